@@ -1,0 +1,77 @@
+// The one error class of slicecheck. Every failure carries a stable `code` (for scripts and
+// tests), the exit-code class it maps to, and context fields; the message says what happened
+// and what to do about it.
+
+export type ExitClass = "check-failed" | "cannot-check" | "bad-input";
+
+/** Stable codes. Never rename one: users grep for them and tests assert them. */
+export const ERROR_CODES = {
+  // bad input (exit 3): refused before any node is touched
+  INVENTORY_NOT_FOUND: "bad-input",
+  INVENTORY_YAML: "bad-input",
+  INVENTORY_SCHEMA: "bad-input",
+  SELECTOR: "bad-input",
+  USAGE: "bad-input",
+  PARSE: "bad-input",
+  LAYOUT: "bad-input",
+  SIM_SPEC: "bad-input",
+  // the harness could not check (exit 2)
+  CONNECT: "cannot-check",
+  AUTH: "cannot-check",
+  HOST_KEY_UNKNOWN: "cannot-check",
+  HOST_KEY_CHANGED: "cannot-check",
+  HOST_KEY_REVOKED: "cannot-check",
+  CONNECTION_LOST: "cannot-check",
+  COMMAND_TIMEOUT: "cannot-check",
+  CHANNEL: "cannot-check",
+  KEY_FILE: "cannot-check",
+  TOOL_MISSING: "cannot-check",
+  SIM: "cannot-check",
+  INTERLOCK: "cannot-check",
+  INTERNAL: "cannot-check",
+  // a check failed (exit 1)
+  CHECK_FAILED: "check-failed",
+} as const satisfies Record<string, ExitClass>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class SlicecheckError extends Error {
+  readonly code: ErrorCode;
+  readonly context: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    context: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "SlicecheckError";
+    this.code = code;
+    this.context = context;
+  }
+
+  get exitClass(): ExitClass {
+    return ERROR_CODES[this.code];
+  }
+}
+
+export const EXIT = { ok: 0, checkFailed: 1, cannotCheck: 2, badInput: 3 } as const;
+
+export function exitCodeOf(err: unknown): number {
+  if (err instanceof SlicecheckError) {
+    switch (err.exitClass) {
+      case "check-failed":
+        return EXIT.checkFailed;
+      case "bad-input":
+        return EXIT.badInput;
+      default:
+        return EXIT.cannotCheck;
+    }
+  }
+  return EXIT.cannotCheck;
+}
+
+export function isSlicecheckError(err: unknown, code?: ErrorCode): err is SlicecheckError {
+  return err instanceof SlicecheckError && (code === undefined || err.code === code);
+}
