@@ -1,0 +1,163 @@
+// `slicecheck doctor`: can we test this node? Reachability, host key, login, sudo, driver, MIG
+// capability per GPU and the tools the suites need, gathered in one round trip per node.
+import { isSlicecheckError } from "../../errors.js";
+import type { NodeSpec } from "../../inventory/types.js";
+import { fanOut, newRunId } from "../../transport/open.js";
+import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
+
+const PROBE = `
+echo "user=$(id -un)"; echo "uid=$(id -u)"
+if command -v sudo >/dev/null 2>&1; then if sudo -n true 2>/dev/null; then echo sudo=ok; else echo sudo=denied; fi; else echo sudo=absent; fi
+if command -v nvidia-smi >/dev/null 2>&1; then
+  q=$(nvidia-smi --query-gpu=index,name,uuid,driver_version,mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1); rc=$?
+  echo "nvsmi_rc=$rc"; printf '%s\\n' "$q" | sed 's/^/gpu=/'
+else echo nvsmi_rc=missing; fi
+p=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+if [ -n "$p" ]; then echo "nvcc=$("$p" --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p')"; else echo nvcc=missing; fi
+for t in gpu_burn all_reduce_perf timeout; do if command -v "$t" >/dev/null 2>&1; then echo "$t=yes"; else echo "$t=missing"; fi; done
+if dmesg >/dev/null 2>&1; then echo dmesg=ok; elif sudo -n dmesg >/dev/null 2>&1; then echo dmesg=sudo; else echo dmesg=denied; fi
+`;
+
+export interface DoctorGpu {
+  index: number;
+  name: string;
+  uuid: string;
+  migCurrent: string;
+  migPending: string;
+  migCapable: boolean;
+}
+
+export interface DoctorNode {
+  name: string;
+  host: string;
+  port: number;
+  reachable: boolean;
+  connectMs: number | null;
+  hostKey: "ok" | "unknown" | "changed" | "revoked" | null;
+  user: string | null;
+  sudo: "ok" | "denied" | "absent" | "not-needed" | null;
+  driver: string | null;
+  gpus: DoctorGpu[];
+  nvcc: string | null;
+  gpuBurn: boolean;
+  allReducePerf: boolean;
+  dmesg: "ok" | "sudo" | "denied" | null;
+  problems: string[];
+  warnings: string[];
+}
+
+export function interpretProbe(node: NodeSpec, out: string): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "hostKey"> {
+  const kv = new Map<string, string[]>();
+  for (const line of out.split("\n")) {
+    const i = line.indexOf("=");
+    if (i > 0) kv.set(line.slice(0, i), [...(kv.get(line.slice(0, i)) ?? []), line.slice(i + 1)]);
+  }
+  const one = (k: string) => kv.get(k)?.[0] ?? null;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const uid = one("uid");
+  const sudoRaw = one("sudo") as DoctorNode["sudo"];
+  const sudo = uid === "0" ? "not-needed" : sudoRaw;
+  if (node.become === "sudo" && sudo !== "ok" && sudo !== "not-needed") {
+    problems.push(`inventory says become: sudo, but \`sudo -n true\` ${sudo === "absent" ? "finds no sudo" : "asks for a password"}: allow NOPASSWD for ${one("user")}`);
+  }
+  if (uid !== "0" && node.become !== "sudo") warnings.push("not root and no `become: sudo`: MIG changes will be refused (Insufficient Permissions)");
+  const gpus: DoctorGpu[] = [];
+  let driver: string | null = null;
+  const rc = one("nvsmi_rc");
+  if (rc === "missing") problems.push("nvidia-smi is not on PATH: is the NVIDIA driver installed?");
+  else if (rc !== "0") problems.push(`nvidia-smi failed (exit ${rc}): ${(kv.get("gpu") ?? []).join(" ").slice(0, 200)}`);
+  else {
+    for (const g of kv.get("gpu") ?? []) {
+      const f = g.split(",").map((s) => s.trim());
+      if (f.length < 6 || !/^\d+$/.test(f[0]!)) continue;
+      driver = f[3]!;
+      const migCapable = f[4] !== "[N/A]" && f[4] !== "[Not Supported]";
+      gpus.push({ index: Number(f[0]), name: f[1]!, uuid: f[2]!, migCurrent: f[4]!, migPending: f[5]!, migCapable });
+    }
+    if (gpus.length === 0) problems.push("nvidia-smi lists no GPU");
+  }
+  const nvcc = one("nvcc");
+  if (nvcc === "missing") warnings.push("nvcc not found: the built-in workloads cannot be built on this node");
+  if (one("gpu_burn") !== "yes") warnings.push("gpu_burn not on PATH: the gpu-burn workload is unavailable");
+  if (one("all_reduce_perf") !== "yes") warnings.push("all_reduce_perf not on PATH: the nccl suite is unavailable");
+  if (one("timeout") !== "yes") problems.push("coreutils `timeout` is missing: remote deadlines cannot be enforced");
+  const dmesg = one("dmesg") as DoctorNode["dmesg"];
+  if (dmesg === "denied") warnings.push("the kernel log is not readable (dmesg): Xid attribution is unavailable");
+  return {
+    user: one("user"),
+    sudo,
+    driver,
+    gpus,
+    nvcc: nvcc === "missing" ? null : nvcc,
+    gpuBurn: one("gpu_burn") === "yes",
+    allReducePerf: one("all_reduce_perf") === "yes",
+    dmesg,
+    problems,
+    warnings,
+  };
+}
+
+export async function doctorCommand(o: NodeOptions & { json?: boolean; timeout: number }, io: Out): Promise<number> {
+  const { nodes } = loadSelected(o);
+  const runId = newRunId();
+  const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
+    const r = await t.exec({ shell: PROBE }, { timeoutMs: o.timeout * 1000 });
+    return { out: r.stdout };
+  });
+  const report: DoctorNode[] = results.map((r) => {
+    const base = { name: r.node.name, host: r.node.host, port: r.node.port };
+    if (r.error !== undefined) {
+      const code = isSlicecheckError(r.error) ? r.error.code : "INTERNAL";
+      const hostKey = code === "HOST_KEY_UNKNOWN" ? "unknown" : code === "HOST_KEY_CHANGED" ? "changed" : code === "HOST_KEY_REVOKED" ? "revoked" : null;
+      return {
+        ...base,
+        reachable: false,
+        connectMs: null,
+        hostKey: hostKey as DoctorNode["hostKey"],
+        user: null,
+        sudo: null,
+        driver: null,
+        gpus: [],
+        nvcc: null,
+        gpuBurn: false,
+        allReducePerf: false,
+        dmesg: null,
+        problems: [r.error instanceof Error ? r.error.message : String(r.error)],
+        warnings: [],
+      } satisfies DoctorNode;
+    }
+    return { ...base, reachable: true, connectMs: r.connectMs ?? null, hostKey: "ok", ...interpretProbe(r.node, r.value!.out) };
+  });
+  if (o.json) io.out(JSON.stringify({ nodes: report }, null, 2));
+  else printDoctor(report, io);
+  return report.some((n) => n.problems.length > 0) ? 2 : 0;
+}
+
+function printDoctor(report: DoctorNode[], io: Out): void {
+  const rows = [["NODE", "SSH", "HOST KEY", "USER", "SUDO", "DRIVER", "GPUS", "MIG", "NVCC", "GPU_BURN", "NCCL", "DMESG", "STATUS"]];
+  for (const n of report) {
+    const mig = n.gpus.length ? `${n.gpus.filter((g) => g.migCurrent === "Enabled").length}/${n.gpus.length} on` : "-";
+    const names = [...new Set(n.gpus.map((g) => g.name))].join("+");
+    rows.push([
+      n.name,
+      n.reachable ? "ok" : "FAIL",
+      n.hostKey ?? "-",
+      n.user ?? "-",
+      n.sudo ?? "-",
+      n.driver ?? "-",
+      n.gpus.length ? `${n.gpus.length}x ${names}` : "-",
+      mig,
+      n.nvcc ?? "-",
+      n.gpuBurn ? "yes" : "-",
+      n.allReducePerf ? "yes" : "-",
+      n.dmesg ?? "-",
+      n.problems.length ? "PROBLEM" : n.warnings.length ? "warn" : "ok",
+    ]);
+  }
+  io.out(table(rows));
+  for (const n of report) {
+    for (const p of n.problems) io.out(`  ${n.name}: problem: ${p}`);
+    for (const w of n.warnings) io.out(`  ${n.name}: warning: ${w}`);
+  }
+}

@@ -1,0 +1,41 @@
+// `slicecheck sim up|down|status`: the built-in simulated cluster.
+import { relative } from "node:path";
+import { DEFAULT_SIM_INVENTORY, simDown, simStatus, simUp, type SimNodeStatus } from "../../sim/cluster.js";
+import { buildSimSpec, type SimSpecArgs } from "../../sim/spec.js";
+import { type Out, table } from "../context.js";
+
+export async function simUpCommand(o: SimSpecArgs & { inventory?: string; json?: boolean }, io: Out): Promise<number> {
+  const inv = o.inventory ?? DEFAULT_SIM_INVENTORY;
+  const spec = buildSimSpec(o);
+  const t0 = Date.now();
+  const status = await simUp(inv, spec);
+  if (o.json) io.out(JSON.stringify({ inventory: inv, nodes: status }, null, 2));
+  else {
+    printStatus(status, io);
+    io.out(`${status.length} simulated node(s) up in ${((Date.now() - t0) / 1000).toFixed(1)} s; inventory: ${relative(process.cwd(), inv) || inv}`);
+  }
+  return status.every((s) => s.running) ? 0 : 2;
+}
+
+export function simStatusCommand(o: { inventory?: string; json?: boolean }, io: Out): number {
+  const status = simStatus(o.inventory ?? DEFAULT_SIM_INVENTORY);
+  if (o.json) io.out(JSON.stringify({ nodes: status.map(({ running: _r, ...s }) => s) }, null, 2));
+  else if (status.length === 0) io.out("no simulated cluster here; start one with `slicecheck sim up`");
+  else printStatus(status, io);
+  return 0;
+}
+
+export async function simDownCommand(o: { inventory?: string }, io: Out): Promise<number> {
+  const n = await simDown(o.inventory ?? DEFAULT_SIM_INVENTORY);
+  io.out(`stopped ${n} simulated node(s)`);
+  return 0;
+}
+
+function printStatus(status: SimNodeStatus[], io: Out): void {
+  io.out(
+    table([
+      ["NODE", "ADDRESS", "GPU", "GPUS", "DRIVER", "SSHD PID"],
+      ...status.map((s) => [s.name, `${s.host}:${s.port}`, s.gpu, String(s.gpus), s.driver, s.pid ? String(s.pid) : "stopped"]),
+    ]),
+  );
+}

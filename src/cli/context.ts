@@ -1,0 +1,64 @@
+// Shared command-line plumbing: which inventory, which nodes, how to print.
+import { existsSync } from "node:fs";
+import { loadInventory } from "../inventory/load.js";
+import { selectNodes } from "../inventory/selectors.js";
+import type { Inventory, NodeSpec } from "../inventory/types.js";
+import { SlicecheckError } from "../errors.js";
+import { DEFAULT_SIM_INVENTORY } from "../sim/cluster.js";
+
+export interface NodeOptions {
+  inventory?: string;
+  nodes?: string;
+}
+
+export function inventoryPath(opt: string | undefined): string {
+  const p = opt ?? process.env.SLICECHECK_INVENTORY ?? DEFAULT_SIM_INVENTORY;
+  if (!existsSync(p)) {
+    const hint =
+      opt === undefined && process.env.SLICECHECK_INVENTORY === undefined
+        ? " Give one with -i/--inventory (or $SLICECHECK_INVENTORY), or start the simulated cluster with `slicecheck sim up`."
+        : "";
+    throw new SlicecheckError("INVENTORY_NOT_FOUND", `inventory ${p} does not exist.${hint}`, { file: p });
+  }
+  return p;
+}
+
+export function loadSelected(o: NodeOptions): { inventory: Inventory; nodes: NodeSpec[] } {
+  const inventory = loadInventory(inventoryPath(o.inventory));
+  const nodes = selectNodes(inventory, o.nodes);
+  if (nodes.length === 0) {
+    throw new SlicecheckError("SELECTOR", `no nodes selected from ${inventory.file}`);
+  }
+  return { inventory, nodes };
+}
+
+export interface Out {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const stdio: Out = {
+  out: (l) => process.stdout.write(`${l}\n`),
+  err: (l) => process.stderr.write(`${l}\n`),
+};
+
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd()).join("\n");
+}
+
+export function parsePositiveInt(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new SlicecheckError("USAGE", `${name} expects a positive integer, got '${v}'`);
+    return n;
+  };
+}
+
+export function parsePositiveNumber(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new SlicecheckError("USAGE", `${name} expects a positive number, got '${v}'`);
+    return n;
+  };
+}

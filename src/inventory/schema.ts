@@ -1,0 +1,91 @@
+// zod schemas of the two inventory formats. Field names follow the YAML (snake_case); the
+// loader turns them into NodeSpec.
+import { z } from "zod";
+
+// Node names reach shells, file names and report labels: keep them to a safe alphabet.
+export const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+// A host is a DNS name, an IPv4 address or an IPv6 address; never something starting with '-'.
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?)$/;
+
+const port = z
+  .number({ error: "expected a port number (integer 1-65535)" })
+  .int("expected a port number (integer 1-65535)")
+  .min(1, "expected a port number (integer 1-65535)")
+  .max(65535, "expected a port number (integer 1-65535)");
+
+export const nodeFields = z.strictObject({
+  host: z
+    .string({ error: "expected a host name or address" })
+    .regex(HOST, "expected a host name or address (letters, digits, '.', '-', ':')")
+    .optional(),
+  port: port.optional(),
+  user: z
+    .string({ error: "expected a login user name" })
+    .regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, "expected a login user name")
+    .optional(),
+  identity_file: z.string({ error: "expected the path of a private key file" }).min(1).optional(),
+  identity_passphrase_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected the NAME of an environment variable")
+    .optional(),
+  known_hosts: z.string({ error: "expected the path of a known_hosts file" }).min(1).optional(),
+  host_key_policy: z
+    .enum(["strict", "accept-new"], { error: "expected 'strict' or 'accept-new'" })
+    .optional(),
+  become: z
+    .union([z.literal("sudo"), z.literal("none"), z.boolean()], {
+      error: "expected 'sudo', 'none', true or false",
+    })
+    .optional(),
+  jump: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+      error: "expected a jump host ('name' or 'user@host:port') or a list of them",
+    })
+    .optional(),
+  tags: z
+    .array(z.string().regex(/^[A-Za-z0-9._-]+$/, "expected tags of letters, digits, '.', '_', '-'"), {
+      error: "expected a list of tags",
+    })
+    .optional(),
+  slurm_node: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, "expected a Slurm node name")
+    .optional(),
+  connect_timeout: z.number().positive("expected a positive number of seconds").optional(),
+});
+export type NodeFields = z.infer<typeof nodeFields>;
+
+export const defaultsFields = nodeFields.extend({
+  ssh_config: z.string().min(1).optional(),
+});
+
+export const nativeInventory = z.strictObject({
+  defaults: defaultsFields.optional(),
+  nodes: z.record(
+    z.string().regex(NODE_NAME, "node names use letters, digits, '.', '_', '-'"),
+    nodeFields.nullable(),
+    { error: "expected a mapping from node name to its fields" },
+  ),
+  groups: z
+    .record(
+      z.string().regex(NODE_NAME, "group names use letters, digits, '.', '_', '-'"),
+      z.array(z.string(), { error: "expected a list of node names" }),
+    )
+    .optional(),
+});
+export type NativeInventory = z.infer<typeof nativeInventory>;
+
+const ansibleVars = z.record(z.string(), z.unknown());
+export type AnsibleGroup = {
+  hosts?: Record<string, Record<string, unknown> | null> | null;
+  vars?: Record<string, unknown> | null;
+  children?: Record<string, AnsibleGroup | null> | null;
+};
+export const ansibleGroup: z.ZodType<AnsibleGroup> = z.lazy(() =>
+  z.strictObject({
+    hosts: z.record(z.string(), ansibleVars.nullable()).nullable().optional(),
+    vars: ansibleVars.nullable().optional(),
+    children: z.record(z.string(), ansibleGroup.nullable()).nullable().optional(),
+  }),
+);
+export const ansibleInventory = z.record(z.string(), ansibleGroup.nullable());

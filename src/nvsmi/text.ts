@@ -1,0 +1,124 @@
+// Shared line handling for every nvidia-smi parser: numbering, skipping lines that are not
+// part of the tool's output, and the one way a parser reports malformed input.
+
+import { SlicecheckError } from "../errors.js";
+
+/** One line of the input, numbered 1-based as in the text the caller gave us. */
+export interface SourceLine {
+  readonly no: number;
+  readonly text: string;
+}
+
+const SOURCE_LINE = /^# source:/;
+
+/**
+ * Drops the leading `# source: …` provenance lines of a capture file. Only leading ones: the
+ * parsers skip stray ones anyway, and this keeps the rest byte-identical for comparisons.
+ */
+export function stripSourceLines(text: string): string {
+  const lines = text.split("\n");
+  let i = 0;
+  while (i < lines.length && SOURCE_LINE.test(lines[i] ?? "")) i++;
+  return lines.slice(i).join("\n");
+}
+
+// A shell prompt pasted with the output: `$ cmd`, `user@host:~$ cmd`, `root@host:~#`,
+// `[root@node01 ~]# cmd`, `(venv) user@host:~$`. nvidia-smi never starts a line like this.
+const PROMPT =
+  /^\s*(?:\([^)]*\)\s*)?(?:\$|#|(?:\[[^\]]*@[^\]]*\]|[\w.-]+@[\w.-]+(?::\S*)?)\s*[$#%])(?:\s|$)/;
+const NCCL_INFO = /\bNCCL (?:INFO|WARN)\b/;
+
+/** True for lines that are not output of the tool: blanks, prompts, provenance, NCCL chatter. */
+export function isNoiseLine(text: string): boolean {
+  if (text.trim() === "") return true;
+  if (SOURCE_LINE.test(text)) return true;
+  if (NCCL_INFO.test(text)) return true;
+  return PROMPT.test(text);
+}
+
+/** Splits on LF or CRLF, keeping every line with its 1-based number. */
+export function allLines(text: string): SourceLine[] {
+  const raw = text.split("\n");
+  // A final newline does not start another line.
+  if (raw.length > 1 && raw[raw.length - 1] === "") raw.pop();
+  return raw.map((t, i) => ({ no: i + 1, text: t.endsWith("\r") ? t.slice(0, -1) : t }));
+}
+
+/** The lines that belong to the tool's output, in order, with their original numbers. */
+export function significantLines(text: string): SourceLine[] {
+  return allLines(text).filter((l) => !isNoiseLine(l.text));
+}
+
+/** The line number an "unexpected end of input" error names: one past the last line. */
+export function endLineNo(text: string): number {
+  return allLines(text).length + 1;
+}
+
+function shorten(s: string): string {
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}
+
+/** The one error every parser throws: names the kind, the line, what was expected and what came. */
+export function parseError(
+  kind: string,
+  line: number,
+  expected: string,
+  got: string | null,
+): SlicecheckError {
+  const gotText = got === null ? "end of input" : `'${shorten(got)}'`;
+  return new SlicecheckError(
+    "PARSE",
+    `${kind}: line ${line}: expected ${expected}, got ${gotText}`,
+    {
+      kind,
+      line,
+    },
+  );
+}
+
+/** Strict non-negative integer: the whole token, digits only. */
+export function parseIntToken(
+  kind: string,
+  line: SourceLine,
+  token: string | undefined,
+  what: string,
+): number {
+  if (token === undefined || !/^\d+$/.test(token)) {
+    throw parseError(kind, line.no, what, token ?? line.text);
+  }
+  return Number(token);
+}
+
+/** Strict decimal number (memory in GiB and the like). */
+export function parseNumberToken(
+  kind: string,
+  line: SourceLine,
+  token: string | undefined,
+  what: string,
+): number {
+  if (token === undefined || !/^\d+(?:\.\d+)?$/.test(token)) {
+    throw parseError(kind, line.no, what, token ?? line.text);
+  }
+  return Number(token);
+}
+
+/** `MiB` amounts as printed in tables ("4225MiB"); `N/A` means the driver would not say. */
+export function parseMiB(
+  kind: string,
+  line: SourceLine,
+  token: string | undefined,
+  what: string,
+): number | null {
+  if (token === "N/A") return null;
+  const m = token === undefined ? null : /^(\d+)MiB$/.exec(token);
+  if (!m) throw parseError(kind, line.no, what, token ?? line.text);
+  return Number(m[1]);
+}
+
+/** A profile name as nvidia-smi prints it, without the `MIG ` prefix. */
+export function stripMigPrefix(name: string): string {
+  return name.startsWith("MIG ") ? name.slice(4).trim() : name.trim();
+}
+
+/** PCI bus id as nvidia-smi prints it: `00000000:3B:00.0` (domain of 4 or 8 hex digits). */
+export const PCI_BUS_ID = "[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\\.[0-9A-Fa-f]";

@@ -1,0 +1,27 @@
+// The simulated tools on a node's PATH: small shell wrappers that exec plain JavaScript from
+// dist/ (compiled at install), so each call starts in tens of milliseconds.
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SlicecheckError } from "../errors.js";
+import { quote } from "../util/shell.js";
+
+/** The package root, from src/sim (tsx) or dist/sim (compiled). */
+export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export const SIM_TOOLS: Record<string, string> = {
+  "nvidia-smi": "dist/sim/nvsmi/main.js",
+};
+
+export function installTools(binDir: string): void {
+  mkdirSync(binDir, { recursive: true });
+  for (const [tool, script] of Object.entries(SIM_TOOLS)) {
+    const abs = join(PACKAGE_ROOT, script);
+    if (!existsSync(abs)) {
+      throw new SlicecheckError("SIM", `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``);
+    }
+    const path = join(binDir, tool);
+    writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+}

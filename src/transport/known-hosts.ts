@@ -1,0 +1,101 @@
+// known_hosts checking (sshd(8) SSH_KNOWN_HOSTS FILE FORMAT). No maintained npm package parses
+// it, and ssh2 accepts every host key unless we check: plain and hashed (`|1|salt|hmac`)
+// names, comma lists, `[host]:port`, negation and `@revoked` markers.
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+export type HostKeyVerdict =
+  | { status: "known" }
+  | { status: "unknown" }
+  | { status: "changed"; line: number }
+  | { status: "revoked"; line: number };
+
+interface Entry {
+  line: number;
+  marker: "@revoked" | "@cert-authority" | null;
+  patterns: string[];
+  keyType: string;
+  key: Buffer;
+}
+
+/** The name OpenSSH looks up: `host` on port 22, `[host]:port` elsewhere. */
+export function hostKeyName(host: string, port: number): string {
+  return port === 22 ? host : `[${host}]:${port}`;
+}
+
+export function fingerprint(key: Buffer): string {
+  return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
+}
+
+/** The key type is the first length-prefixed string of the SSH wire-format key blob. */
+export function keyTypeOf(key: Buffer): string {
+  if (key.length < 4) return "unknown";
+  const len = key.readUInt32BE(0);
+  return key.subarray(4, 4 + len).toString("latin1");
+}
+
+function parse(text: string): Entry[] {
+  const out: Entry[] = [];
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line || line.startsWith("#")) return;
+    const f = line.split(/\s+/);
+    let marker: Entry["marker"] = null;
+    if (f[0] === "@revoked" || f[0] === "@cert-authority") marker = f.shift() as Entry["marker"];
+    const [names, keyType, b64] = f;
+    if (!names || !keyType || !b64) return;
+    out.push({ line: i + 1, marker, patterns: names.split(","), keyType, key: Buffer.from(b64, "base64") });
+  });
+  return out;
+}
+
+function patternMatches(pattern: string, name: string): boolean {
+  if (pattern.startsWith("|1|")) {
+    const [, , salt, hash] = pattern.split("|");
+    if (!salt || !hash) return false;
+    const mac = createHmac("sha1", Buffer.from(salt, "base64")).update(name).digest("base64");
+    return mac === hash;
+  }
+  const re = new RegExp(`^${pattern.replace(/[.+^${}()|\\[\]]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".")}$`);
+  return re.test(name);
+}
+
+function entryMatches(e: Entry, name: string): boolean {
+  let hit = false;
+  for (const p of e.patterns) {
+    if (p.startsWith("!")) {
+      if (patternMatches(p.slice(1), name)) return false;
+    } else if (patternMatches(p, name)) hit = true;
+  }
+  return hit;
+}
+
+export function checkHostKey(file: string, host: string, port: number, key: Buffer): HostKeyVerdict {
+  if (!existsSync(file)) return { status: "unknown" };
+  const entries = parse(readFileSync(file, "utf8"));
+  const name = hostKeyName(host, port);
+  const type = keyTypeOf(key);
+  for (const e of entries) {
+    if (e.marker === "@revoked" && e.key.equals(key)) return { status: "revoked", line: e.line };
+  }
+  let changed: number | null = null;
+  for (const e of entries) {
+    if (e.marker !== null || !entryMatches(e, name)) continue;
+    if (e.key.equals(key)) return { status: "known" };
+    if (e.keyType === type && changed === null) changed = e.line;
+  }
+  return changed === null ? { status: "unknown" } : { status: "changed", line: changed };
+}
+
+/** Appends a key the way `StrictHostKeyChecking accept-new` does. */
+export function recordHostKey(file: string, host: string, port: number, key: Buffer, hashed = false): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const name = hostKeyName(host, port);
+  const label = hashed ? hashName(name) : name;
+  appendFileSync(file, `${label} ${keyTypeOf(key)} ${key.toString("base64")}\n`, { mode: 0o600 });
+}
+
+export function hashName(name: string, salt = randomBytes(20)): string {
+  return `|1|${salt.toString("base64")}|${createHmac("sha1", salt).update(name).digest("base64")}`;
+}

@@ -1,0 +1,81 @@
+// The local transport, for `host: localhost` (slicecheck running on the GPU node itself). It
+// runs the same wrapped command lines as SSH does, through `sh -c` in a new session, so tags,
+// deadlines, kill scripts and the watchdog behave exactly as they do remotely.
+import { execa } from "execa";
+import type { NodeSpec } from "../inventory/types.js";
+import { ManagedExecutor } from "./managed.js";
+import type { Command, ExecOptions, ExecResult, RawProcess, RawShell, RunProcess, Transport } from "./types.js";
+
+export class LocalTransport implements Transport, RawShell {
+  readonly kind = "local";
+  private readonly exec_: ManagedExecutor;
+  private started: Promise<void> | null = null;
+
+  constructor(
+    readonly node: NodeSpec,
+    readonly runId: string,
+  ) {
+    this.exec_ = new ManagedExecutor(this, node, runId, () => null);
+  }
+
+  connect(): Promise<void> {
+    this.started ??= this.exec_.startWatchdog();
+    return this.started;
+  }
+
+  async exec(command: Command, opts?: ExecOptions): Promise<ExecResult> {
+    await this.connect();
+    return this.exec_.exec(command, opts);
+  }
+
+  async killRun(runTag?: string): Promise<number> {
+    await this.connect();
+    return this.exec_.killRun(runTag);
+  }
+
+  async listRun(runTag: string): Promise<RunProcess[]> {
+    await this.connect();
+    return this.exec_.listRun(runTag);
+  }
+
+  async close(): Promise<void> {
+    if (this.started) await this.exec_.stopWatchdog();
+  }
+
+  async start(commandLine: string): Promise<RawProcess> {
+    // detached: setsid(), so the shell's $$ is its process group, as under sshd.
+    const sub = execa("sh", ["-c", commandLine], {
+      detached: true,
+      buffer: false,
+      reject: false,
+      stdin: "pipe",
+      cleanup: false,
+    });
+    const done = sub.then((r) => ({
+      code: r.exitCode ?? null,
+      signal: r.signal ?? null,
+    }));
+    // Always consume both pipes: an unread pipe fills up and blocks the process.
+    const outs: ((b: Buffer) => void)[] = [];
+    const errs: ((b: Buffer) => void)[] = [];
+    sub.stdout?.on("data", (b: Buffer) => {
+      for (const cb of outs) cb(b);
+    });
+    sub.stderr?.on("data", (b: Buffer) => {
+      for (const cb of errs) cb(b);
+    });
+    return {
+      onStdout: (cb) => outs.push(cb),
+      onStderr: (cb) => errs.push(cb),
+      write: (d) => {
+        if (sub.stdin && !sub.stdin.destroyed && sub.stdin.writable) sub.stdin.write(d);
+      },
+      end: () => sub.stdin?.end(),
+      done,
+    };
+  }
+}
+
+export function isLocalHost(host: string): boolean {
+  return host === "localhost";
+}

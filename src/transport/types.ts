@@ -1,0 +1,63 @@
+import type { NodeSpec } from "../inventory/types.js";
+
+/** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line. */
+export type Command = { argv: readonly string[] } | { shell: string };
+
+export interface ExecOptions {
+  /** Local deadline; the node also gets a hard `timeout -k` a little later. Default 120 s. */
+  timeoutMs?: number;
+  /** Run through `sudo -n` when the node's inventory says `become: sudo`. */
+  privileged?: boolean;
+  /** Variables set with `env` on the node (sshd drops most variables sent over the protocol). */
+  env?: Record<string, string>;
+  stdin?: string;
+  onStdout?: (chunk: string) => void;
+  onStderr?: (chunk: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface ExecResult {
+  node: string;
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+  timedOut: boolean;
+  /** Process group of the command on the node, when the wrapper reported it. */
+  pgid: number | null;
+}
+
+export interface Transport {
+  readonly node: NodeSpec;
+  readonly runId: string;
+  /** Opens the connection (and its watchdog) if needed. Idempotent. */
+  connect(): Promise<void>;
+  exec(command: Command, opts?: ExecOptions): Promise<ExecResult>;
+  /** Kills every process of this run (or of `runTag`) on the node. Returns how many it signalled. */
+  killRun(runTag?: string): Promise<number>;
+  /** Processes on the node tagged with `runTag` (`<runId>@<node>`). */
+  listRun(runTag: string): Promise<RunProcess[]>;
+  close(): Promise<void>;
+  readonly kind: "ssh" | "local";
+}
+
+/** A started process on the node, transport-agnostic. */
+export interface RawProcess {
+  onStdout(cb: (chunk: Buffer) => void): void;
+  onStderr(cb: (chunk: Buffer) => void): void;
+  write(data: string): void;
+  end(): void;
+  /** Resolves when the process (channel) is finished. */
+  done: Promise<{ code: number | null; signal: string | null }>;
+}
+
+/** Opens raw command channels on a node. The lifecycle discipline is built on top of this. */
+export interface RawShell {
+  start(commandLine: string): Promise<RawProcess>;
+}
+
+export interface RunProcess {
+  pid: number;
+  command: string;
+}

@@ -1,0 +1,179 @@
+// The machine-readable lines of slicecheck's own workloads (workloads/*.cu) and of the
+// simulator that imitates them. One format, defined here, so that the CUDA sources, the
+// simulator and the parser cannot drift: the .cu files print with BUILTIN_PRINTF, the simulator
+// calls the format functions, and parseBuiltinOutput reads both.
+//
+//   SLICECHECK stress t=<seconds, %.1f> tflops=<%.2f> errors=<uint>              every interval
+//   SLICECHECK stress-final tflops=<%.2f> errors=<uint> iterations=<uint>         once, at the end
+//   SLICECHECK memhog allocated_bytes=<uint> requested_bytes=<uint> oom=<0|1>     after allocating
+//   SLICECHECK memhog-check bytes=<uint> ok=<0|1>                                 after each pattern check
+//   SLICECHECK crasher mode=<mode> armed                                          right before faulting
+//
+// Rules: a line starts with the tag at column 0 and ends with "\n" (printed and flushed in one
+// call, so a killed process leaves only whole lines); fields are `key=value` separated by one
+// space, in the order above; `errors` counts result mismatches; tflops is the achieved rate over
+// the interval (stress) or the whole run (stress-final). Other output (CUDA errors, banners) may
+// be interleaved and is ignored by the parser; a tagged line that breaks these rules is refused.
+
+import { parseError } from "./text.js";
+
+const KIND = "builtin";
+
+export const BUILTIN_TAG = "SLICECHECK";
+
+/** Faults the crasher can be armed with; the simulator and the .cu source use the same names. */
+export const CRASHER_MODES = ["illegal-address", "device-assert", "segfault", "hang"] as const;
+export type CrasherMode = (typeof CRASHER_MODES)[number];
+
+/** C printf formats, for the CUDA sources (`printf(BUILTIN_PRINTF.stress, t, tflops, errors)`). */
+export const BUILTIN_PRINTF = {
+  stress: "SLICECHECK stress t=%.1f tflops=%.2f errors=%llu\n",
+  stressFinal: "SLICECHECK stress-final tflops=%.2f errors=%llu iterations=%llu\n",
+  memhog: "SLICECHECK memhog allocated_bytes=%llu requested_bytes=%llu oom=%d\n",
+  memhogCheck: "SLICECHECK memhog-check bytes=%llu ok=%d\n",
+  crasher: "SLICECHECK crasher mode=%s armed\n",
+} as const;
+
+export interface StressSample {
+  /** Seconds since the workload started. */
+  t: number;
+  tflops: number;
+  errors: number;
+}
+
+export interface StressFinal {
+  tflops: number;
+  errors: number;
+  iterations: number;
+}
+
+export interface MemhogReport {
+  allocatedBytes: number;
+  requestedBytes: number;
+  /** The allocation stopped at an out-of-memory error (expected when it is the aggressor). */
+  oom: boolean;
+}
+
+export interface MemhogCheck {
+  bytes: number;
+  ok: boolean;
+}
+
+export interface BuiltinOutput {
+  stress: StressSample[];
+  stressFinal: StressFinal | null;
+  memhog: MemhogReport | null;
+  memhogChecks: MemhogCheck[];
+  /** The crasher announced its fault; null means it died before arming (or never ran). */
+  crasher: { mode: CrasherMode } | null;
+}
+
+function uint(value: number, name: string): string {
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a non-negative integer`);
+  return String(value);
+}
+
+function fixed(value: number, digits: number, name: string): string {
+  if (!Number.isFinite(value) || value < 0)
+    throw new RangeError(`${name} must be a finite non-negative number`);
+  return value.toFixed(digits);
+}
+
+export function formatStressLine(s: StressSample): string {
+  return `${BUILTIN_TAG} stress t=${fixed(s.t, 1, "t")} tflops=${fixed(s.tflops, 2, "tflops")} errors=${uint(s.errors, "errors")}`;
+}
+
+export function formatStressFinalLine(f: StressFinal): string {
+  return `${BUILTIN_TAG} stress-final tflops=${fixed(f.tflops, 2, "tflops")} errors=${uint(f.errors, "errors")} iterations=${uint(f.iterations, "iterations")}`;
+}
+
+export function formatMemhogLine(m: MemhogReport): string {
+  return `${BUILTIN_TAG} memhog allocated_bytes=${uint(m.allocatedBytes, "allocatedBytes")} requested_bytes=${uint(m.requestedBytes, "requestedBytes")} oom=${m.oom ? 1 : 0}`;
+}
+
+export function formatMemhogCheckLine(c: MemhogCheck): string {
+  return `${BUILTIN_TAG} memhog-check bytes=${uint(c.bytes, "bytes")} ok=${c.ok ? 1 : 0}`;
+}
+
+export function formatCrasherArmedLine(mode: CrasherMode): string {
+  return `${BUILTIN_TAG} crasher mode=${mode} armed`;
+}
+
+const DECIMAL = "\\d+(?:\\.\\d+)?";
+const UINT = "\\d+";
+const FLAG = "[01]";
+const LINES = {
+  stress: new RegExp(`^stress t=(${DECIMAL}) tflops=(${DECIMAL}) errors=(${UINT})$`),
+  "stress-final": new RegExp(
+    `^stress-final tflops=(${DECIMAL}) errors=(${UINT}) iterations=(${UINT})$`,
+  ),
+  memhog: new RegExp(`^memhog allocated_bytes=(${UINT}) requested_bytes=(${UINT}) oom=(${FLAG})$`),
+  "memhog-check": new RegExp(`^memhog-check bytes=(${UINT}) ok=(${FLAG})$`),
+  crasher: /^crasher mode=(\S+) armed$/,
+} as const;
+type LineName = keyof typeof LINES;
+
+const EXPECTED: Record<LineName, string> = {
+  stress: "'stress t=<s> tflops=<x> errors=<n>'",
+  "stress-final": "'stress-final tflops=<x> errors=<n> iterations=<n>'",
+  memhog: "'memhog allocated_bytes=<n> requested_bytes=<n> oom=0|1'",
+  "memhog-check": "'memhog-check bytes=<n> ok=0|1'",
+  crasher: `'crasher mode=<${CRASHER_MODES.join("|")}> armed'`,
+};
+
+function isRecord(name: string): name is LineName {
+  return Object.hasOwn(LINES, name);
+}
+
+/** Reads every SLICECHECK line of a workload's output (stdout and stderr together are fine). */
+export function parseBuiltinOutput(text: string): BuiltinOutput {
+  const out: BuiltinOutput = {
+    stress: [],
+    stressFinal: null,
+    memhog: null,
+    memhogChecks: [],
+    crasher: null,
+  };
+  for (const [index, raw] of text.split("\n").entries()) {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (!line.startsWith(BUILTIN_TAG)) continue;
+    const lineNo = index + 1;
+    const body = line.slice(BUILTIN_TAG.length + 1);
+    const name = body.split(" ", 1)[0] ?? "";
+    if (line[BUILTIN_TAG.length] !== " " || !isRecord(name)) {
+      throw parseError(KIND, lineNo, `'${BUILTIN_TAG} ${Object.keys(LINES).join("|")} ...'`, line);
+    }
+    const m = LINES[name].exec(body);
+    if (!m) throw parseError(KIND, lineNo, `'${BUILTIN_TAG} ' + ${EXPECTED[name]}`, line);
+    // A once-per-run line seen twice means two processes share one stream: the launcher's bug.
+    const once = (present: unknown) => {
+      if (present !== null) throw parseError(KIND, lineNo, `one '${name}' line per process`, line);
+    };
+    const n = (k: number) => Number(m[k]);
+    switch (name) {
+      case "stress":
+        out.stress.push({ t: n(1), tflops: n(2), errors: n(3) });
+        break;
+      case "stress-final":
+        once(out.stressFinal);
+        out.stressFinal = { tflops: n(1), errors: n(2), iterations: n(3) };
+        break;
+      case "memhog":
+        once(out.memhog);
+        out.memhog = { allocatedBytes: n(1), requestedBytes: n(2), oom: m[3] === "1" };
+        break;
+      case "memhog-check":
+        out.memhogChecks.push({ bytes: n(1), ok: m[2] === "1" });
+        break;
+      case "crasher": {
+        once(out.crasher);
+        const mode = CRASHER_MODES.find((c) => c === m[1]);
+        if (mode === undefined) throw parseError(KIND, lineNo, EXPECTED.crasher, line);
+        out.crasher = { mode };
+        break;
+      }
+    }
+  }
+  return out;
+}
