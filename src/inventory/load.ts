@@ -60,6 +60,14 @@ function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
 }
 
 function loadNative(src: YamlSource, opts: LoadOptions): Inventory {
+  const nodesData = (src.data as { nodes?: unknown }).nodes;
+  if (nodesData && typeof nodesData === "object" && !Array.isArray(nodesData)) {
+    for (const name of Object.keys(nodesData)) {
+      if (!NODE_NAME.test(name)) {
+        throw yamlError(src, ["nodes", name], `node names use letters, digits, '.', '_', '-' (they reach shells and file names), got ${JSON.stringify(name)}`);
+      }
+    }
+  }
   const parsed = nativeInventory.safeParse(src.data);
   if (!parsed.success) throw zodFail(src, [], parsed.error, src.data);
   const inv = parsed.data;

@@ -22,8 +22,10 @@ export function loadSshConfig(path: string | null): ((alias: string) => SshConfi
     };
     const port = one("port");
     const jump = one("proxyjump");
+    // ssh expands %h in HostName to the alias; the parser leaves tokens alone.
+    const hostName = one("hostname")?.replace(/%(%|h)/g, (_, t: string) => (t === "h" ? alias : "%"));
     return {
-      hostName: one("hostname"),
+      hostName,
       user: one("user"),
       port: port && /^\d+$/.test(port) ? Number(port) : undefined,
       identityFile: one("identityfile"),

@@ -1,0 +1,60 @@
+// A real simulated cluster (real sshd per node) in a temporary folder, for end-to-end tests.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadInventory } from "../../src/inventory/load.js";
+import type { Inventory } from "../../src/inventory/types.js";
+import { simDown, simUp } from "../../src/sim/cluster.js";
+import type { SimNodeSpec } from "../../src/sim/spec.js";
+
+export interface TestCluster {
+  dir: string;
+  inventoryPath: string;
+  inventory: Inventory;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(nodes: Partial<SimNodeSpec>[] | number = 1): Promise<TestCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "slicecheck-test-"));
+  const inventoryPath = join(dir, "sim.yaml");
+  const list = typeof nodes === "number" ? Array.from({ length: nodes }, () => ({})) : nodes;
+  const spec: SimNodeSpec[] = list.map((n, i) => ({
+    name: n.name ?? `sim${String(i + 1).padStart(2, "0")}`,
+    gpu: n.gpu ?? "H100-80GB",
+    gpus: n.gpus ?? 1,
+    driver: n.driver ?? "580.65.06",
+  }));
+  await simUp(inventoryPath, spec);
+  return {
+    dir,
+    inventoryPath,
+    inventory: loadInventory(inventoryPath, { sshConfig: null }),
+    async stop() {
+      await simDown(inventoryPath);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Pids of processes on this machine whose environment holds exactly `NAME=value`. */
+export function taggedPids(entry: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(entry)) out.push(Number(d));
+    } catch {
+      /* gone or not ours */
+    }
+  }
+  return out;
+}
+
+export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 200): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  return cond();
+}

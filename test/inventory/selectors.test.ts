@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { isSlicecheckError } from "../../src/errors.js";
+import { expandRanges, selectNodes, splitTerms } from "../../src/inventory/selectors.js";
+import type { Inventory, NodeSpec } from "../../src/inventory/types.js";
+
+const node = (name: string, tags: string[] = []): NodeSpec => ({
+  name,
+  host: name,
+  port: 22,
+  user: "u",
+  identityFile: null,
+  identityPassphraseEnv: null,
+  knownHosts: "/dev/null",
+  hostKeyPolicy: "strict",
+  become: null,
+  jump: [],
+  tags,
+  slurmNode: null,
+  connectTimeoutS: 10,
+});
+const inv: Inventory = {
+  file: "/x/inv.yaml",
+  format: "native",
+  nodes: [node("gpu01", ["a100"]), node("gpu02", ["a100"]), node("gpu03", ["h100"]), node("gpu04"), node("gpu10"), node("login1")],
+  groups: { hopper: ["gpu03", "gpu04"] },
+};
+const names = (sel: string | undefined) => selectNodes(inv, sel).map((n) => n.name);
+
+describe("node selectors", () => {
+  it("expands zero-padded ranges and lists", () => {
+    assert.deepEqual(expandRanges("gpu[01-03,10]"), ["gpu01", "gpu02", "gpu03", "gpu10"]);
+    assert.deepEqual(expandRanges("n[8-10]x"), ["n8x", "n9x", "n10x"]);
+    assert.deepEqual(splitTerms("gpu[01-02,04],@hopper"), ["gpu[01-02,04]", "@hopper"]);
+  });
+  it("selects by range, group, tag, glob and lists, in inventory order without duplicates", () => {
+    assert.deepEqual(names("gpu[01-03]"), ["gpu01", "gpu02", "gpu03"]);
+    assert.deepEqual(names("@hopper,gpu01"), ["gpu01", "gpu03", "gpu04"]);
+    assert.deepEqual(names("tag:a100,gpu02"), ["gpu01", "gpu02"]);
+    assert.deepEqual(names("gpu1*"), ["gpu10"]);
+    assert.deepEqual(names(undefined), inv.nodes.map((n) => n.name));
+    assert.deepEqual(names("all"), inv.nodes.map((n) => n.name));
+  });
+  it("refuses terms that match nothing, naming them", () => {
+    const cases: [string, RegExp][] = [
+      ["gpu[01-05]", /no node named 'gpu05'/],
+      ["@ampere", /no group 'ampere'; groups: hopper/],
+      ["tag:b200", /no node has tag 'b200'; tags: a100, h100/],
+      ["gpu[01-", /unbalanced brackets/],
+      ["gpu[03-01]", /runs backwards/],
+      ["gpu01,,gpu02", /empty term/],
+    ];
+    for (const [sel, re] of cases) {
+      assert.throws(() => names(sel), (e: unknown) => isSlicecheckError(e, "SELECTOR") && re.test(e.message), sel);
+    }
+  });
+});

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checkHostKey, fingerprint, hashName, keyTypeOf, recordHostKey } from "../../src/transport/known-hosts.js";
+
+const dir = mkdtempSync(join(tmpdir(), "slicecheck-kh-"));
+function newKey(name: string): { blob: Buffer; line: string } {
+  const path = join(dir, name);
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path]);
+  const [type, b64] = readFileSync(`${path}.pub`, "utf8").split(" ");
+  return { blob: Buffer.from(b64!, "base64"), line: `${type} ${b64}` };
+}
+
+describe("known_hosts", () => {
+  const a = newKey("a");
+  const b = newKey("b");
+
+  it("matches plain names, [host]:port, comma lists and wildcards", () => {
+    const kh = join(dir, "plain");
+    writeFileSync(kh, `# comment\nother,[10.0.0.5]:2222 ${a.line}\n*.lab ${b.line}\n`);
+    assert.deepEqual(checkHostKey(kh, "10.0.0.5", 2222, a.blob), { status: "known" });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.5", 22, a.blob), { status: "unknown" }, "port 22 is looked up without brackets");
+    assert.deepEqual(checkHostKey(kh, "n1.lab", 22, b.blob), { status: "known" });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.5", 2222, b.blob), { status: "changed", line: 2 });
+  });
+
+  it("matches hashed entries written by ssh-keygen -H", () => {
+    const kh = join(dir, "hashed");
+    writeFileSync(kh, `[127.0.0.9]:2200 ${a.line}\n`);
+    execFileSync("ssh-keygen", ["-H", "-f", kh], { stdio: "ignore" });
+    const text = readFileSync(kh, "utf8");
+    assert.match(text, /^\|1\|/, "ssh-keygen hashed the file");
+    assert.deepEqual(checkHostKey(kh, "127.0.0.9", 2200, a.blob), { status: "known" });
+    assert.deepEqual(checkHostKey(kh, "127.0.0.9", 2201, a.blob), { status: "unknown" });
+    assert.equal(checkHostKey(kh, "127.0.0.9", 2200, b.blob).status, "changed");
+    const mine = join(dir, "mine");
+    writeFileSync(mine, `${hashName("[h]:1")} ${a.line}\n`);
+    assert.deepEqual(checkHostKey(mine, "h", 1, a.blob), { status: "known" });
+  });
+
+  it("honours @revoked and negated patterns", () => {
+    const kh = join(dir, "revoked");
+    writeFileSync(kh, `@revoked * ${b.line}\n*,!bad.lab ${a.line}\n`);
+    assert.equal(checkHostKey(kh, "x", 22, b.blob).status, "revoked");
+    assert.equal(checkHostKey(kh, "good.lab", 22, a.blob).status, "known");
+    assert.equal(checkHostKey(kh, "bad.lab", 22, a.blob).status, "unknown");
+  });
+
+  it("records keys as accept-new does, and reads its type and fingerprint", () => {
+    const kh = join(dir, "sub", "new");
+    recordHostKey(kh, "127.0.0.3", 2022, a.blob);
+    assert.equal(readFileSync(kh, "utf8"), `[127.0.0.3]:2022 ${a.line}\n`);
+    assert.equal(keyTypeOf(a.blob), "ssh-ed25519");
+    const expected = execFileSync("ssh-keygen", ["-lf", join(dir, "a.pub")], { encoding: "utf8" }).split(" ")[1];
+    assert.equal(fingerprint(a.blob), expected);
+  });
+});

@@ -1,0 +1,177 @@
+// The SSH transport against real sshd processes (the simulated nodes), never a mocked transport.
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isSlicecheckError } from "../../src/errors.js";
+import type { NodeSpec } from "../../src/inventory/types.js";
+import { childrenOf, readPid } from "../../src/sim/sshd.js";
+import { runTagFor } from "../../src/transport/managed.js";
+import { newRunId } from "../../src/transport/open.js";
+import { MAX_CHANNELS, SshTransport } from "../../src/transport/ssh.js";
+import { startCluster, type TestCluster, taggedPids, waitFor } from "../helpers/cluster.js";
+
+describe("ssh transport (real sshd)", function () {
+  this.timeout(90_000);
+  let cluster: TestCluster;
+  let a: NodeSpec;
+  let b: NodeSpec;
+  const open: SshTransport[] = [];
+  const transport = (node: NodeSpec, runId = newRunId()) => {
+    const t = new SshTransport(node, { runId, attempts: 1 });
+    open.push(t);
+    return t;
+  };
+
+  before(async () => {
+    cluster = await startCluster(2);
+    [a, b] = cluster.inventory.nodes as [NodeSpec, NodeSpec];
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((t) => t.close()));
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  it("returns exit code, stdout and stderr, and reuses one connection", async () => {
+    const t = transport(a);
+    const r = await t.exec({ shell: "echo out; echo err >&2; exit 7" });
+    assert.deepEqual([r.exitCode, r.stdout, r.stderr, r.timedOut], [7, "out\n", "err\n", false]);
+    assert.ok(r.pgid && r.pgid > 1, "the wrapper reported the command's process group");
+    const pids = await Promise.all([1, 2, 3].map(() => t.exec({ shell: "echo $PPID" })));
+    const sessions = childrenOf(readPid(join(cluster.dir, ".sim.d/nodes/sim01/sshd.pid"))!);
+    assert.equal(sessions.length, 1, "all commands went over one connection (one sshd session process)");
+    assert.equal(pids.length, 3);
+  });
+
+  it("passes hostile arguments and env values through literally", async () => {
+    const t = transport(a);
+    const marker = join(cluster.dir, "pwned");
+    const hostile = [`$(touch ${marker})`, `; touch ${marker}`, `\`touch ${marker}\``, "it's", "a\nb"];
+    const r = await t.exec({ argv: ["printf", "%s|", ...hostile] }, { env: { X: `'; touch ${marker}; '` } });
+    assert.equal(r.stdout, `${hostile.join("|")}|`);
+    const env = await t.exec({ argv: ["sh", "-c", 'printf %s "$X"'] }, { env: { X: `$(touch ${marker})` } });
+    assert.equal(env.stdout, `$(touch ${marker})`);
+    assert.equal(existsSync(marker), false, "no injected command ran");
+    await assert.rejects(t.exec({ argv: ["true"] }, { env: { "A;B": "x" } }), /invalid environment variable name/);
+  });
+
+  it(`queues commands beyond ${MAX_CHANNELS} channels per connection and runs them all`, async () => {
+    const t = transport(a);
+    const log = join(cluster.dir, "overlap.log");
+    rmSync(log, { force: true });
+    const rs = await Promise.all(
+      Array.from({ length: 15 }, () => t.exec({ shell: `echo s >> ${log}; sleep 0.4; echo e >> ${log}` })),
+    );
+    assert.ok(rs.every((r) => r.exitCode === 0), "all 15 commands succeeded");
+    let now = 0;
+    let peak = 0;
+    for (const l of readFileSync(log, "utf8").trim().split("\n")) {
+      now += l === "s" ? 1 : -1;
+      peak = Math.max(peak, now);
+    }
+    assert.equal(peak, MAX_CHANNELS, "never more than the channel budget at once, and the budget is used");
+  });
+
+  it("kills a command tree at its deadline and reports the timeout", async () => {
+    const run = newRunId();
+    const t = transport(a, run);
+    const started = Date.now();
+    const r = await t.exec({ shell: "sleep 300 & sleep 300 & wait" }, { timeoutMs: 1500 });
+    assert.equal(r.timedOut, true);
+    assert.ok(Date.now() - started < 15_000, "it returned soon after the deadline");
+    assert.deepEqual(taggedPids(`SLICECHECK_RUN=${runTagFor(run, a.name)}`), [], "no process of the tree survived");
+  });
+
+  it("kills a command tree on cancel, for a root login too (kill over a second channel)", async () => {
+    const run = newRunId();
+    const t = transport(a, run);
+    const ac = new AbortController();
+    const p = t.exec({ shell: "sh -c 'sleep 300' & sleep 300 & wait" }, { signal: ac.signal, timeoutMs: 60_000 });
+    const tag = `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
+    assert.ok(await waitFor(() => taggedPids(tag).length >= 3, 10_000), "the tree is running");
+    ac.abort();
+    await assert.rejects(p, (e: unknown) => isSlicecheckError(e, "COMMAND_TIMEOUT") && e.context.cancelled === true);
+    assert.deepEqual(taggedPids(tag), []);
+  });
+
+  it("refuses an unknown host key, and a changed one, before logging in", async () => {
+    const empty = join(cluster.dir, "empty_known_hosts");
+    writeFileSync(empty, "");
+    await assert.rejects(transport({ ...a, knownHosts: empty }).connect(), (e: unknown) => isSlicecheckError(e, "HOST_KEY_UNKNOWN") && /SHA256:/.test(e.message));
+    const wrong = join(cluster.dir, "wrong_known_hosts");
+    const other = readFileSync(join(cluster.dir, ".sim.d/nodes/sim02/ssh_host_ed25519_key.pub"), "utf8").split(" ");
+    writeFileSync(wrong, `[${a.host}]:${a.port} ${other[0]} ${other[1]}\n`);
+    await assert.rejects(transport({ ...a, knownHosts: wrong }).connect(), (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED") && /line 1/.test(e.message));
+    await assert.rejects(transport({ ...a, knownHosts: wrong, hostKeyPolicy: "accept-new" }).connect(), (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED"), "accept-new never accepts a changed key");
+  });
+
+  it("records a new host key with accept-new, then trusts it", async () => {
+    const kh = join(cluster.dir, "new_known_hosts");
+    rmSync(kh, { force: true });
+    await transport({ ...a, knownHosts: kh, hostKeyPolicy: "accept-new" }).connect();
+    const pub = readFileSync(join(cluster.dir, ".sim.d/nodes/sim01/ssh_host_ed25519_key.pub"), "utf8").split(" ");
+    assert.equal(readFileSync(kh, "utf8"), `[${a.host}]:${a.port} ${pub[0]} ${pub[1]}\n`);
+    const r = await transport({ ...a, knownHosts: kh }).exec({ argv: ["true"] });
+    assert.equal(r.exitCode, 0);
+  });
+
+  it("verifies against a hashed known_hosts file", async () => {
+    const kh = join(cluster.dir, "hashed_known_hosts");
+    copyFileSync(join(cluster.dir, ".sim.d/known_hosts"), kh);
+    execFileSync("ssh-keygen", ["-H", "-f", kh], { stdio: "ignore" });
+    assert.doesNotMatch(readFileSync(kh, "utf8"), /127\.0\.0/);
+    const r = await transport({ ...a, knownHosts: kh }).exec({ argv: ["echo", "ok"] });
+    assert.equal(r.stdout, "ok\n");
+  });
+
+  it("reaches a node through a jump host (forwardOut)", async () => {
+    const viaJump: NodeSpec = { ...b, jump: [{ ...a }] };
+    const t = transport(viaJump);
+    const r = await t.exec({ shell: "echo $SSH_CONNECTION" });
+    assert.equal(r.exitCode, 0);
+    // The target sees the connection coming from the bastion's side, not from us directly.
+    assert.match(r.stdout, new RegExp(`^127\\.0\\.0\\.1 \\d+ ${b.host.replaceAll(".", "\\.")} ${b.port}`));
+  });
+
+  it("reports a refused connection as CONNECT, naming the node", async () => {
+    await assert.rejects(transport({ ...a, port: 1 }).connect(), (e: unknown) => isSlicecheckError(e, "CONNECT") && e.message.startsWith(`${a.name} `) && /ECONNREFUSED/.test(e.message));
+  });
+
+  it("reports a connection dropped mid-command as an error, not a hang, and leaves nothing running", async () => {
+    const run = newRunId();
+    const t = transport(a, run);
+    await t.connect();
+    const listener = readPid(join(cluster.dir, ".sim.d/nodes/sim01/sshd.pid"))!;
+    const before = new Set(childrenOf(listener));
+    const p = t.exec({ argv: ["sleep", "300"] }, { timeoutMs: 120_000 });
+    const tag = `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
+    assert.ok(await waitFor(() => taggedPids(tag).length > 0, 10_000));
+    // Kill the sshd session process(es): the TCP connection drops under the client.
+    for (const pid of childrenOf(listener)) if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
+    const started = Date.now();
+    await assert.rejects(p, (e: unknown) => isSlicecheckError(e, "CONNECTION_LOST"));
+    assert.ok(Date.now() - started < 35_000, "the loss was noticed without waiting for the command");
+    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 30_000), "the watchdog killed the orphaned command within 30 s");
+  });
+
+  it("leaves no process with its run tag after the controller is SIGKILLed mid-command", async () => {
+    const run = newRunId();
+    const tag = `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
+    const script = `
+      import { loadInventory } from ${JSON.stringify(join(process.cwd(), "src/inventory/load.ts"))};
+      import { SshTransport } from ${JSON.stringify(join(process.cwd(), "src/transport/ssh.ts"))};
+      const node = loadInventory(${JSON.stringify(cluster.inventoryPath)}, { sshConfig: null }).nodes[0];
+      const t = new SshTransport(node, { runId: ${JSON.stringify(run)} });
+      await t.exec({ shell: "sleep 300 & sleep 300; wait" }, { timeoutMs: 600000 });`;
+    const file = join(cluster.dir, "controller.mts");
+    writeFileSync(file, script);
+    const child = spawn(process.execPath, ["--import", "tsx", file], { stdio: "ignore" });
+    assert.ok(await waitFor(() => taggedPids(tag).length >= 2, 20_000), "the controller started its remote commands");
+    child.kill("SIGKILL");
+    const t0 = Date.now();
+    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 30_000), "nothing of the run is left after 30 s");
+    assert.ok(Date.now() - t0 <= 30_500);
+  });
+});
