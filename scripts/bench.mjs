@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// `npm run bench`: wall time of `slicecheck exec -- true` on 1, 8 and 32 simulated nodes,
+// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes.
+// Prints figures; asserts nothing (timing belongs here, not in tests).
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const cli = join(root, "bin", "slicecheck.js");
+const dir = mkdtempSync(join(tmpdir(), "slicecheck-bench-"));
+const inv = join(dir, "sim.yaml");
+const reps = Number(process.env.BENCH_REPS ?? 3);
+
+const sc = (...args) => execFileSync(process.execPath, [cli, ...args], { cwd: root, encoding: "utf8" });
+function time(fn) {
+  const runs = [];
+  for (let i = 0; i < reps; i++) {
+    const t = process.hrtime.bigint();
+    fn();
+    runs.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  runs.sort((a, b) => a - b);
+  return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
+}
+
+try {
+  let t0 = Date.now();
+  sc("sim", "up", "--nodes", "32", "--inventory", inv);
+  console.log(`sim up, 32 nodes: ${Date.now() - t0} ms`);
+  const status = JSON.parse(sc("sim", "status", "--inventory", inv, "--json")).nodes;
+  const key = join(dir, ".sim.d", "id_ed25519");
+  const kh = join(dir, ".sim.d", "known_hosts");
+  const sshArgs = (n) => ["-i", key, "-o", `UserKnownHostsFile=${kh}`, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-p", String(n.port), `${process.env.USER ?? "root"}@${n.host}`, "true"];
+  const rows = [];
+  for (const count of [1, 8, 32]) {
+    const nodes = status.slice(0, count);
+    const sel = nodes.map((n) => n.name).join(",");
+    const ours = time(() => sc("exec", "-i", inv, "--nodes", sel, "--", "true"));
+    const loop = time(() => {
+      for (const n of nodes) execFileSync("ssh", sshArgs(n), { stdio: "ignore" });
+    });
+    const list = join(dir, `targets-${count}`);
+    writeFileSync(list, nodes.map((n) => sshArgs(n).join(" ")).join("\n"));
+    const par = time(() => {
+      const r = spawnSync("sh", ["-c", `xargs -P 32 -L 1 ssh < ${list}`], { stdio: "ignore" });
+      if (r.status !== 0) throw new Error("xargs ssh failed");
+    });
+    rows.push({ nodes: count, "slicecheck exec (ms)": ours.median, "ssh loop (ms)": loop.median, "xargs -P ssh (ms)": par.median });
+  }
+  console.log(`median of ${reps} runs each; slicecheck includes its Node start-up and the watchdog channel per node`);
+  console.table(rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "number" && k !== "nodes" ? Math.round(v) : v]))));
+  t0 = Date.now();
+} finally {
+  spawnSync(process.execPath, [cli, "sim", "down", "--inventory", inv], { stdio: "ignore" });
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// Installs what `npm test` and `npm run demo` need on a fresh Debian 12 machine, saying what it
+// does: npm dependencies (when node_modules is missing or stale), OpenSSH's sshd for the
+// simulated nodes, and (from the report suites on) Debian's Chromium. Uses only Node builtins,
+// because it runs before the dependencies exist.
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const purpose = process.argv.includes("--for") ? process.argv[process.argv.indexOf("--for") + 1] : "test";
+const say = (msg) => console.log(`[setup] ${msg}`);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: "inherit", cwd: root, ...opts });
+  return r.status === 0;
+}
+
+function npmDepsStale() {
+  const lock = join(root, "package-lock.json");
+  const marker = join(root, "node_modules", ".package-lock.json");
+  if (!existsSync(marker)) return true;
+  return existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000;
+}
+
+const isRoot = process.getuid?.() === 0;
+function apt(packages, why) {
+  say(`installing ${packages.join(" ")} with apt-get (${why})`);
+  const prefix = isRoot ? [] : ["sudo", "-n"];
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const install = () => run(prefix[0] ?? "apt-get", [...prefix.slice(1), ...(prefix.length ? ["apt-get"] : []), "install", "-y", "--no-install-recommends", ...packages], { env });
+  if (install()) return;
+  say("apt-get install failed; refreshing the package lists and trying again");
+  run(prefix[0] ?? "apt-get", [...prefix.slice(1), ...(prefix.length ? ["apt-get"] : []), "update"], { env });
+  if (!install()) {
+    console.error(`[setup] could not install ${packages.join(" ")}. Install them yourself (apt-get install -y ${packages.join(" ")}) and run again.`);
+    process.exit(1);
+  }
+}
+
+if (npmDepsStale()) {
+  say("installing npm dependencies (npm ci)");
+  if (!run("npm", ["ci", "--no-audit", "--no-fund"])) process.exit(1);
+} else if (!existsSync(join(root, "dist", "cli", "main.js"))) {
+  say("building dist/ (npm run build)");
+  if (!run("npm", ["run", "build"])) process.exit(1);
+}
+
+if (!["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"].some((p) => existsSync(p))) {
+  apt(["openssh-server"], "the simulated GPU nodes are real sshd processes");
+} else say("sshd is installed");
+
+if (!existsSync("/usr/bin/ssh-keygen")) apt(["openssh-client"], "host and user keys for the simulated nodes");
+
+say(`ready for ${purpose}`);
