@@ -14,7 +14,8 @@ const dir = mkdtempSync(join(tmpdir(), "slicecheck-bench-"));
 const inv = join(dir, "sim.yaml");
 const reps = Number(process.env.BENCH_REPS ?? 3);
 
-const sc = (...args) => execFileSync(process.execPath, [cli, ...args], { cwd: root, encoding: "utf8" });
+const sc = (...args) =>
+  execFileSync(process.execPath, [cli, ...args], { cwd: root, encoding: "utf8" });
 function time(fn) {
   const runs = [];
   for (let i = 0; i < reps; i++) {
@@ -33,7 +34,20 @@ try {
   const status = JSON.parse(sc("sim", "status", "--inventory", inv, "--json")).nodes;
   const key = join(dir, ".sim.d", "id_ed25519");
   const kh = join(dir, ".sim.d", "known_hosts");
-  const sshArgs = (n) => ["-i", key, "-o", `UserKnownHostsFile=${kh}`, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-p", String(n.port), `${process.env.USER ?? "root"}@${n.host}`, "true"];
+  const sshArgs = (n) => [
+    "-i",
+    key,
+    "-o",
+    `UserKnownHostsFile=${kh}`,
+    "-o",
+    "StrictHostKeyChecking=yes",
+    "-o",
+    "BatchMode=yes",
+    "-p",
+    String(n.port),
+    `${process.env.USER ?? "root"}@${n.host}`,
+    "true",
+  ];
   const rows = [];
   for (const count of [1, 8, 32]) {
     const nodes = status.slice(0, count);
@@ -48,10 +62,26 @@ try {
       const r = spawnSync("sh", ["-c", `xargs -P 32 -L 1 ssh < ${list}`], { stdio: "ignore" });
       if (r.status !== 0) throw new Error("xargs ssh failed");
     });
-    rows.push({ nodes: count, "slicecheck exec (ms)": ours.median, "ssh loop (ms)": loop.median, "xargs -P ssh (ms)": par.median });
+    rows.push({
+      nodes: count,
+      "slicecheck exec (ms)": ours.median,
+      "ssh loop (ms)": loop.median,
+      "xargs -P ssh (ms)": par.median,
+    });
   }
-  console.log(`median of ${reps} runs each; slicecheck includes its Node start-up and the watchdog channel per node`);
-  console.table(rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === "number" && k !== "nodes" ? Math.round(v) : v]))));
+  console.log(
+    `median of ${reps} runs each; slicecheck includes its Node start-up and the watchdog channel per node`,
+  );
+  console.table(
+    rows.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([k, v]) => [
+          k,
+          typeof v === "number" && k !== "nodes" ? Math.round(v) : v,
+        ]),
+      ),
+    ),
+  );
   t0 = Date.now();
 } finally {
   spawnSync(process.execPath, [cli, "sim", "down", "--inventory", inv], { stdio: "ignore" });

@@ -9,7 +9,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const inv = "inventory/sim.yaml";
 const step = (title, args, okCodes = [0]) => {
   console.log(`\n== ${title}\n$ slicecheck ${args.join(" ")}`);
-  const r = spawnSync(process.execPath, [join(root, "bin", "slicecheck.js"), ...args], { stdio: "inherit", cwd: root });
+  const r = spawnSync(process.execPath, [join(root, "bin", "slicecheck.js"), ...args], {
+    stdio: "inherit",
+    cwd: root,
+  });
   if (!okCodes.includes(r.status ?? -1)) {
     console.error(`demo: \`slicecheck ${args.join(" ")}\` exited ${r.status}`);
     return false;
@@ -17,7 +20,16 @@ const step = (title, args, okCodes = [0]) => {
   return true;
 };
 
-let ok = step("start 4 simulated GPU nodes (one sshd each on 127.0.0.x)", ["sim", "up", "--nodes", "4", "--gpu", "H100-80GB", "--inventory", inv]);
+let ok = step("start 4 simulated GPU nodes (one sshd each on 127.0.0.x)", [
+  "sim",
+  "up",
+  "--nodes",
+  "4",
+  "--gpu",
+  "H100-80GB",
+  "--inventory",
+  inv,
+]);
 try {
   ok &&= step("check the nodes", ["doctor", "-i", inv]);
   ok &&= step("list the GPUs of every node at once", ["exec", "-i", inv, "--", "nvidia-smi", "-L"]);

@@ -9,7 +9,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const purpose = process.argv.includes("--for") ? process.argv[process.argv.indexOf("--for") + 1] : "test";
+const purpose = process.argv.includes("--for")
+  ? process.argv[process.argv.indexOf("--for") + 1]
+  : "test";
 const say = (msg) => console.log(`[setup] ${msg}`);
 
 function run(cmd, args, opts = {}) {
@@ -29,12 +31,30 @@ function apt(packages, why) {
   say(`installing ${packages.join(" ")} with apt-get (${why})`);
   const prefix = isRoot ? [] : ["sudo", "-n"];
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const install = () => run(prefix[0] ?? "apt-get", [...prefix.slice(1), ...(prefix.length ? ["apt-get"] : []), "install", "-y", "--no-install-recommends", ...packages], { env });
+  const install = () =>
+    run(
+      prefix[0] ?? "apt-get",
+      [
+        ...prefix.slice(1),
+        ...(prefix.length ? ["apt-get"] : []),
+        "install",
+        "-y",
+        "--no-install-recommends",
+        ...packages,
+      ],
+      { env },
+    );
   if (install()) return;
   say("apt-get install failed; refreshing the package lists and trying again");
-  run(prefix[0] ?? "apt-get", [...prefix.slice(1), ...(prefix.length ? ["apt-get"] : []), "update"], { env });
+  run(
+    prefix[0] ?? "apt-get",
+    [...prefix.slice(1), ...(prefix.length ? ["apt-get"] : []), "update"],
+    { env },
+  );
   if (!install()) {
-    console.error(`[setup] could not install ${packages.join(" ")}. Install them yourself (apt-get install -y ${packages.join(" ")}) and run again.`);
+    console.error(
+      `[setup] could not install ${packages.join(" ")}. Install them yourself (apt-get install -y ${packages.join(" ")}) and run again.`,
+    );
     process.exit(1);
   }
 }
@@ -51,6 +71,7 @@ if (!["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"].some((p) => exists
   apt(["openssh-server"], "the simulated GPU nodes are real sshd processes");
 } else say("sshd is installed");
 
-if (!existsSync("/usr/bin/ssh-keygen")) apt(["openssh-client"], "host and user keys for the simulated nodes");
+if (!existsSync("/usr/bin/ssh-keygen"))
+  apt(["openssh-client"], "host and user keys for the simulated nodes");
 
 say(`ready for ${purpose}`);

@@ -1,9 +1,9 @@
 // Shared command-line plumbing: which inventory, which nodes, how to print.
 import { existsSync } from "node:fs";
+import { SlicecheckError } from "../errors.js";
 import { loadInventory } from "../inventory/load.js";
 import { selectNodes } from "../inventory/selectors.js";
 import type { Inventory, NodeSpec } from "../inventory/types.js";
-import { SlicecheckError } from "../errors.js";
 import { DEFAULT_SIM_INVENTORY } from "../sim/cluster.js";
 
 export interface NodeOptions {
@@ -18,7 +18,9 @@ export function inventoryPath(opt: string | undefined): string {
       opt === undefined && process.env.SLICECHECK_INVENTORY === undefined
         ? " Give one with -i/--inventory (or $SLICECHECK_INVENTORY), or start the simulated cluster with `slicecheck sim up`."
         : "";
-    throw new SlicecheckError("INVENTORY_NOT_FOUND", `inventory ${p} does not exist.${hint}`, { file: p });
+    throw new SlicecheckError("INVENTORY_NOT_FOUND", `inventory ${p} does not exist.${hint}`, {
+      file: p,
+    });
   }
   return p;
 }
@@ -44,13 +46,21 @@ export const stdio: Out = {
 
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
-  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 export function parsePositiveInt(name: string) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new SlicecheckError("USAGE", `${name} expects a positive integer, got '${v}'`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new SlicecheckError("USAGE", `${name} expects a positive integer, got '${v}'`);
     return n;
   };
 }
@@ -58,7 +68,8 @@ export function parsePositiveInt(name: string) {
 export function parsePositiveNumber(name: string) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0) throw new SlicecheckError("USAGE", `${name} expects a positive number, got '${v}'`);
+    if (!Number.isFinite(n) || n <= 0)
+      throw new SlicecheckError("USAGE", `${name} expects a positive number, got '${v}'`);
     return n;
   };
 }

@@ -11,8 +11,14 @@ const VERSION = "0.1.0";
 
 function nodeOpts(cmd: Command): Command {
   return cmd
-    .option("-i, --inventory <path>", "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY or inventory/sim.yaml)")
-    .option("--nodes <selector>", "nodes to act on: names, gpu[01-04], @group, tag:NAME, comma lists (default: all)");
+    .option(
+      "-i, --inventory <path>",
+      "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY or inventory/sim.yaml)",
+    )
+    .option(
+      "--nodes <selector>",
+      "nodes to act on: names, gpu[01-04], @group, tag:NAME, comma lists (default: all)",
+    );
 }
 
 export function buildProgram(io: Out, setCode: (c: number) => void): Command {
@@ -40,20 +46,32 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
 
   nodeOpts(program.command("cleanup"))
     .description("find and kill the processes a run left on its nodes")
-    .requiredOption("--run <id>", "the run id (printed by every command that starts remote processes)")
+    .requiredOption(
+      "--run <id>",
+      "the run id (printed by every command that starts remote processes)",
+    )
     .option("--dry-run", "list, do not kill")
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await cleanupCommand(o, io)));
 
-  const sim = program.command("sim").description("the built-in simulated cluster (real sshd per node, simulated GPUs)");
+  const sim = program
+    .command("sim")
+    .description("the built-in simulated cluster (real sshd per node, simulated GPUs)");
   sim
     .command("up")
     .description("start (or reconcile) a simulated cluster and write its inventory")
     .option("--nodes <n>", "number of nodes", parsePositiveInt("--nodes"), 4)
-    .option("--gpu <product>", "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200", "H100-80GB")
+    .option(
+      "--gpu <product>",
+      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200",
+      "H100-80GB",
+    )
     .option("--gpus-per-node <k>", "GPUs per node", parsePositiveInt("--gpus-per-node"), 1)
     .option("--driver <version>", "driver version (default: newest catalogued)")
-    .option("--spec <file>", "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]")
+    .option(
+      "--spec <file>",
+      "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]",
+    )
     .option("--inventory <path>", "where to write the inventory", "inventory/sim.yaml")
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await simUpCommand(o, io)));
@@ -81,13 +99,20 @@ export async function main(argv: string[], io: Out = stdio): Promise<number> {
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.ok;
+      if (
+        err.code === "commander.helpDisplayed" ||
+        err.code === "commander.version" ||
+        err.code === "commander.help"
+      )
+        return EXIT.ok;
       return EXIT.badInput;
     }
     if (isSlicecheckError(err)) {
       io.err(`slicecheck: ${err.message} [${err.code}]`);
     } else {
-      io.err(`slicecheck: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      io.err(
+        `slicecheck: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
     }
     if (argv.includes("--debug") && err instanceof Error && err.stack) io.err(err.stack);
     return exitCodeOf(err);

@@ -15,7 +15,9 @@ export interface FlatAnsible {
   groups: Record<string, string[]>;
 }
 
-export function flattenAnsible(root: z.infer<z.ZodType<Record<string, AnsibleGroup | null>>>): FlatAnsible {
+export function flattenAnsible(
+  root: z.infer<z.ZodType<Record<string, AnsibleGroup | null>>>,
+): FlatAnsible {
   const hosts = new Map<string, AnsibleHost>();
   const groups: Record<string, string[]> = {};
 

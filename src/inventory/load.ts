@@ -6,7 +6,13 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { SlicecheckError } from "../errors.js";
 import { ansibleToNodeFields, flattenAnsible } from "./ansible.js";
-import { ansibleInventory, defaultsFields, NODE_NAME, nativeInventory, nodeFields } from "./schema.js";
+import {
+  ansibleInventory,
+  defaultsFields,
+  NODE_NAME,
+  nativeInventory,
+  nodeFields,
+} from "./schema.js";
 import { loadSshConfig, type SshConfigHit } from "./ssh-config.js";
 import type { HostKeyPolicy, Inventory, JumpHost, NodeSpec } from "./types.js";
 import { readYaml, type YamlSource, yamlError } from "./yaml-source.js";
@@ -23,13 +29,22 @@ export function loadInventory(path: string, opts: LoadOptions = {}): Inventory {
   const src = readYaml(file, "inventory");
   const data = src.data;
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    throw yamlError(src, [], "expected a mapping: a native inventory (`nodes:`) or an Ansible YAML inventory (`all:`)");
+    throw yamlError(
+      src,
+      [],
+      "expected a mapping: a native inventory (`nodes:`) or an Ansible YAML inventory (`all:`)",
+    );
   }
   if ("nodes" in data || "defaults" in data) return loadNative(src, opts);
   return loadAnsible(src, opts);
 }
 
-function zodFail(src: YamlSource, base: (string | number)[], error: z.ZodError, value: unknown): SlicecheckError {
+function zodFail(
+  src: YamlSource,
+  base: (string | number)[],
+  error: z.ZodError,
+  value: unknown,
+): SlicecheckError {
   const lines = error.issues.slice(0, 5).map((issue) => {
     const path = [...base, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
     const got = valueAt(value, issue.path as (string | number)[]);
@@ -42,7 +57,10 @@ function zodFail(src: YamlSource, base: (string | number)[], error: z.ZodError, 
     return yamlError(src, path, msg).message;
   });
   const err = yamlError(src, base, "");
-  return new SlicecheckError("INVENTORY_SCHEMA", lines.join("\n"), { ...err.context, issues: error.issues.length });
+  return new SlicecheckError("INVENTORY_SCHEMA", lines.join("\n"), {
+    ...err.context,
+    issues: error.issues.length,
+  });
 }
 
 function knownKeys(path: (string | number)[]): string {
@@ -64,7 +82,11 @@ function loadNative(src: YamlSource, opts: LoadOptions): Inventory {
   if (nodesData && typeof nodesData === "object" && !Array.isArray(nodesData)) {
     for (const name of Object.keys(nodesData)) {
       if (!NODE_NAME.test(name)) {
-        throw yamlError(src, ["nodes", name], `node names use letters, digits, '.', '_', '-' (they reach shells and file names), got ${JSON.stringify(name)}`);
+        throw yamlError(
+          src,
+          ["nodes", name],
+          `node names use letters, digits, '.', '_', '-' (they reach shells and file names), got ${JSON.stringify(name)}`,
+        );
       }
     }
   }
@@ -90,7 +112,11 @@ function loadAnsible(src: YamlSource, opts: LoadOptions): Inventory {
   }
   const flat = flattenAnsible(parsed.data);
   if (flat.hosts.length === 0) {
-    throw yamlError(src, [], "no hosts found: expected an Ansible inventory with `all: hosts:` or `children:`, or a native inventory with `nodes:`");
+    throw yamlError(
+      src,
+      [],
+      "no hosts found: expected an Ansible inventory with `all: hosts:` or `children:`, or a native inventory with `nodes:`",
+    );
   }
   const baseDir = dirname(src.file);
   const sshConfig = loadSshConfig(sshConfigPath(opts, undefined, baseDir));
@@ -106,7 +132,11 @@ function loadAnsible(src: YamlSource, opts: LoadOptions): Inventory {
   return finish(src, "ansible", raw, flat.groups, sshConfig, () => []);
 }
 
-function sshConfigPath(opts: LoadOptions, fromFile: string | undefined, baseDir: string): string | null {
+function sshConfigPath(
+  opts: LoadOptions,
+  fromFile: string | undefined,
+  baseDir: string,
+): string | null {
   if (opts.sshConfig !== undefined) return opts.sshConfig;
   if (fromFile === "none") return null;
   if (fromFile) return resolvePath(fromFile, baseDir);
@@ -132,14 +162,21 @@ function finish(
   for (const [g, members] of Object.entries(groups)) {
     members.forEach((m, i) => {
       if (!names.has(m)) {
-        throw yamlError(src, groupPath(g, i), `group '${g}' names node '${m}', which is not in nodes:`);
+        throw yamlError(
+          src,
+          groupPath(g, i),
+          `group '${g}' names node '${m}', which is not in nodes:`,
+        );
       }
     });
   }
   const byName = new Map(raw.map((r) => [r.name, r]));
   const localUser = safeUser();
 
-  const base = (name: string, f: Fields): Omit<NodeSpec, "jump" | "tags" | "slurmNode" | "become"> & { jumpRaw: string[] } => {
+  const base = (
+    name: string,
+    f: Fields,
+  ): Omit<NodeSpec, "jump" | "tags" | "slurmNode" | "become"> & { jumpRaw: string[] } => {
     const hit = sshConfig?.(f.host ?? name) ?? {};
     const identity = f.identity_file ?? hit.identityFile;
     return {
@@ -152,7 +189,12 @@ function finish(
       knownHosts: resolvePath(f.known_hosts ?? "~/.ssh/known_hosts", baseDir),
       hostKeyPolicy: (f.host_key_policy ?? "strict") as HostKeyPolicy,
       connectTimeoutS: f.connect_timeout ?? 10,
-      jumpRaw: f.jump === undefined ? (hit.proxyJump ?? []) : Array.isArray(f.jump) ? f.jump : f.jump.split(","),
+      jumpRaw:
+        f.jump === undefined
+          ? (hit.proxyJump ?? [])
+          : Array.isArray(f.jump)
+            ? f.jump
+            : f.jump.split(","),
     };
   };
 
@@ -163,16 +205,27 @@ function finish(
       const target = byName.get(entry);
       if (target) {
         if (seen.includes(entry)) {
-          throw yamlError(src, [...r.path, "jump"], `jump hosts loop through '${entry}' (${[...seen, entry].join(" -> ")})`);
+          throw yamlError(
+            src,
+            [...r.path, "jump"],
+            `jump hosts loop through '${entry}' (${[...seen, entry].join(" -> ")})`,
+          );
         }
         out.push(...resolveJumps(target, [...seen, entry]));
         const t = base(target.name, target.fields);
         out.push({ ...pickHop(t), name: target.name });
         return;
       }
-      const m = /^(?:([A-Za-z_][A-Za-z0-9_.-]*)@)?([A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/.exec(entry);
+      const m =
+        /^(?:([A-Za-z_][A-Za-z0-9_.-]*)@)?([A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/.exec(
+          entry,
+        );
       if (!m) {
-        throw yamlError(src, [...r.path, "jump", i], `expected a jump host as an inventory node name or 'user@host:port', got ${JSON.stringify(entry)}`);
+        throw yamlError(
+          src,
+          [...r.path, "jump", i],
+          `expected a jump host as an inventory node name or 'user@host:port', got ${JSON.stringify(entry)}`,
+        );
       }
       const hit = sshConfig?.(m[2]!) ?? {};
       out.push({
@@ -204,7 +257,9 @@ function finish(
   return { file: src.file, format, nodes, groups };
 }
 
-function pickHop(b: Omit<NodeSpec, "jump" | "tags" | "slurmNode" | "become">): Omit<JumpHost, "name"> {
+function pickHop(
+  b: Omit<NodeSpec, "jump" | "tags" | "slurmNode" | "become">,
+): Omit<JumpHost, "name"> {
   return {
     host: b.host,
     port: b.port,

@@ -43,9 +43,12 @@ export const nodeFields = z.strictObject({
     })
     .optional(),
   tags: z
-    .array(z.string().regex(/^[A-Za-z0-9._-]+$/, "expected tags of letters, digits, '.', '_', '-'"), {
-      error: "expected a list of tags",
-    })
+    .array(
+      z.string().regex(/^[A-Za-z0-9._-]+$/, "expected tags of letters, digits, '.', '_', '-'"),
+      {
+        error: "expected a list of tags",
+      },
+    )
     .optional(),
   slurm_node: z
     .string()

@@ -5,7 +5,8 @@ import { SlicecheckError } from "../errors.js";
 import type { Inventory, NodeSpec } from "./types.js";
 
 export function selectNodes(inv: Inventory, selector: string | undefined): NodeSpec[] {
-  if (selector === undefined || selector.trim() === "" || selector.trim() === "all") return inv.nodes;
+  if (selector === undefined || selector.trim() === "" || selector.trim() === "all")
+    return inv.nodes;
   const wanted = new Set<string>();
   for (const term of splitTerms(selector)) {
     for (const name of matchTerm(inv, term)) wanted.add(name);
@@ -38,7 +39,10 @@ function matchTerm(inv: Inventory, term: string): string[] {
   if (term.startsWith("@")) {
     const members = inv.groups[term.slice(1)];
     if (!members) {
-      throw selectorError(term, `no group '${term.slice(1)}'; groups: ${Object.keys(inv.groups).join(", ") || "(none)"}`);
+      throw selectorError(
+        term,
+        `no group '${term.slice(1)}'; groups: ${Object.keys(inv.groups).join(", ") || "(none)"}`,
+      );
     }
     return members;
   }
@@ -57,7 +61,10 @@ function matchTerm(inv: Inventory, term: string): string[] {
     const re = globToRegExp(pattern);
     const matched = inv.nodes.filter((n) => re.test(n.name)).map((n) => n.name);
     if (matched.length === 0) {
-      throw selectorError(term, `no node named '${pattern}' in ${inv.file}; nodes: ${preview(inv)}`);
+      throw selectorError(
+        term,
+        `no node named '${pattern}' in ${inv.file}; nodes: ${preview(inv)}`,
+      );
     }
     hits.push(...matched);
   }
@@ -75,23 +82,30 @@ export function expandRanges(term: string): string[] {
     if (!r) throw selectorError(term, `'${part}' is not a number or a range like 01-04`);
     const from = Number(r[1]);
     const to = r[2] === undefined ? from : Number(r[2]);
-    if (to < from || to - from > 10_000) throw selectorError(term, `range ${part} runs backwards or is too large`);
+    if (to < from || to - from > 10_000)
+      throw selectorError(term, `range ${part} runs backwards or is too large`);
     const width = r[1]!.length;
     for (let i = from; i <= to; i++) {
-      for (const rest of expandRanges(tail)) out.push(`${head}${String(i).padStart(width, "0")}${rest}`);
+      for (const rest of expandRanges(tail))
+        out.push(`${head}${String(i).padStart(width, "0")}${rest}`);
     }
   }
   return out;
 }
 
 function globToRegExp(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+^${}()|\\]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".");
+  const escaped = pattern
+    .replace(/[.+^${}()|\\]/g, "\\$&")
+    .replaceAll("*", ".*")
+    .replaceAll("?", ".");
   return new RegExp(`^${escaped}$`);
 }
 
 function preview(inv: Inventory): string {
   const names = inv.nodes.map((n) => n.name);
-  return names.length > 8 ? `${names.slice(0, 8).join(", ")}, … (${names.length})` : names.join(", ");
+  return names.length > 8
+    ? `${names.slice(0, 8).join(", ")}, … (${names.length})`
+    : names.join(", ");
 }
 
 function selectorError(term: string, why: string): SlicecheckError {

@@ -23,7 +23,9 @@ export function loadSshConfig(path: string | null): ((alias: string) => SshConfi
     const port = one("port");
     const jump = one("proxyjump");
     // ssh expands %h in HostName to the alias; the parser leaves tokens alone.
-    const hostName = one("hostname")?.replace(/%(%|h)/g, (_, t: string) => (t === "h" ? alias : "%"));
+    const hostName = one("hostname")?.replace(/%(%|h)/g, (_, t: string) =>
+      t === "h" ? alias : "%",
+    );
     return {
       hostName,
       user: one("user"),

@@ -8,7 +8,16 @@ import { stringify } from "yaml";
 import { SlicecheckError } from "../errors.js";
 import { initNodeState } from "./node-state.js";
 import type { SimNodeSpec } from "./spec.js";
-import { ensureKey, freePort, isAlive, isOurSshd, readPid, startSshd, stopSshd, writeSshdConfig } from "./sshd.js";
+import {
+  ensureKey,
+  freePort,
+  isAlive,
+  isOurSshd,
+  readPid,
+  startSshd,
+  stopSshd,
+  writeSshdConfig,
+} from "./sshd.js";
 import { installTools } from "./tools.js";
 
 export const DEFAULT_SIM_INVENTORY = "inventory/sim.yaml";
@@ -52,7 +61,8 @@ export function nodeAddress(index: number): string {
 }
 
 export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<SimNodeStatus[]> {
-  if (spec.length > 200) throw new SlicecheckError("USAGE", "a simulated cluster has at most 200 nodes");
+  if (spec.length > 200)
+    throw new SlicecheckError("USAGE", "a simulated cluster has at most 200 nodes");
   const invPath = resolve(inventory);
   const dir = clusterDirFor(invPath);
   mkdirSync(join(dir, "nodes"), { recursive: true, mode: 0o700 });
@@ -71,7 +81,12 @@ export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<Sim
     oldByName.delete(n.name);
     const config = join(nodeDir, "sshd_config");
     const pid = readPid(join(nodeDir, "sshd.pid"));
-    const same = prev && prev.host === host && prev.gpu === n.gpu && prev.gpus === n.gpus && prev.driver === n.driver;
+    const same =
+      prev &&
+      prev.host === host &&
+      prev.gpu === n.gpu &&
+      prev.gpus === n.gpus &&
+      prev.driver === n.driver;
     if (same && pid && isAlive(pid) && isOurSshd(pid, config)) {
       installTools(join(nodeDir, "bin"));
       records.push(prev);
@@ -80,14 +95,24 @@ export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<Sim
     if (pid) await stopSshd(pid, config);
     mkdirSync(nodeDir, { recursive: true, mode: 0o700 });
     ensureKey(join(nodeDir, "ssh_host_ed25519_key"), `slicecheck-sim-${n.name}`);
-    const port = prev && prev.host === host && (await portFree(host, prev.port)) ? prev.port : await freePort(host);
+    const port =
+      prev && prev.host === host && (await portFree(host, prev.port))
+        ? prev.port
+        : await freePort(host);
     const stateDir = join(nodeDir, "state");
     if (!same || !existsSync(stateDir)) {
       rmSync(stateDir, { recursive: true, force: true });
       initNodeState(stateDir, n);
     }
     installTools(join(nodeDir, "bin"));
-    const cfg = writeSshdConfig({ dir: nodeDir, host, port, binDir: join(nodeDir, "bin"), stateDir, authorizedKeys });
+    const cfg = writeSshdConfig({
+      dir: nodeDir,
+      host,
+      port,
+      binDir: join(nodeDir, "bin"),
+      stateDir,
+      authorizedKeys,
+    });
     startSshd(nodeDir, cfg);
     records.push({ ...n, host, port, dir: nodeDir });
   }
@@ -103,7 +128,10 @@ export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<Sim
     })
     .join("\n");
   writeFileSync(join(dir, "known_hosts"), `${knownHosts}\n`);
-  writeFileSync(join(dir, "cluster.json"), `${JSON.stringify({ version: 1, nodes: records } satisfies ClusterFile, null, 2)}\n`);
+  writeFileSync(
+    join(dir, "cluster.json"),
+    `${JSON.stringify({ version: 1, nodes: records } satisfies ClusterFile, null, 2)}\n`,
+  );
   writeInventory(invPath, dir, records);
   return simStatus(invPath);
 }
@@ -120,7 +148,10 @@ async function portFree(host: string, port: number): Promise<boolean> {
 function writeInventory(invPath: string, dir: string, records: SimNodeRecord[]): void {
   const rel = relative(dirname(invPath), dir) || ".";
   const byProduct: Record<string, string[]> = {};
-  for (const r of records) (byProduct[r.gpu.toLowerCase()] ??= []).push(r.name);
+  for (const r of records) {
+    const key = r.gpu.toLowerCase();
+    byProduct[key] = [...(byProduct[key] ?? []), r.name];
+  }
   const doc = {
     defaults: {
       user: currentUser(),
@@ -130,7 +161,10 @@ function writeInventory(invPath: string, dir: string, records: SimNodeRecord[]):
       ssh_config: "none",
     },
     nodes: Object.fromEntries(
-      records.map((r) => [r.name, { host: r.host, port: r.port, tags: ["sim", r.gpu.toLowerCase()] }]),
+      records.map((r) => [
+        r.name,
+        { host: r.host, port: r.port, tags: ["sim", r.gpu.toLowerCase()] },
+      ]),
     ),
     groups: { sim: records.map((r) => r.name), ...byProduct },
   };
@@ -156,14 +190,27 @@ export function simStatus(inventory: string): SimNodeStatus[] {
   return c.nodes.map((n) => {
     const pid = readPid(join(n.dir, "sshd.pid"));
     const running = pid !== null && isAlive(pid) && isOurSshd(pid, join(n.dir, "sshd_config"));
-    return { name: n.name, host: n.host, port: n.port, gpu: n.gpu, gpus: n.gpus, driver: n.driver, pid: running ? pid : null, running };
+    return {
+      name: n.name,
+      host: n.host,
+      port: n.port,
+      gpu: n.gpu,
+      gpus: n.gpus,
+      driver: n.driver,
+      pid: running ? pid : null,
+      running,
+    };
   });
 }
 
 export function simNodeRecord(inventory: string, node: string): SimNodeRecord {
   const c = readCluster(clusterDirFor(inventory));
   const r = c?.nodes.find((n) => n.name === node);
-  if (!r) throw new SlicecheckError("USAGE", `no simulated node '${node}' in ${inventory}; run \`slicecheck sim status\``);
+  if (!r)
+    throw new SlicecheckError(
+      "USAGE",
+      `no simulated node '${node}' in ${inventory}; run \`slicecheck sim status\``,
+    );
   return r;
 }
 

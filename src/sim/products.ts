@@ -4,7 +4,10 @@ import { SlicecheckError } from "../errors.js";
 
 const PRODUCTS: Record<string, { aliases: string[]; driver: string }> = {
   A30: { aliases: ["NVIDIA A30", "A30-24GB"], driver: "580.65.06" },
-  "A100-40GB": { aliases: ["NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB", "A100"], driver: "580.65.06" },
+  "A100-40GB": {
+    aliases: ["NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB", "A100"],
+    driver: "580.65.06",
+  },
   "A100-80GB": { aliases: ["NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe"], driver: "580.65.06" },
   "H100-80GB": { aliases: ["NVIDIA H100 80GB HBM3", "H100", "H100-SXM"], driver: "580.65.06" },
   "H100-PCIE": { aliases: ["NVIDIA H100 PCIe"], driver: "580.65.06" },
@@ -19,7 +22,10 @@ export function resolveSimProduct(name: string, where: string): string {
   for (const [canon, p] of Object.entries(PRODUCTS)) {
     if (canon.toLowerCase() === key || p.aliases.some((a) => a.toLowerCase() === key)) return canon;
   }
-  throw new SlicecheckError("USAGE", `${where}: unknown GPU product '${name}'; known: ${Object.keys(PRODUCTS).join(", ")}`);
+  throw new SlicecheckError(
+    "USAGE",
+    `${where}: unknown GPU product '${name}'; known: ${Object.keys(PRODUCTS).join(", ")}`,
+  );
 }
 
 export function defaultDriverFor(product: string): string {

@@ -17,10 +17,16 @@ const specFile = z.strictObject({
   nodes: z
     .array(
       z.strictObject({
-        name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/).optional(),
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/)
+          .optional(),
         gpu: z.string(),
         gpus: z.number().int().min(1).max(16).optional(),
-        driver: z.string().regex(/^\d+\.\d+(\.\d+)?$/, "expected a driver version like 550.127.05").optional(),
+        driver: z
+          .string()
+          .regex(/^\d+\.\d+(\.\d+)?$/, "expected a driver version like 550.127.05")
+          .optional(),
         count: z.number().int().min(1).max(200).optional(),
       }),
     )
@@ -43,7 +49,10 @@ export function buildSimSpec(a: SimSpecArgs): SimNodeSpec[] {
   }
   const gpus = a.gpusPerNode ?? 1;
   if (!Number.isInteger(gpus) || gpus < 1 || gpus > 16) {
-    throw new SlicecheckError("USAGE", `--gpus-per-node must be an integer 1-16, got ${a.gpusPerNode}`);
+    throw new SlicecheckError(
+      "USAGE",
+      `--gpus-per-node must be an integer 1-16, got ${a.gpusPerNode}`,
+    );
   }
   const gpu = resolveSimProduct(a.gpu ?? "H100-80GB", "--gpu");
   const driver = a.driver ?? defaultDriverFor(gpu);
@@ -59,7 +68,11 @@ function readSpecFile(file: string): SimNodeSpec[] {
   try {
     data = parse(readFileSync(file, "utf8"));
   } catch (e) {
-    throw new SlicecheckError("SIM_SPEC", `${file}: cannot read the simulated cluster spec: ${(e as Error).message}`, { file });
+    throw new SlicecheckError(
+      "SIM_SPEC",
+      `${file}: cannot read the simulated cluster spec: ${(e as Error).message}`,
+      { file },
+    );
   }
   const r = specFile.safeParse(data);
   if (!r.success) {
@@ -75,6 +88,9 @@ function readSpecFile(file: string): SimNodeSpec[] {
     }
   });
   const dup = out.find((n, i) => out.findIndex((m) => m.name === n.name) !== i);
-  if (dup) throw new SlicecheckError("SIM_SPEC", `${file}: node name '${dup.name}' is used twice`, { file });
+  if (dup)
+    throw new SlicecheckError("SIM_SPEC", `${file}: node name '${dup.name}' is used twice`, {
+      file,
+    });
   return out;
 }

@@ -25,14 +25,18 @@ export function freePort(host: string): Promise<number> {
     srv.once("error", reject);
     srv.listen(0, host, () => {
       const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
+      srv.close(() =>
+        typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port")),
+      );
     });
   });
 }
 
 export function ensureKey(path: string, comment: string): void {
   if (existsSync(path)) return;
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path], { stdio: "ignore" });
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path], {
+    stdio: "ignore",
+  });
 }
 
 export interface SshdConfig {
@@ -77,8 +81,14 @@ export function startSshd(dir: string, config: string): number {
   try {
     execFileSync(findSshd(), ["-f", config, "-E", join(dir, "sshd.log")], { stdio: "pipe" });
   } catch (e) {
-    const log = existsSync(join(dir, "sshd.log")) ? readFileSync(join(dir, "sshd.log"), "utf8").trim().split("\n").slice(-3).join("; ") : "";
-    throw new SlicecheckError("SIM", `sshd did not start for ${dir}: ${(e as Error).message.split("\n")[0]} ${log}`, { dir });
+    const log = existsSync(join(dir, "sshd.log"))
+      ? readFileSync(join(dir, "sshd.log"), "utf8").trim().split("\n").slice(-3).join("; ")
+      : "";
+    throw new SlicecheckError(
+      "SIM",
+      `sshd did not start for ${dir}: ${(e as Error).message.split("\n")[0]} ${log}`,
+      { dir },
+    );
   }
   // sshd writes its pid file after it has bound the port and daemonised.
   for (let i = 0; i < 200; i++) {

@@ -18,7 +18,10 @@ export function installTools(binDir: string): void {
   for (const [tool, script] of Object.entries(SIM_TOOLS)) {
     const abs = join(PACKAGE_ROOT, script);
     if (!existsSync(abs)) {
-      throw new SlicecheckError("SIM", `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``);
+      throw new SlicecheckError(
+        "SIM",
+        `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``,
+      );
     }
     const path = join(binDir, tool);
     writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} "$@"\n`);

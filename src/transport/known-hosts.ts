@@ -45,7 +45,13 @@ function parse(text: string): Entry[] {
     if (f[0] === "@revoked" || f[0] === "@cert-authority") marker = f.shift() as Entry["marker"];
     const [names, keyType, b64] = f;
     if (!names || !keyType || !b64) return;
-    out.push({ line: i + 1, marker, patterns: names.split(","), keyType, key: Buffer.from(b64, "base64") });
+    out.push({
+      line: i + 1,
+      marker,
+      patterns: names.split(","),
+      keyType,
+      key: Buffer.from(b64, "base64"),
+    });
   });
   return out;
 }
@@ -57,7 +63,12 @@ function patternMatches(pattern: string, name: string): boolean {
     const mac = createHmac("sha1", Buffer.from(salt, "base64")).update(name).digest("base64");
     return mac === hash;
   }
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|\\[\]]/g, "\\$&").replaceAll("*", ".*").replaceAll("?", ".")}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|\\[\]]/g, "\\$&")
+      .replaceAll("*", ".*")
+      .replaceAll("?", ".")}$`,
+  );
   return re.test(name);
 }
 
@@ -71,7 +82,12 @@ function entryMatches(e: Entry, name: string): boolean {
   return hit;
 }
 
-export function checkHostKey(file: string, host: string, port: number, key: Buffer): HostKeyVerdict {
+export function checkHostKey(
+  file: string,
+  host: string,
+  port: number,
+  key: Buffer,
+): HostKeyVerdict {
   if (!existsSync(file)) return { status: "unknown" };
   const entries = parse(readFileSync(file, "utf8"));
   const name = hostKeyName(host, port);
@@ -89,7 +105,13 @@ export function checkHostKey(file: string, host: string, port: number, key: Buff
 }
 
 /** Appends a key the way `StrictHostKeyChecking accept-new` does. */
-export function recordHostKey(file: string, host: string, port: number, key: Buffer, hashed = false): void {
+export function recordHostKey(
+  file: string,
+  host: string,
+  port: number,
+  key: Buffer,
+  hashed = false,
+): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const name = hostKeyName(host, port);
   const label = hashed ? hashName(name) : name;

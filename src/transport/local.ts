@@ -4,7 +4,15 @@
 import { execa } from "execa";
 import type { NodeSpec } from "../inventory/types.js";
 import { ManagedExecutor } from "./managed.js";
-import type { Command, ExecOptions, ExecResult, RawProcess, RawShell, RunProcess, Transport } from "./types.js";
+import type {
+  Command,
+  ExecOptions,
+  ExecResult,
+  RawProcess,
+  RawShell,
+  RunProcess,
+  Transport,
+} from "./types.js";
 
 export class LocalTransport implements Transport, RawShell {
   readonly kind = "local";

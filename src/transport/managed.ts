@@ -14,7 +14,14 @@ import {
   watchdogScript,
   wrapCommand,
 } from "./remote-scripts.js";
-import type { Command, ExecOptions, ExecResult, RawProcess, RawShell, RunProcess } from "./types.js";
+import type {
+  Command,
+  ExecOptions,
+  ExecResult,
+  RawProcess,
+  RawShell,
+  RunProcess,
+} from "./types.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** The node's own deadline trails ours, so that our kill (with evidence) normally wins. */
@@ -104,7 +111,11 @@ export class ManagedExecutor {
       let s = stderrDec.decode(b, { stream: true });
       if (!markerDone) {
         pendingErr += s;
-        if (!pendingErr.includes("\n") && PGID_MARKER.startsWith(pendingErr.slice(0, PGID_MARKER.length))) return;
+        if (
+          !pendingErr.includes("\n") &&
+          PGID_MARKER.startsWith(pendingErr.slice(0, PGID_MARKER.length))
+        )
+          return;
         const taken = takePgidMarker(pendingErr);
         pgid = taken.pgid;
         s = taken.rest;

@@ -9,7 +9,10 @@ import { type SshOptions, SshTransport } from "./ssh.js";
 import type { Transport } from "./types.js";
 
 export function newRunId(now = new Date()): string {
-  const ts = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const ts = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `sc-${ts}-${randomBytes(3).toString("hex")}`;
 }
 

@@ -20,7 +20,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function wrapCommand(cmd: Command, o: WrapOptions): string {
   const env = Object.entries(o.env ?? {}).map(([k, v]) => {
-    if (!ENV_NAME.test(k)) throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
+    if (!ENV_NAME.test(k))
+      throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
     return quote(`${k}=${v}`);
   });
   const body = "argv" in cmd ? quoteArgv(cmd.argv) : `sh -c ${quote(cmd.shell)}`;

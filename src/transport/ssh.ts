@@ -10,7 +10,15 @@ import { SlicecheckError } from "../errors.js";
 import type { JumpHost, NodeSpec } from "../inventory/types.js";
 import { checkHostKey, fingerprint, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
-import type { Command, ExecOptions, ExecResult, RawProcess, RawShell, RunProcess, Transport } from "./types.js";
+import type {
+  Command,
+  ExecOptions,
+  ExecResult,
+  RawProcess,
+  RawShell,
+  RunProcess,
+  Transport,
+} from "./types.js";
 
 const { Client } = ssh2;
 type SshClient = InstanceType<typeof Client>;
@@ -91,16 +99,26 @@ export class SshTransport implements Transport, RawShell {
     return this.openChannel(client, commandLine, 0);
   }
 
-  private openChannel(client: SshClient, commandLine: string, attempt: number): Promise<RawProcess> {
+  private openChannel(
+    client: SshClient,
+    commandLine: string,
+    attempt: number,
+  ): Promise<RawProcess> {
     return new Promise((resolve, reject) => {
       client.exec(commandLine, (err, ch) => {
         if (err) {
           // sshd refuses sessions beyond MaxSessions, and briefly keeps closed ones; retry.
           if (/open failed/i.test(err.message) && attempt < 5) {
-            setTimeout(() => this.openChannel(client, commandLine, attempt + 1).then(resolve, reject), 100 * 2 ** attempt);
+            setTimeout(
+              () => this.openChannel(client, commandLine, attempt + 1).then(resolve, reject),
+              100 * 2 ** attempt,
+            );
             return;
           }
-          reject(this.lostError ?? this.err("CHANNEL", `could not open a command channel: ${err.message}`));
+          reject(
+            this.lostError ??
+              this.err("CHANNEL", `could not open a command channel: ${err.message}`),
+          );
           return;
         }
         resolve(this.wrapChannel(ch));
@@ -139,10 +157,17 @@ export class SshTransport implements Transport, RawShell {
     };
   }
 
-  private err(code: "CONNECTION_LOST" | "CHANNEL" | "CONNECT" | "AUTH", msg: string): SlicecheckError {
-    return new SlicecheckError(code, `${this.node.name} (${this.node.user}@${this.node.host}:${this.node.port}): ${msg}`, {
-      node: this.node.name,
-    });
+  private err(
+    code: "CONNECTION_LOST" | "CHANNEL" | "CONNECT" | "AUTH",
+    msg: string,
+  ): SlicecheckError {
+    return new SlicecheckError(
+      code,
+      `${this.node.name} (${this.node.user}@${this.node.host}:${this.node.port}): ${msg}`,
+      {
+        node: this.node.name,
+      },
+    );
   }
 
   private async connectWithRetries(): Promise<void> {
@@ -155,7 +180,10 @@ export class SshTransport implements Transport, RawShell {
       } catch (err) {
         for (const c of this.clients) c.end();
         this.clients = [];
-        const retryable = err instanceof SlicecheckError && err.code === "CONNECT" && err.context.retryable === true;
+        const retryable =
+          err instanceof SlicecheckError &&
+          err.code === "CONNECT" &&
+          err.context.retryable === true;
         if (!retryable || i >= attempts) throw err;
         await new Promise((r) => setTimeout(r, backoff));
         backoff *= 2;
@@ -175,7 +203,11 @@ export class SshTransport implements Transport, RawShell {
     }
   }
 
-  private connectHop(hop: Hop, sock: NodeJS.ReadableStream | undefined, isTarget: boolean): Promise<SshClient> {
+  private connectHop(
+    hop: Hop,
+    sock: NodeJS.ReadableStream | undefined,
+    isTarget: boolean,
+  ): Promise<SshClient> {
     const via = isTarget ? "" : ` (jump host ${hop.name})`;
     const where = `${this.node.name}${via} ${hop.user}@${hop.host}:${hop.port}`;
     return new Promise((resolve, reject) => {
@@ -223,7 +255,10 @@ export class SshTransport implements Transport, RawShell {
 
   private onLost(reason: string): void {
     if (this.closed || this.lostError) return;
-    this.lostError = this.err("CONNECTION_LOST", `connection lost (${reason}); its commands did not finish. The node's watchdog kills this run's processes within 30 s; check with \`slicecheck cleanup --run ${this.runId}\``);
+    this.lostError = this.err(
+      "CONNECTION_LOST",
+      `connection lost (${reason}); its commands did not finish. The node's watchdog kills this run's processes within 30 s; check with \`slicecheck cleanup --run ${this.runId}\``,
+    );
     for (const reject of this.inflight) reject(this.lostError);
     this.inflight.clear();
   }
@@ -232,18 +267,29 @@ export class SshTransport implements Transport, RawShell {
 function keyConfig(hop: Hop, where: string): Pick<ConnectConfig, "privateKey" | "passphrase"> {
   let file = hop.identityFile;
   if (!file) {
-    file = ["id_ed25519", "id_ecdsa", "id_rsa"].map((k) => join(homedir(), ".ssh", k)).find((p) => existsSync(p)) ?? null;
+    file =
+      ["id_ed25519", "id_ecdsa", "id_rsa"]
+        .map((k) => join(homedir(), ".ssh", k))
+        .find((p) => existsSync(p)) ?? null;
     if (!file) return {};
   }
   let privateKey: Buffer;
   try {
     privateKey = readFileSync(file);
   } catch (e) {
-    throw new SlicecheckError("KEY_FILE", `${where}: cannot read identity_file ${file}: ${(e as NodeJS.ErrnoException).code}. Fix identity_file in the inventory.`, { file });
+    throw new SlicecheckError(
+      "KEY_FILE",
+      `${where}: cannot read identity_file ${file}: ${(e as NodeJS.ErrnoException).code}. Fix identity_file in the inventory.`,
+      { file },
+    );
   }
   const passphrase = hop.identityPassphraseEnv ? process.env[hop.identityPassphraseEnv] : undefined;
   if (hop.identityPassphraseEnv && passphrase === undefined) {
-    throw new SlicecheckError("KEY_FILE", `${where}: the key's passphrase is expected in $${hop.identityPassphraseEnv}, which is not set.`, { file });
+    throw new SlicecheckError(
+      "KEY_FILE",
+      `${where}: the key's passphrase is expected in $${hop.identityPassphraseEnv}, which is not set.`,
+      { file },
+    );
   }
   return passphrase === undefined ? { privateKey } : { privateKey, passphrase };
 }
@@ -252,7 +298,13 @@ function forwardOut(client: SshClient, next: Hop, node: string): Promise<NodeJS.
   return new Promise((resolve, reject) => {
     client.forwardOut("127.0.0.1", 0, next.host, next.port, (err, stream) => {
       if (err) {
-        reject(new SlicecheckError("CONNECT", `${node}: the jump host could not reach ${next.host}:${next.port}: ${err.message} (is AllowTcpForwarding on?)`, { node, retryable: false }));
+        reject(
+          new SlicecheckError(
+            "CONNECT",
+            `${node}: the jump host could not reach ${next.host}:${next.port}: ${err.message} (is AllowTcpForwarding on?)`,
+            { node, retryable: false },
+          ),
+        );
       } else resolve(stream);
     });
   });
@@ -283,14 +335,30 @@ function mapConnectError(
     );
   }
   if (v?.status === "revoked") {
-    return new SlicecheckError("HOST_KEY_REVOKED", `${where}: host key ${fp} is marked @revoked in ${hop.knownHosts} line ${v.line}.`, { node, fingerprint: fp });
+    return new SlicecheckError(
+      "HOST_KEY_REVOKED",
+      `${where}: host key ${fp} is marked @revoked in ${hop.knownHosts} line ${v.line}.`,
+      { node, fingerprint: fp },
+    );
   }
   if (/authentication methods failed/i.test(e.message)) {
-    return new SlicecheckError("AUTH", `${where}: authentication failed (tried ${hop.identityFile ?? "default keys"}${process.env.SSH_AUTH_SOCK ? " and ssh-agent" : ""}). Check user and identity_file.`, { node });
+    return new SlicecheckError(
+      "AUTH",
+      `${where}: authentication failed (tried ${hop.identityFile ?? "default keys"}${process.env.SSH_AUTH_SOCK ? " and ssh-agent" : ""}). Check user and identity_file.`,
+      { node },
+    );
   }
   if (/passphrase|encrypted/i.test(e.message)) {
-    return new SlicecheckError("KEY_FILE", `${where}: cannot decrypt the private key: ${e.message}`, { node });
+    return new SlicecheckError(
+      "KEY_FILE",
+      `${where}: cannot decrypt the private key: ${e.message}`,
+      { node },
+    );
   }
   const retryable = e.code !== "ENOTFOUND" && e.code !== "EAI_AGAIN";
-  return new SlicecheckError("CONNECT", `${where}: cannot connect: ${e.code ?? e.message}${e.code ? ` (${e.message})` : ""}`, { node, retryable, cause: e.code });
+  return new SlicecheckError(
+    "CONNECT",
+    `${where}: cannot connect: ${e.code ?? e.message}${e.code ? ` (${e.message})` : ""}`,
+    { node, retryable, cause: e.code },
+  );
 }

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, type TestCluster } from "../helpers/cluster.js";
 import { cli } from "../helpers/cli.js";
+import { startCluster, type TestCluster } from "../helpers/cluster.js";
 
 describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
   this.timeout(90_000);
@@ -15,17 +15,47 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
   });
 
   it("prints each node's lines prefixed by its name, stderr apart", async () => {
-    const r = await cli("exec", "-i", c.inventoryPath, "--", "sh", "-c", "echo one; echo two; echo bad >&2");
+    const r = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--",
+      "sh",
+      "-c",
+      "echo one; echo two; echo bad >&2",
+    );
     assert.equal(r.code, 0);
     const lines = r.stdout.trim().split("\n").sort();
-    assert.deepEqual(lines, ["sim01: one", "sim01: two", "sim02: one", "sim02: two", "sim03: one", "sim03: two"]);
-    assert.deepEqual(r.stderr.trim().split("\n").sort(), ["sim01: bad", "sim02: bad", "sim03: bad"]);
+    assert.deepEqual(lines, [
+      "sim01: one",
+      "sim01: two",
+      "sim02: one",
+      "sim02: two",
+      "sim03: one",
+      "sim03: two",
+    ]);
+    assert.deepEqual(r.stderr.trim().split("\n").sort(), [
+      "sim01: bad",
+      "sim02: bad",
+      "sim03: bad",
+    ]);
   });
 
   it("exits with the worst exit code of the nodes, and gives JSON", async () => {
-    const r = await cli("exec", "-i", c.inventoryPath, "--json", "--", "sh", "-c", 'case "$SSH_CONNECTION" in *127.0.0.11*) exit 5;; *127.0.0.12*) exit 2;; esac; echo fine');
+    const r = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--json",
+      "--",
+      "sh",
+      "-c",
+      'case "$SSH_CONNECTION" in *127.0.0.11*) exit 5;; *127.0.0.12*) exit 2;; esac; echo fine',
+    );
     assert.equal(r.code, 5);
-    const j = JSON.parse(r.stdout) as { nodes: { name: string; exitCode: number; stdout: string; error: string | null }[] };
+    const j = JSON.parse(r.stdout) as {
+      nodes: { name: string; exitCode: number; stdout: string; error: string | null }[];
+    };
     assert.deepEqual(
       j.nodes.map((n) => [n.name, n.exitCode, n.stdout, n.error]),
       [
@@ -38,7 +68,19 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
 
   it("reports a timeout per node as 124 and kills the command", async () => {
     const t0 = Date.now();
-    const r = await cli("exec", "-i", c.inventoryPath, "--nodes", "sim02", "--timeout", "1", "--json", "--", "sleep", "60");
+    const r = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim02",
+      "--timeout",
+      "1",
+      "--json",
+      "--",
+      "sleep",
+      "60",
+    );
     assert.equal(r.code, 124);
     assert.match(JSON.parse(r.stdout).nodes[0].error, /timed out after 1 s/);
     assert.ok(Date.now() - t0 < 20_000);
@@ -55,7 +97,10 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
     writeFileSync(bad, "nodes:\n  n1:\n    port: 0\n");
     const r = await cli("exec", "-i", bad, "--", "true");
     assert.equal(r.code, 3);
-    assert.match(r.stderr, new RegExp(`${bad.replaceAll("/", "\\/")}:3: nodes\\.n1\\.port: expected a port number`));
+    assert.match(
+      r.stderr,
+      new RegExp(`${bad.replaceAll("/", "\\/")}:3: nodes\\.n1\\.port: expected a port number`),
+    );
   });
 
   it("reports an unreachable node as 2 while the others run", async () => {
@@ -77,14 +122,43 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
     // transport, with the run tag of a run that no longer exists.
     const run = "sc-test-leftover";
     const n = c.inventory.nodes[0]!;
-    const spawn = await cli("exec", "-i", c.inventoryPath, "--nodes", n.name, "--", "sh", "-c", `SLICECHECK_RUN=${run}@${n.name} setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started`);
+    const spawn = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      n.name,
+      "--",
+      "sh",
+      "-c",
+      `SLICECHECK_RUN=${run}@${n.name} setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started`,
+    );
     assert.equal(spawn.stdout.trim(), `${n.name}: started`);
     // The exec's own watchdog only kills its own run's processes: the leftover survives it.
-    const dry = await cli("cleanup", "-i", c.inventoryPath, "--nodes", n.name, "--run", run, "--dry-run", "--json");
+    const dry = await cli(
+      "cleanup",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      n.name,
+      "--run",
+      run,
+      "--dry-run",
+      "--json",
+    );
     const found = JSON.parse(dry.stdout).nodes[0].found as { pid: number; command: string }[];
     assert.equal(found.length, 1);
     assert.match(found[0]!.command, /sleep 300/);
-    const r = await cli("cleanup", "-i", c.inventoryPath, "--nodes", n.name, "--run", run, "--json");
+    const r = await cli(
+      "cleanup",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      n.name,
+      "--run",
+      run,
+      "--json",
+    );
     assert.equal(JSON.parse(r.stdout).nodes[0].killed, 1);
     const again = await cli("cleanup", "-i", c.inventoryPath, "--nodes", n.name, "--run", run);
     assert.match(again.stdout, /nothing left by sc-test-leftover/);
@@ -93,8 +167,19 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
   it("sim status --json gives the documented shape", async () => {
     const r = await cli("sim", "status", "--inventory", c.inventoryPath, "--json");
     const j = JSON.parse(r.stdout) as { nodes: Record<string, unknown>[] };
-    assert.deepEqual(Object.keys(j.nodes[0]!).sort(), ["driver", "gpu", "gpus", "host", "name", "pid", "port"]);
+    assert.deepEqual(Object.keys(j.nodes[0]!).sort(), [
+      "driver",
+      "gpu",
+      "gpus",
+      "host",
+      "name",
+      "pid",
+      "port",
+    ]);
     assert.ok(j.nodes.every((n) => typeof n.pid === "number"));
-    assert.deepEqual(j.nodes.map((n) => n.host), ["127.0.0.10", "127.0.0.11", "127.0.0.12"]);
+    assert.deepEqual(
+      j.nodes.map((n) => n.host),
+      ["127.0.0.10", "127.0.0.11", "127.0.0.12"],
+    );
   });
 });

@@ -14,7 +14,9 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(nodes: Partial<SimNodeSpec>[] | number = 1): Promise<TestCluster> {
+export async function startCluster(
+  nodes: Partial<SimNodeSpec>[] | number = 1,
+): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), "slicecheck-test-"));
   const inventoryPath = join(dir, "sim.yaml");
   const list = typeof nodes === "number" ? Array.from({ length: nodes }, () => ({})) : nodes;
@@ -42,7 +44,8 @@ export function taggedPids(entry: string): number[] {
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(entry)) out.push(Number(d));
+      if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(entry))
+        out.push(Number(d));
     } catch {
       /* gone or not ours */
     }
@@ -50,7 +53,11 @@ export function taggedPids(entry: string): number[] {
   return out;
 }
 
-export async function waitFor(cond: () => boolean, timeoutMs: number, stepMs = 200): Promise<boolean> {
+export async function waitFor(
+  cond: () => boolean,
+  timeoutMs: number,
+  stepMs = 200,
+): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (cond()) return true;

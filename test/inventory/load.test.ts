@@ -48,12 +48,30 @@ describe("inventory: native format", () => {
     assert.equal(inv.format, "native");
     const [a, b, c] = inv.nodes;
     assert.deepEqual(
-      { host: a!.host, port: a!.port, user: a!.user, key: a!.identityFile, kh: a!.knownHosts, tags: a!.tags },
-      { host: "10.0.0.1", port: 22, user: "admin", key: join(dir, "keys/id"), kh: join(homedir(), "kh"), tags: ["a100"] },
+      {
+        host: a!.host,
+        port: a!.port,
+        user: a!.user,
+        key: a!.identityFile,
+        kh: a!.knownHosts,
+        tags: a!.tags,
+      },
+      {
+        host: "10.0.0.1",
+        port: 22,
+        user: "admin",
+        key: join(dir, "keys/id"),
+        kh: join(homedir(), "kh"),
+        tags: ["a100"],
+      },
     );
     assert.deepEqual([b!.port, b!.user, b!.become, b!.slurmNode], [2222, "other", "sudo", "n2"]);
     assert.equal(c!.host, "gpu03", "a node without host: is reached by its name");
-    assert.equal(a!.hostKeyPolicy, "strict", "host keys are strict unless the inventory says otherwise");
+    assert.equal(
+      a!.hostKeyPolicy,
+      "strict",
+      "host keys are strict unless the inventory says otherwise",
+    );
     assert.deepEqual(inv.groups, { pair: ["gpu01", "gpu02"] });
   });
 
@@ -70,7 +88,11 @@ describe("inventory: native format", () => {
     const deep = inv.nodes.find((x) => x.name === "deep")!;
     assert.deepEqual(
       deep.jump.map((j) => `${j.user}@${j.host}:${j.port}`),
-      ["jumper@192.0.2.1:22", "root@192.0.2.2:22".replace("root", deep.user), "ops@198.51.100.7:2200"],
+      [
+        "jumper@192.0.2.1:22",
+        "root@192.0.2.2:22".replace("root", deep.user),
+        "ops@198.51.100.7:2200",
+      ],
     );
     const loop = failure(["nodes:", "  a: {jump: b}", "  b: {jump: a}"].join("\n"));
     assert.match(loop.message, /jump hosts loop through 'a'/);
@@ -79,12 +101,18 @@ describe("inventory: native format", () => {
   it("names file, line, path and expectation for a bad port", () => {
     const f = failure(["nodes:", "  gpu01:", "    host: h1", "    port: 'abc'"].join("\n"));
     assert.equal(f.code, "INVENTORY_SCHEMA");
-    assert.equal(f.message, 'FILE:4: nodes.gpu01.port: expected a port number (integer 1-65535), got "abc"');
+    assert.equal(
+      f.message,
+      'FILE:4: nodes.gpu01.port: expected a port number (integer 1-65535), got "abc"',
+    );
   });
 
   it("names an unknown field and lists the known ones", () => {
     const f = failure(["nodes:", "  gpu01:", "    hots: h1"].join("\n"));
-    assert.match(f.message, /^FILE:3: nodes\.gpu01: unknown field 'hots'; expected one of: host, port, user,/);
+    assert.match(
+      f.message,
+      /^FILE:3: nodes\.gpu01: unknown field 'hots'; expected one of: host, port, user,/,
+    );
   });
 
   it("refuses a node name that could inject into a shell", () => {
@@ -101,8 +129,13 @@ describe("inventory: native format", () => {
   });
 
   it("refuses a group member that is not a node, naming the line", () => {
-    const f = failure(["nodes:", "  gpu01: {host: h1}", "groups:", "  g: [gpu01, gpu09]"].join("\n"));
-    assert.equal(f.message, "FILE:4: groups.g.1: group 'g' names node 'gpu09', which is not in nodes:");
+    const f = failure(
+      ["nodes:", "  gpu01: {host: h1}", "groups:", "  g: [gpu01, gpu09]"].join("\n"),
+    );
+    assert.equal(
+      f.message,
+      "FILE:4: groups.g.1: group 'g' names node 'gpu09', which is not in nodes:",
+    );
   });
 
   it("reports YAML syntax errors with their line", () => {
@@ -123,12 +156,18 @@ describe("inventory: native format", () => {
 
   it("reads the example inventories shipped in inventory/", () => {
     const staging = loadInventory("inventory/staging.example.yaml", { sshConfig: null });
-    assert.deepEqual(staging.nodes.map((x) => x.name), ["gpu01", "gpu02", "gpu03", "bastion"]);
+    assert.deepEqual(
+      staging.nodes.map((x) => x.name),
+      ["gpu01", "gpu02", "gpu03", "bastion"],
+    );
     assert.equal(staging.nodes[2]!.jump[0]!.host, "bastion.staging.example.org");
     assert.equal(staging.nodes[3]!.become, null);
     const ansible = loadInventory("inventory/ansible.example.yaml", { sshConfig: null });
     assert.equal(ansible.format, "ansible");
-    assert.deepEqual(ansible.nodes.map((x) => x.name), ["gpu01", "gpu02", "gpu03"]);
+    assert.deepEqual(
+      ansible.nodes.map((x) => x.name),
+      ["gpu01", "gpu02", "gpu03"],
+    );
   });
 });
 
@@ -151,9 +190,15 @@ describe("inventory: Ansible YAML", () => {
     );
     const inv = loadInventory(p, { sshConfig: null });
     const by = Object.fromEntries(inv.nodes.map((x) => [x.name, x]));
-    assert.deepEqual([by.gpu01!.host, by.gpu01!.port, by.gpu01!.user, by.gpu01!.tags], ["10.1.1.1", 2200, "base", ["a100"]]);
+    assert.deepEqual(
+      [by.gpu01!.host, by.gpu01!.port, by.gpu01!.user, by.gpu01!.tags],
+      ["10.1.1.1", 2200, "base", ["a100"]],
+    );
     assert.deepEqual([by.gpu02!.port, by.gpu02!.become], [2300, "sudo"]);
-    assert.deepEqual(by.gpu03!.jump.map((j) => `${j.user}@${j.host}:${j.port}`), ["ops@bastion:2022"]);
+    assert.deepEqual(
+      by.gpu03!.jump.map((j) => `${j.user}@${j.host}:${j.port}`),
+      ["ops@bastion:2022"],
+    );
     assert.deepEqual(inv.groups.a100, ["gpu01", "gpu02"]);
     assert.deepEqual(inv.groups.all?.sort(), ["gpu01", "gpu02", "gpu03"]);
   });
@@ -167,15 +212,34 @@ describe("inventory: Ansible YAML", () => {
 describe("inventory: ~/.ssh/config", () => {
   it("fills HostName, User, Port, IdentityFile and ProxyJump; the inventory wins", () => {
     const cfg = write(
-      ["Host gpu*", "  HostName %h.internal", "  User cfguser", "  Port 2022", "  IdentityFile ~/.ssh/cfgkey", "  ProxyJump hop@bastion:2200", "Host gpu02", "  HostName 10.9.9.9"].join("\n"),
+      [
+        "Host gpu*",
+        "  HostName %h.internal",
+        "  User cfguser",
+        "  Port 2022",
+        "  IdentityFile ~/.ssh/cfgkey",
+        "  ProxyJump hop@bastion:2200",
+        "Host gpu02",
+        "  HostName 10.9.9.9",
+      ].join("\n"),
       "ssh_config",
     );
     const p = write(["nodes:", "  gpu02: {}", "  gpu05: {user: mine, port: 22}"].join("\n"));
     const inv = loadInventory(p, { sshConfig: cfg });
     const [a, b] = inv.nodes;
-    assert.equal(a!.host, "gpu02.internal", "the first HostName that matches wins, with %h expanded, as in ssh");
-    assert.deepEqual([a!.user, a!.port, a!.identityFile], ["cfguser", 2022, join(homedir(), ".ssh/cfgkey")]);
-    assert.deepEqual(a!.jump.map((j) => `${j.user}@${j.host}:${j.port}`), ["hop@bastion:2200"]);
+    assert.equal(
+      a!.host,
+      "gpu02.internal",
+      "the first HostName that matches wins, with %h expanded, as in ssh",
+    );
+    assert.deepEqual(
+      [a!.user, a!.port, a!.identityFile],
+      ["cfguser", 2022, join(homedir(), ".ssh/cfgkey")],
+    );
+    assert.deepEqual(
+      a!.jump.map((j) => `${j.user}@${j.host}:${j.port}`),
+      ["hop@bastion:2200"],
+    );
     assert.deepEqual([b!.user, b!.port], ["mine", 22]);
   });
 });

@@ -21,7 +21,14 @@ const node = (name: string, tags: string[] = []): NodeSpec => ({
 const inv: Inventory = {
   file: "/x/inv.yaml",
   format: "native",
-  nodes: [node("gpu01", ["a100"]), node("gpu02", ["a100"]), node("gpu03", ["h100"]), node("gpu04"), node("gpu10"), node("login1")],
+  nodes: [
+    node("gpu01", ["a100"]),
+    node("gpu02", ["a100"]),
+    node("gpu03", ["h100"]),
+    node("gpu04"),
+    node("gpu10"),
+    node("login1"),
+  ],
   groups: { hopper: ["gpu03", "gpu04"] },
 };
 const names = (sel: string | undefined) => selectNodes(inv, sel).map((n) => n.name);
@@ -37,8 +44,14 @@ describe("node selectors", () => {
     assert.deepEqual(names("@hopper,gpu01"), ["gpu01", "gpu03", "gpu04"]);
     assert.deepEqual(names("tag:a100,gpu02"), ["gpu01", "gpu02"]);
     assert.deepEqual(names("gpu1*"), ["gpu10"]);
-    assert.deepEqual(names(undefined), inv.nodes.map((n) => n.name));
-    assert.deepEqual(names("all"), inv.nodes.map((n) => n.name));
+    assert.deepEqual(
+      names(undefined),
+      inv.nodes.map((n) => n.name),
+    );
+    assert.deepEqual(
+      names("all"),
+      inv.nodes.map((n) => n.name),
+    );
   });
   it("refuses terms that match nothing, naming them", () => {
     const cases: [string, RegExp][] = [
@@ -50,7 +63,11 @@ describe("node selectors", () => {
       ["gpu01,,gpu02", /empty term/],
     ];
     for (const [sel, re] of cases) {
-      assert.throws(() => names(sel), (e: unknown) => isSlicecheckError(e, "SELECTOR") && re.test(e.message), sel);
+      assert.throws(
+        () => names(sel),
+        (e: unknown) => isSlicecheckError(e, "SELECTOR") && re.test(e.message),
+        sel,
+      );
     }
   });
 });

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import { simDown, simStatus, simUp } from "../../src/sim/cluster.js";
-import { isAlive } from "../../src/sim/sshd.js";
 import { buildSimSpec } from "../../src/sim/spec.js";
+import { isAlive } from "../../src/sim/sshd.js";
 
 describe("simulated cluster lifecycle", function () {
   this.timeout(60_000);
@@ -18,12 +18,18 @@ describe("simulated cluster lifecycle", function () {
   });
 
   it("starts nodes on their own 127.0.0.x addresses and writes a usable inventory", async () => {
-    const st = await simUp(inv, buildSimSpec({ nodes: 3, gpu: "A100-80GB", gpusPerNode: 2, driver: "535.183.01" }));
+    const st = await simUp(
+      inv,
+      buildSimSpec({ nodes: 3, gpu: "A100-80GB", gpusPerNode: 2, driver: "535.183.01" }),
+    );
     assert.equal(st.length, 3);
     assert.ok(st.every((s) => s.running && s.pid !== null));
     assert.deepEqual(new Set(st.map((s) => s.host)).size, 3);
     const i = loadInventory(inv, { sshConfig: null });
-    assert.deepEqual(i.nodes.map((n) => n.name), ["sim01", "sim02", "sim03"]);
+    assert.deepEqual(
+      i.nodes.map((n) => n.name),
+      ["sim01", "sim02", "sim03"],
+    );
     assert.deepEqual(i.nodes[0]!.tags, ["sim", "a100-80gb"]);
     const kh = readFileSync(i.nodes[0]!.knownHosts, "utf8").trim().split("\n");
     assert.equal(kh.length, 3);
@@ -32,13 +38,19 @@ describe("simulated cluster lifecycle", function () {
 
   it("is idempotent: a second `up` keeps the same processes and ports", async () => {
     const before = simStatus(inv);
-    const again = await simUp(inv, buildSimSpec({ nodes: 3, gpu: "A100-80GB", gpusPerNode: 2, driver: "535.183.01" }));
+    const again = await simUp(
+      inv,
+      buildSimSpec({ nodes: 3, gpu: "A100-80GB", gpusPerNode: 2, driver: "535.183.01" }),
+    );
     assert.deepEqual(again, before);
   });
 
   it("reconciles: a changed spec restarts what changed and removes what is gone", async () => {
     const before = simStatus(inv);
-    const after = await simUp(inv, buildSimSpec({ nodes: 2, gpu: "A100-80GB", gpusPerNode: 2, driver: "535.183.01" }));
+    const after = await simUp(
+      inv,
+      buildSimSpec({ nodes: 2, gpu: "A100-80GB", gpusPerNode: 2, driver: "535.183.01" }),
+    );
     assert.deepEqual(after, before.slice(0, 2));
     assert.equal(isAlive(before[2]!.pid!), false, "the dropped node's sshd was stopped");
   });
@@ -56,14 +68,24 @@ describe("simulated cluster lifecycle", function () {
 
   it("reads a spec file for mixed clusters and refuses unknown products", () => {
     const spec = join(dir, "spec.yaml");
-    writeFileSync(spec, "nodes:\n  - {gpu: A100-80GB, driver: 535.183.01, gpus: 2}\n  - {gpu: NVIDIA H100 80GB HBM3, count: 2}\n");
+    writeFileSync(
+      spec,
+      "nodes:\n  - {gpu: A100-80GB, driver: 535.183.01, gpus: 2}\n  - {gpu: NVIDIA H100 80GB HBM3, count: 2}\n",
+    );
     const s = buildSimSpec({ spec });
-    assert.deepEqual(s.map((n) => [n.name, n.gpu, n.gpus]), [
-      ["sim01", "A100-80GB", 2],
-      ["sim02", "H100-80GB", 1],
-      ["sim03", "H100-80GB", 1],
-    ]);
+    assert.deepEqual(
+      s.map((n) => [n.name, n.gpu, n.gpus]),
+      [
+        ["sim01", "A100-80GB", 2],
+        ["sim02", "H100-80GB", 1],
+        ["sim03", "H100-80GB", 1],
+      ],
+    );
     writeFileSync(spec, "nodes:\n  - {gpu: RTX-4090}\n");
-    assert.throws(() => buildSimSpec({ spec }), (e: unknown) => isSlicecheckError(e) && /nodes\.0\.gpu: unknown GPU product 'RTX-4090'/.test(e.message));
+    assert.throws(
+      () => buildSimSpec({ spec }),
+      (e: unknown) =>
+        isSlicecheckError(e) && /nodes\.0\.gpu: unknown GPU product 'RTX-4090'/.test(e.message),
+    );
   });
 });

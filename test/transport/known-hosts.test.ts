@@ -3,7 +3,13 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkHostKey, fingerprint, hashName, keyTypeOf, recordHostKey } from "../../src/transport/known-hosts.js";
+import {
+  checkHostKey,
+  fingerprint,
+  hashName,
+  keyTypeOf,
+  recordHostKey,
+} from "../../src/transport/known-hosts.js";
 
 const dir = mkdtempSync(join(tmpdir(), "slicecheck-kh-"));
 function newKey(name: string): { blob: Buffer; line: string } {
@@ -21,7 +27,11 @@ describe("known_hosts", () => {
     const kh = join(dir, "plain");
     writeFileSync(kh, `# comment\nother,[10.0.0.5]:2222 ${a.line}\n*.lab ${b.line}\n`);
     assert.deepEqual(checkHostKey(kh, "10.0.0.5", 2222, a.blob), { status: "known" });
-    assert.deepEqual(checkHostKey(kh, "10.0.0.5", 22, a.blob), { status: "unknown" }, "port 22 is looked up without brackets");
+    assert.deepEqual(
+      checkHostKey(kh, "10.0.0.5", 22, a.blob),
+      { status: "unknown" },
+      "port 22 is looked up without brackets",
+    );
     assert.deepEqual(checkHostKey(kh, "n1.lab", 22, b.blob), { status: "known" });
     assert.deepEqual(checkHostKey(kh, "10.0.0.5", 2222, b.blob), { status: "changed", line: 2 });
   });
@@ -53,7 +63,9 @@ describe("known_hosts", () => {
     recordHostKey(kh, "127.0.0.3", 2022, a.blob);
     assert.equal(readFileSync(kh, "utf8"), `[127.0.0.3]:2022 ${a.line}\n`);
     assert.equal(keyTypeOf(a.blob), "ssh-ed25519");
-    const expected = execFileSync("ssh-keygen", ["-lf", join(dir, "a.pub")], { encoding: "utf8" }).split(" ")[1];
+    const expected = execFileSync("ssh-keygen", ["-lf", join(dir, "a.pub")], {
+      encoding: "utf8",
+    }).split(" ")[1];
     assert.equal(fingerprint(a.blob), expected);
   });
 });

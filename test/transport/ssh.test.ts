@@ -41,20 +41,39 @@ describe("ssh transport (real sshd)", function () {
     assert.ok(r.pgid && r.pgid > 1, "the wrapper reported the command's process group");
     const pids = await Promise.all([1, 2, 3].map(() => t.exec({ shell: "echo $PPID" })));
     const sessions = childrenOf(readPid(join(cluster.dir, ".sim.d/nodes/sim01/sshd.pid"))!);
-    assert.equal(sessions.length, 1, "all commands went over one connection (one sshd session process)");
+    assert.equal(
+      sessions.length,
+      1,
+      "all commands went over one connection (one sshd session process)",
+    );
     assert.equal(pids.length, 3);
   });
 
   it("passes hostile arguments and env values through literally", async () => {
     const t = transport(a);
     const marker = join(cluster.dir, "pwned");
-    const hostile = [`$(touch ${marker})`, `; touch ${marker}`, `\`touch ${marker}\``, "it's", "a\nb"];
-    const r = await t.exec({ argv: ["printf", "%s|", ...hostile] }, { env: { X: `'; touch ${marker}; '` } });
+    const hostile = [
+      `$(touch ${marker})`,
+      `; touch ${marker}`,
+      `\`touch ${marker}\``,
+      "it's",
+      "a\nb",
+    ];
+    const r = await t.exec(
+      { argv: ["printf", "%s|", ...hostile] },
+      { env: { X: `'; touch ${marker}; '` } },
+    );
     assert.equal(r.stdout, `${hostile.join("|")}|`);
-    const env = await t.exec({ argv: ["sh", "-c", 'printf %s "$X"'] }, { env: { X: `$(touch ${marker})` } });
+    const env = await t.exec(
+      { argv: ["sh", "-c", 'printf %s "$X"'] },
+      { env: { X: `$(touch ${marker})` } },
+    );
     assert.equal(env.stdout, `$(touch ${marker})`);
     assert.equal(existsSync(marker), false, "no injected command ran");
-    await assert.rejects(t.exec({ argv: ["true"] }, { env: { "A;B": "x" } }), /invalid environment variable name/);
+    await assert.rejects(
+      t.exec({ argv: ["true"] }, { env: { "A;B": "x" } }),
+      /invalid environment variable name/,
+    );
   });
 
   it(`queues commands beyond ${MAX_CHANNELS} channels per connection and runs them all`, async () => {
@@ -62,16 +81,25 @@ describe("ssh transport (real sshd)", function () {
     const log = join(cluster.dir, "overlap.log");
     rmSync(log, { force: true });
     const rs = await Promise.all(
-      Array.from({ length: 15 }, () => t.exec({ shell: `echo s >> ${log}; sleep 0.4; echo e >> ${log}` })),
+      Array.from({ length: 15 }, () =>
+        t.exec({ shell: `echo s >> ${log}; sleep 0.4; echo e >> ${log}` }),
+      ),
     );
-    assert.ok(rs.every((r) => r.exitCode === 0), "all 15 commands succeeded");
+    assert.ok(
+      rs.every((r) => r.exitCode === 0),
+      "all 15 commands succeeded",
+    );
     let now = 0;
     let peak = 0;
     for (const l of readFileSync(log, "utf8").trim().split("\n")) {
       now += l === "s" ? 1 : -1;
       peak = Math.max(peak, now);
     }
-    assert.equal(peak, MAX_CHANNELS, "never more than the channel budget at once, and the budget is used");
+    assert.equal(
+      peak,
+      MAX_CHANNELS,
+      "never more than the channel budget at once, and the budget is used",
+    );
   });
 
   it("kills a command tree at its deadline and reports the timeout", async () => {
@@ -81,37 +109,63 @@ describe("ssh transport (real sshd)", function () {
     const r = await t.exec({ shell: "sleep 300 & sleep 300 & wait" }, { timeoutMs: 1500 });
     assert.equal(r.timedOut, true);
     assert.ok(Date.now() - started < 15_000, "it returned soon after the deadline");
-    assert.deepEqual(taggedPids(`SLICECHECK_RUN=${runTagFor(run, a.name)}`), [], "no process of the tree survived");
+    assert.deepEqual(
+      taggedPids(`SLICECHECK_RUN=${runTagFor(run, a.name)}`),
+      [],
+      "no process of the tree survived",
+    );
   });
 
   it("kills a command tree on cancel, for a root login too (kill over a second channel)", async () => {
     const run = newRunId();
     const t = transport(a, run);
     const ac = new AbortController();
-    const p = t.exec({ shell: "sh -c 'sleep 300' & sleep 300 & wait" }, { signal: ac.signal, timeoutMs: 60_000 });
+    const p = t.exec(
+      { shell: "sh -c 'sleep 300' & sleep 300 & wait" },
+      { signal: ac.signal, timeoutMs: 60_000 },
+    );
     const tag = `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
     assert.ok(await waitFor(() => taggedPids(tag).length >= 3, 10_000), "the tree is running");
     ac.abort();
-    await assert.rejects(p, (e: unknown) => isSlicecheckError(e, "COMMAND_TIMEOUT") && e.context.cancelled === true);
+    await assert.rejects(
+      p,
+      (e: unknown) => isSlicecheckError(e, "COMMAND_TIMEOUT") && e.context.cancelled === true,
+    );
     assert.deepEqual(taggedPids(tag), []);
   });
 
   it("refuses an unknown host key, and a changed one, before logging in", async () => {
     const empty = join(cluster.dir, "empty_known_hosts");
     writeFileSync(empty, "");
-    await assert.rejects(transport({ ...a, knownHosts: empty }).connect(), (e: unknown) => isSlicecheckError(e, "HOST_KEY_UNKNOWN") && /SHA256:/.test(e.message));
+    await assert.rejects(
+      transport({ ...a, knownHosts: empty }).connect(),
+      (e: unknown) => isSlicecheckError(e, "HOST_KEY_UNKNOWN") && /SHA256:/.test(e.message),
+    );
     const wrong = join(cluster.dir, "wrong_known_hosts");
-    const other = readFileSync(join(cluster.dir, ".sim.d/nodes/sim02/ssh_host_ed25519_key.pub"), "utf8").split(" ");
+    const other = readFileSync(
+      join(cluster.dir, ".sim.d/nodes/sim02/ssh_host_ed25519_key.pub"),
+      "utf8",
+    ).split(" ");
     writeFileSync(wrong, `[${a.host}]:${a.port} ${other[0]} ${other[1]}\n`);
-    await assert.rejects(transport({ ...a, knownHosts: wrong }).connect(), (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED") && /line 1/.test(e.message));
-    await assert.rejects(transport({ ...a, knownHosts: wrong, hostKeyPolicy: "accept-new" }).connect(), (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED"), "accept-new never accepts a changed key");
+    await assert.rejects(
+      transport({ ...a, knownHosts: wrong }).connect(),
+      (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED") && /line 1/.test(e.message),
+    );
+    await assert.rejects(
+      transport({ ...a, knownHosts: wrong, hostKeyPolicy: "accept-new" }).connect(),
+      (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED"),
+      "accept-new never accepts a changed key",
+    );
   });
 
   it("records a new host key with accept-new, then trusts it", async () => {
     const kh = join(cluster.dir, "new_known_hosts");
     rmSync(kh, { force: true });
     await transport({ ...a, knownHosts: kh, hostKeyPolicy: "accept-new" }).connect();
-    const pub = readFileSync(join(cluster.dir, ".sim.d/nodes/sim01/ssh_host_ed25519_key.pub"), "utf8").split(" ");
+    const pub = readFileSync(
+      join(cluster.dir, ".sim.d/nodes/sim01/ssh_host_ed25519_key.pub"),
+      "utf8",
+    ).split(" ");
     assert.equal(readFileSync(kh, "utf8"), `[${a.host}]:${a.port} ${pub[0]} ${pub[1]}\n`);
     const r = await transport({ ...a, knownHosts: kh }).exec({ argv: ["true"] });
     assert.equal(r.exitCode, 0);
@@ -132,11 +186,20 @@ describe("ssh transport (real sshd)", function () {
     const r = await t.exec({ shell: "echo $SSH_CONNECTION" });
     assert.equal(r.exitCode, 0);
     // The target sees the connection coming from the bastion's side, not from us directly.
-    assert.match(r.stdout, new RegExp(`^127\\.0\\.0\\.1 \\d+ ${b.host.replaceAll(".", "\\.")} ${b.port}`));
+    assert.match(
+      r.stdout,
+      new RegExp(`^127\\.0\\.0\\.1 \\d+ ${b.host.replaceAll(".", "\\.")} ${b.port}`),
+    );
   });
 
   it("reports a refused connection as CONNECT, naming the node", async () => {
-    await assert.rejects(transport({ ...a, port: 1 }).connect(), (e: unknown) => isSlicecheckError(e, "CONNECT") && e.message.startsWith(`${a.name} `) && /ECONNREFUSED/.test(e.message));
+    await assert.rejects(
+      transport({ ...a, port: 1 }).connect(),
+      (e: unknown) =>
+        isSlicecheckError(e, "CONNECT") &&
+        e.message.startsWith(`${a.name} `) &&
+        /ECONNREFUSED/.test(e.message),
+    );
   });
 
   it("reports a connection dropped mid-command as an error, not a hang, and leaves nothing running", async () => {
@@ -149,11 +212,18 @@ describe("ssh transport (real sshd)", function () {
     const tag = `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
     assert.ok(await waitFor(() => taggedPids(tag).length > 0, 10_000));
     // Kill the sshd session process(es): the TCP connection drops under the client.
-    for (const pid of childrenOf(listener)) if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
+    for (const pid of childrenOf(listener))
+      if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
     const started = Date.now();
     await assert.rejects(p, (e: unknown) => isSlicecheckError(e, "CONNECTION_LOST"));
-    assert.ok(Date.now() - started < 35_000, "the loss was noticed without waiting for the command");
-    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 30_000), "the watchdog killed the orphaned command within 30 s");
+    assert.ok(
+      Date.now() - started < 35_000,
+      "the loss was noticed without waiting for the command",
+    );
+    assert.ok(
+      await waitFor(() => taggedPids(tag).length === 0, 30_000),
+      "the watchdog killed the orphaned command within 30 s",
+    );
   });
 
   it("leaves no process with its run tag after the controller is SIGKILLed mid-command", async () => {
@@ -168,10 +238,16 @@ describe("ssh transport (real sshd)", function () {
     const file = join(cluster.dir, "controller.mts");
     writeFileSync(file, script);
     const child = spawn(process.execPath, ["--import", "tsx", file], { stdio: "ignore" });
-    assert.ok(await waitFor(() => taggedPids(tag).length >= 2, 20_000), "the controller started its remote commands");
+    assert.ok(
+      await waitFor(() => taggedPids(tag).length >= 2, 20_000),
+      "the controller started its remote commands",
+    );
     child.kill("SIGKILL");
     const t0 = Date.now();
-    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 30_000), "nothing of the run is left after 30 s");
+    assert.ok(
+      await waitFor(() => taggedPids(tag).length === 0, 30_000),
+      "nothing of the run is left after 30 s",
+    );
     assert.ok(Date.now() - t0 <= 30_500);
   });
 });

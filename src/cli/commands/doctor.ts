@@ -46,7 +46,10 @@ export interface DoctorNode {
   warnings: string[];
 }
 
-export function interpretProbe(node: NodeSpec, out: string): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "hostKey"> {
+export function interpretProbe(
+  node: NodeSpec,
+  out: string,
+): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "hostKey"> {
   const kv = new Map<string, string[]>();
   for (const line of out.split("\n")) {
     const i = line.indexOf("=");
@@ -59,31 +62,51 @@ export function interpretProbe(node: NodeSpec, out: string): Omit<DoctorNode, "n
   const sudoRaw = one("sudo") as DoctorNode["sudo"];
   const sudo = uid === "0" ? "not-needed" : sudoRaw;
   if (node.become === "sudo" && sudo !== "ok" && sudo !== "not-needed") {
-    problems.push(`inventory says become: sudo, but \`sudo -n true\` ${sudo === "absent" ? "finds no sudo" : "asks for a password"}: allow NOPASSWD for ${one("user")}`);
+    problems.push(
+      `inventory says become: sudo, but \`sudo -n true\` ${sudo === "absent" ? "finds no sudo" : "asks for a password"}: allow NOPASSWD for ${one("user")}`,
+    );
   }
-  if (uid !== "0" && node.become !== "sudo") warnings.push("not root and no `become: sudo`: MIG changes will be refused (Insufficient Permissions)");
+  if (uid !== "0" && node.become !== "sudo")
+    warnings.push(
+      "not root and no `become: sudo`: MIG changes will be refused (Insufficient Permissions)",
+    );
   const gpus: DoctorGpu[] = [];
   let driver: string | null = null;
   const rc = one("nvsmi_rc");
   if (rc === "missing") problems.push("nvidia-smi is not on PATH: is the NVIDIA driver installed?");
-  else if (rc !== "0") problems.push(`nvidia-smi failed (exit ${rc}): ${(kv.get("gpu") ?? []).join(" ").slice(0, 200)}`);
+  else if (rc !== "0")
+    problems.push(
+      `nvidia-smi failed (exit ${rc}): ${(kv.get("gpu") ?? []).join(" ").slice(0, 200)}`,
+    );
   else {
     for (const g of kv.get("gpu") ?? []) {
       const f = g.split(",").map((s) => s.trim());
       if (f.length < 6 || !/^\d+$/.test(f[0]!)) continue;
       driver = f[3]!;
       const migCapable = f[4] !== "[N/A]" && f[4] !== "[Not Supported]";
-      gpus.push({ index: Number(f[0]), name: f[1]!, uuid: f[2]!, migCurrent: f[4]!, migPending: f[5]!, migCapable });
+      gpus.push({
+        index: Number(f[0]),
+        name: f[1]!,
+        uuid: f[2]!,
+        migCurrent: f[4]!,
+        migPending: f[5]!,
+        migCapable,
+      });
     }
     if (gpus.length === 0) problems.push("nvidia-smi lists no GPU");
   }
   const nvcc = one("nvcc");
-  if (nvcc === "missing") warnings.push("nvcc not found: the built-in workloads cannot be built on this node");
-  if (one("gpu_burn") !== "yes") warnings.push("gpu_burn not on PATH: the gpu-burn workload is unavailable");
-  if (one("all_reduce_perf") !== "yes") warnings.push("all_reduce_perf not on PATH: the nccl suite is unavailable");
-  if (one("timeout") !== "yes") problems.push("coreutils `timeout` is missing: remote deadlines cannot be enforced");
+  if (nvcc === "missing")
+    warnings.push("nvcc not found: the built-in workloads cannot be built on this node");
+  if (one("gpu_burn") !== "yes")
+    warnings.push("gpu_burn not on PATH: the gpu-burn workload is unavailable");
+  if (one("all_reduce_perf") !== "yes")
+    warnings.push("all_reduce_perf not on PATH: the nccl suite is unavailable");
+  if (one("timeout") !== "yes")
+    problems.push("coreutils `timeout` is missing: remote deadlines cannot be enforced");
   const dmesg = one("dmesg") as DoctorNode["dmesg"];
-  if (dmesg === "denied") warnings.push("the kernel log is not readable (dmesg): Xid attribution is unavailable");
+  if (dmesg === "denied")
+    warnings.push("the kernel log is not readable (dmesg): Xid attribution is unavailable");
   return {
     user: one("user"),
     sudo,
@@ -98,7 +121,10 @@ export function interpretProbe(node: NodeSpec, out: string): Omit<DoctorNode, "n
   };
 }
 
-export async function doctorCommand(o: NodeOptions & { json?: boolean; timeout: number }, io: Out): Promise<number> {
+export async function doctorCommand(
+  o: NodeOptions & { json?: boolean; timeout: number },
+  io: Out,
+): Promise<number> {
   const { nodes } = loadSelected(o);
   const runId = newRunId();
   const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
@@ -109,7 +135,14 @@ export async function doctorCommand(o: NodeOptions & { json?: boolean; timeout: 
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
     if (r.error !== undefined) {
       const code = isSlicecheckError(r.error) ? r.error.code : "INTERNAL";
-      const hostKey = code === "HOST_KEY_UNKNOWN" ? "unknown" : code === "HOST_KEY_CHANGED" ? "changed" : code === "HOST_KEY_REVOKED" ? "revoked" : null;
+      const hostKey =
+        code === "HOST_KEY_UNKNOWN"
+          ? "unknown"
+          : code === "HOST_KEY_CHANGED"
+            ? "changed"
+            : code === "HOST_KEY_REVOKED"
+              ? "revoked"
+              : null;
       return {
         ...base,
         reachable: false,
@@ -127,7 +160,13 @@ export async function doctorCommand(o: NodeOptions & { json?: boolean; timeout: 
         warnings: [],
       } satisfies DoctorNode;
     }
-    return { ...base, reachable: true, connectMs: r.connectMs ?? null, hostKey: "ok", ...interpretProbe(r.node, r.value!.out) };
+    return {
+      ...base,
+      reachable: true,
+      connectMs: r.connectMs ?? null,
+      hostKey: "ok",
+      ...interpretProbe(r.node, r.value!.out),
+    };
   });
   if (o.json) io.out(JSON.stringify({ nodes: report }, null, 2));
   else printDoctor(report, io);
@@ -135,9 +174,27 @@ export async function doctorCommand(o: NodeOptions & { json?: boolean; timeout: 
 }
 
 function printDoctor(report: DoctorNode[], io: Out): void {
-  const rows = [["NODE", "SSH", "HOST KEY", "USER", "SUDO", "DRIVER", "GPUS", "MIG", "NVCC", "GPU_BURN", "NCCL", "DMESG", "STATUS"]];
+  const rows = [
+    [
+      "NODE",
+      "SSH",
+      "HOST KEY",
+      "USER",
+      "SUDO",
+      "DRIVER",
+      "GPUS",
+      "MIG",
+      "NVCC",
+      "GPU_BURN",
+      "NCCL",
+      "DMESG",
+      "STATUS",
+    ],
+  ];
   for (const n of report) {
-    const mig = n.gpus.length ? `${n.gpus.filter((g) => g.migCurrent === "Enabled").length}/${n.gpus.length} on` : "-";
+    const mig = n.gpus.length
+      ? `${n.gpus.filter((g) => g.migCurrent === "Enabled").length}/${n.gpus.length} on`
+      : "-";
     const names = [...new Set(n.gpus.map((g) => g.name))].join("+");
     rows.push([
       n.name,

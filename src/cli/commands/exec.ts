@@ -67,7 +67,12 @@ export async function execCommand(argv: string[], o: ExecCliOptions, io: Out): P
   for (const r of results) {
     const code = nodeExitCode(r);
     worst = Math.max(worst, code);
-    const error = r.error === undefined ? (r.value?.timedOut ? `timed out after ${o.timeout} s` : null) : describe(r.error);
+    const error =
+      r.error === undefined
+        ? r.value?.timedOut
+          ? `timed out after ${o.timeout} s`
+          : null
+        : describe(r.error);
     if (!o.json && error) io.err(`${r.node.name.padEnd(width)}: slicecheck: ${error}`);
     json.push({
       name: r.node.name,
@@ -82,5 +87,9 @@ export async function execCommand(argv: string[], o: ExecCliOptions, io: Out): P
 }
 
 function describe(e: unknown): string {
-  return isSlicecheckError(e) ? `[${e.code}] ${e.message}` : e instanceof Error ? e.message : String(e);
+  return isSlicecheckError(e)
+    ? `[${e.code}] ${e.message}`
+    : e instanceof Error
+      ? e.message
+      : String(e);
 }

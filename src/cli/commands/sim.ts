@@ -1,10 +1,19 @@
 // `slicecheck sim up|down|status`: the built-in simulated cluster.
 import { relative } from "node:path";
-import { DEFAULT_SIM_INVENTORY, simDown, simStatus, simUp, type SimNodeStatus } from "../../sim/cluster.js";
+import {
+  DEFAULT_SIM_INVENTORY,
+  type SimNodeStatus,
+  simDown,
+  simStatus,
+  simUp,
+} from "../../sim/cluster.js";
 import { buildSimSpec, type SimSpecArgs } from "../../sim/spec.js";
 import { type Out, table } from "../context.js";
 
-export async function simUpCommand(o: SimSpecArgs & { inventory?: string; json?: boolean }, io: Out): Promise<number> {
+export async function simUpCommand(
+  o: SimSpecArgs & { inventory?: string; json?: boolean },
+  io: Out,
+): Promise<number> {
   const inv = o.inventory ?? DEFAULT_SIM_INVENTORY;
   const spec = buildSimSpec(o);
   const t0 = Date.now();
@@ -12,7 +21,9 @@ export async function simUpCommand(o: SimSpecArgs & { inventory?: string; json?:
   if (o.json) io.out(JSON.stringify({ inventory: inv, nodes: status }, null, 2));
   else {
     printStatus(status, io);
-    io.out(`${status.length} simulated node(s) up in ${((Date.now() - t0) / 1000).toFixed(1)} s; inventory: ${relative(process.cwd(), inv) || inv}`);
+    io.out(
+      `${status.length} simulated node(s) up in ${((Date.now() - t0) / 1000).toFixed(1)} s; inventory: ${relative(process.cwd(), inv) || inv}`,
+    );
   }
   return status.every((s) => s.running) ? 0 : 2;
 }
@@ -20,7 +31,8 @@ export async function simUpCommand(o: SimSpecArgs & { inventory?: string; json?:
 export function simStatusCommand(o: { inventory?: string; json?: boolean }, io: Out): number {
   const status = simStatus(o.inventory ?? DEFAULT_SIM_INVENTORY);
   if (o.json) io.out(JSON.stringify({ nodes: status.map(({ running: _r, ...s }) => s) }, null, 2));
-  else if (status.length === 0) io.out("no simulated cluster here; start one with `slicecheck sim up`");
+  else if (status.length === 0)
+    io.out("no simulated cluster here; start one with `slicecheck sim up`");
   else printStatus(status, io);
   return 0;
 }
@@ -35,7 +47,14 @@ function printStatus(status: SimNodeStatus[], io: Out): void {
   io.out(
     table([
       ["NODE", "ADDRESS", "GPU", "GPUS", "DRIVER", "SSHD PID"],
-      ...status.map((s) => [s.name, `${s.host}:${s.port}`, s.gpu, String(s.gpus), s.driver, s.pid ? String(s.pid) : "stopped"]),
+      ...status.map((s) => [
+        s.name,
+        `${s.host}:${s.port}`,
+        s.gpu,
+        String(s.gpus),
+        s.driver,
+        s.pid ? String(s.pid) : "stopped",
+      ]),
     ]),
   );
 }
