@@ -4,6 +4,7 @@ import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.
 import { cleanupCommand } from "./commands/cleanup.js";
 import { doctorCommand } from "./commands/doctor.js";
 import { execCommand } from "./commands/exec.js";
+import { PARSE_KINDS, parseCommand } from "./commands/parse.js";
 import { simDownCommand, simStatusCommand, simUpCommand } from "./commands/sim.js";
 import { type Out, parsePositiveInt, parsePositiveNumber, stdio } from "./context.js";
 
@@ -53,6 +54,14 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--dry-run", "list, do not kill")
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await cleanupCommand(o, io)));
+
+  program
+    .command("parse")
+    .description("parse a captured output with slicecheck's parsers (exit 3 on a parse error)")
+    .argument("<kind>", PARSE_KINDS.join(" "))
+    .argument("<file>", "the captured output; leading `# source:` lines are ignored")
+    .option("--json", "print JSON (the documented interface) instead of YAML")
+    .action((kind: string, file: string, o) => setCode(parseCommand(kind, file, o, io)));
 
   const sim = program
     .command("sim")
