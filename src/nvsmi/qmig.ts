@@ -42,12 +42,8 @@ export function parseQMig(text: string): QMigResult {
         const next = lines[++i];
         const f = next ? FIELD.exec(next.text) : null;
         if (!f || f[1] !== label) {
-          throw parseError(
-            KIND,
-            next?.no ?? line.no + 1,
-            `'${label} : <mode>'`,
-            next?.text ?? null,
-          );
+          const no = next?.no ?? lines[i - 1]!.no + 1;
+          throw parseError(KIND, no, `'${label} : <mode>'`, next?.text ?? null);
         }
         gpu[key] = value(f[2]!);
       }

@@ -192,7 +192,8 @@ export function parseTable(text: string): TableResult {
       const grid = readGrid(KIND, lines, i + 3, endNo);
       result.migDevices.push(...migRecords(grid));
       i = grid.next;
-    } else if (label === "Processes:") {
+    } else if (label.startsWith("Processes:")) {
+      // Pre-R450 tables print `GPU Memory` on the title row too.
       const grid = readGrid(KIND, lines, i + 2, endNo);
       result.processes.push(...processRows(grid));
       i = grid.next;

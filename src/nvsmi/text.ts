@@ -49,11 +49,6 @@ export function significantLines(text: string): SourceLine[] {
   return allLines(text).filter((l) => !isNoiseLine(l.text));
 }
 
-/** The line number an "unexpected end of input" error names: one past the last line. */
-export function endLineNo(text: string): number {
-  return allLines(text).length + 1;
-}
-
 function shorten(s: string): string {
   return s.length > 120 ? `${s.slice(0, 117)}...` : s;
 }
@@ -74,50 +69,6 @@ export function parseError(
       line,
     },
   );
-}
-
-/** Strict non-negative integer: the whole token, digits only. */
-export function parseIntToken(
-  kind: string,
-  line: SourceLine,
-  token: string | undefined,
-  what: string,
-): number {
-  if (token === undefined || !/^\d+$/.test(token)) {
-    throw parseError(kind, line.no, what, token ?? line.text);
-  }
-  return Number(token);
-}
-
-/** Strict decimal number (memory in GiB and the like). */
-export function parseNumberToken(
-  kind: string,
-  line: SourceLine,
-  token: string | undefined,
-  what: string,
-): number {
-  if (token === undefined || !/^\d+(?:\.\d+)?$/.test(token)) {
-    throw parseError(kind, line.no, what, token ?? line.text);
-  }
-  return Number(token);
-}
-
-/** `MiB` amounts as printed in tables ("4225MiB"); `N/A` means the driver would not say. */
-export function parseMiB(
-  kind: string,
-  line: SourceLine,
-  token: string | undefined,
-  what: string,
-): number | null {
-  if (token === "N/A") return null;
-  const m = token === undefined ? null : /^(\d+)MiB$/.exec(token);
-  if (!m) throw parseError(kind, line.no, what, token ?? line.text);
-  return Number(m[1]);
-}
-
-/** A profile name as nvidia-smi prints it, without the `MIG ` prefix. */
-export function stripMigPrefix(name: string): string {
-  return name.startsWith("MIG ") ? name.slice(4).trim() : name.trim();
 }
 
 /** PCI bus id as nvidia-smi prints it: `00000000:3B:00.0` (domain of 4 or 8 hex digits). */

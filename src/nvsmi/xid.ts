@@ -56,6 +56,10 @@ export function parseXid(text: string): XidResult {
       );
     }
     let rest = m[5]!;
+    // A line cut inside `pid=`/`name=` (or right after the Xid number) leaves a stub that
+    // would otherwise pass as the message.
+    const cutShort = (r: string) => "pid=".startsWith(r) || "name=".startsWith(r);
+    if (cutShort(rest)) throw parseError(KIND, line.no, "'pid=…', 'name=…' or a message", t);
     let pid: number | null = null;
     let name: string | null = null;
     if (rest.startsWith("pid=")) {
@@ -63,6 +67,7 @@ export function parseXid(text: string): XidResult {
       if (!p) throw parseError(KIND, line.no, "'pid=<n>' or \"pid='<unknown>'\"", t);
       pid = /^\d+$/.test(p[1]!) ? Number(p[1]) : null;
       rest = rest.slice(p[0].length);
+      if (rest !== "" && cutShort(rest)) throw parseError(KIND, line.no, "'name=<process>'", t);
     }
     if (rest.startsWith("name=")) {
       const n = NAME.exec(rest);

@@ -1,0 +1,103 @@
+// Every nvidia-smi_* and xid_* capture must parse, and what it yields must be coherent. The
+// list comes from the directory, so a new capture is tested the moment it is added.
+
+import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
+import type {
+  GpusResult,
+  LcipResult,
+  LciResult,
+  LgippResult,
+  LgipResult,
+  LgiResult,
+  MigOpResult,
+  QMigResult,
+  QueryResult,
+  TableResult,
+  XidResult,
+} from "../../src/nvsmi/index.js";
+import { NVSMI_PARSE_KINDS, parseQMig, stripSourceLines } from "../../src/nvsmi/index.js";
+import { CAPTURE_DIR, type CaptureKind, nvsmiCaptures, readCapture } from "./captures.js";
+
+function parse(kind: CaptureKind, text: string): unknown {
+  return kind === "q" ? parseQMig(text) : NVSMI_PARSE_KINDS[kind](text);
+}
+
+// What each kind's result must satisfy, whatever the capture.
+const COHERENT: Record<CaptureKind, (r: unknown) => void> = {
+  gpus: (r) => {
+    const { gpus } = r as GpusResult;
+    assert.ok(gpus.length > 0);
+    for (const g of gpus) {
+      assert.match(g.uuid, /^GPU-[0-9a-f-]{36}$/);
+      for (const d of g.migDevices) assert.match(d.uuid, /^MIG-/);
+    }
+  },
+  query: (r) => assert.ok((r as QueryResult).rows.length > 0),
+  apps: (r) => assert.ok(Array.isArray((r as { apps: unknown[] }).apps)),
+  lgip: (r) => {
+    const res = r as LgipResult;
+    assert.ok(res.gpus.length > 0 || (res.notices?.length ?? 0) > 0);
+    for (const p of res.gpus.flatMap((g) => g.profiles)) {
+      assert.ok(p.free <= p.total && p.memoryGiB > 0 && p.sm > 0, JSON.stringify(p));
+      assert.doesNotMatch(p.name, /^MIG /);
+    }
+  },
+  lgipp: (r) => {
+    for (const p of (r as LgippResult).gpus.flatMap((g) => g.placements)) {
+      assert.ok(p.starts.length > 0 && p.starts.every((s) => s + p.size <= 8));
+    }
+  },
+  lgi: (r) => {
+    const res = r as LgiResult;
+    assert.ok(res.gpuInstances.length > 0 || (res.notices?.length ?? 0) > 0);
+    for (const gi of res.gpuInstances) assert.ok(gi.start + gi.size <= 8, JSON.stringify(gi));
+  },
+  lci: (r) => {
+    const res = r as LciResult;
+    assert.ok(res.computeInstances.length > 0 || (res.notices?.length ?? 0) > 0);
+  },
+  lcip: (r) => {
+    const res = r as LcipResult;
+    assert.equal(res.profiles.filter((p) => p.isDefault).length, 1);
+  },
+  "mig-op": (r) => assert.ok((r as MigOpResult).ops.length > 0),
+  table: (r) => {
+    const t = r as TableResult;
+    assert.equal(t.driverVersion === null, t.gpus.length === 0, "banner and GPU rows go together");
+    for (const d of t.migDevices) assert.ok(d.sm > 0);
+  },
+  xid: (r) => {
+    const { events } = r as XidResult;
+    assert.ok(events.length > 0);
+    for (const e of events) assert.match(e.pci, /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}$/);
+  },
+  q: (r) => {
+    const q = r as QMigResult;
+    assert.ok(q.gpus.length > 0 && q.gpus.every((g) => g.migModeCurrent !== null));
+  },
+};
+
+describe("nvsmi: every capture in fixtures/captures", () => {
+  const captures = nvsmiCaptures();
+
+  it("finds the captures and knows the kind of every nvidia-smi/xid file", () => {
+    assert.ok(captures.length >= 90, `only ${captures.length} captures found`);
+    const others = readdirSync(CAPTURE_DIR).filter(
+      (f) => !captures.some((c) => c.file === f) && !/^(?:cuda-error|dcgmi|gpu-burn|nccl)/.test(f),
+    );
+    assert.deepEqual(others, [], "captures of no known family");
+  });
+
+  for (const { file, kind } of captures) {
+    it(`${kind}: ${file}`, () => {
+      const text = readCapture(file);
+      const result = parse(kind, text);
+      COHERENT[kind](result);
+      // Stripping the provenance lines first changes nothing: they are never output.
+      assert.deepEqual(parse(kind, stripSourceLines(text)), result);
+      // The result is plain JSON (the CLI prints it with --json).
+      assert.deepEqual(JSON.parse(JSON.stringify(result)), result);
+    });
+  }
+});
