@@ -19,7 +19,8 @@ export async function startCluster(
 ): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), "slicecheck-test-"));
   const inventoryPath = join(dir, "sim.yaml");
-  const list = typeof nodes === "number" ? Array.from({ length: nodes }, () => ({})) : nodes;
+  const list: Partial<SimNodeSpec>[] =
+    typeof nodes === "number" ? Array.from({ length: nodes }, () => ({})) : nodes;
   const spec: SimNodeSpec[] = list.map((n, i) => ({
     name: n.name ?? `sim${String(i + 1).padStart(2, "0")}`,
     gpu: n.gpu ?? "H100-80GB",
