@@ -40,8 +40,15 @@ function texts(value: Json | undefined): string[] {
 
 /** `lines` is the whole input, `start` the 0-based index of the line holding the opening brace. */
 export function parseDcgmiJson(lines: string[], start: number): DcgmiDiag {
+  // dcgmi's styled JSON closes its root with a `}` at column 0; anything after it (a prompt) is
+  // not part of the document. Without that brace the document was cut and parsing says where.
   let end = lines.length;
-  while (end > start && (lines[end - 1] ?? "").trim() !== "}") end--;
+  for (let i = lines.length - 1; i > start; i--) {
+    if ((lines[i] ?? "").trimEnd() === "}") {
+      end = i + 1;
+      break;
+    }
+  }
   const body = lines.slice(start, end).join("\n");
   let root: Json;
   try {
@@ -49,9 +56,7 @@ export function parseDcgmiJson(lines: string[], start: number): DcgmiDiag {
   } catch (err) {
     const at = /position (\d+)/.exec(String(err))?.[1];
     const line =
-      at === undefined
-        ? Math.max(end, lines.length)
-        : start + 1 + (body.slice(0, Number(at)).match(/\n/g)?.length ?? 0);
+      at === undefined ? end : start + 1 + (body.slice(0, Number(at)).match(/\n/g)?.length ?? 0);
     throw parseError(KIND, line, "a complete JSON document", lines[line - 1] ?? "end of input");
   }
   const shapeError = (what: string, got: Json | undefined) =>

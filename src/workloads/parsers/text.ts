@@ -15,12 +15,14 @@ export function splitLines(text: string): string[] {
   return text.split("\n").map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
 }
 
-/** Removes the leading `# source:` provenance lines that every capture file starts with. */
+/**
+ * Blanks the leading `# source:` provenance lines that every capture file starts with. They are
+ * emptied rather than removed so that the line numbers in PARSE errors are the file's own.
+ */
 export function stripSourceHeader(text: string): string {
   const lines = text.split("\n");
-  let first = 0;
-  while (first < lines.length && lines[first]?.startsWith("# source:")) first++;
-  return lines.slice(first).join("\n");
+  for (let i = 0; i < lines.length && lines[i]?.startsWith("# source:"); i++) lines[i] = "";
+  return lines.join("\n");
 }
 
 export function quote(text: string): string {
