@@ -5,6 +5,7 @@ import { cleanupCommand } from "./commands/cleanup.js";
 import { doctorCommand } from "./commands/doctor.js";
 import { execCommand } from "./commands/exec.js";
 import { PARSE_KINDS, parseCommand } from "./commands/parse.js";
+import { planCommand } from "./commands/plan.js";
 import { simDownCommand, simStatusCommand, simUpCommand } from "./commands/sim.js";
 import { type Out, parsePositiveInt, parsePositiveNumber, stdio } from "./context.js";
 
@@ -62,6 +63,22 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .argument("<file>", "the captured output; leading `# source:` lines are ignored")
     .option("--json", "print JSON (the documented interface) instead of YAML")
     .action((kind: string, file: string, o) => setCode(parseCommand(kind, file, o, io)));
+
+  program
+    .command("plan")
+    .description(
+      "offline: does a mig-parted layout fit a GPU and driver? placements and commands, or why not",
+    )
+    .argument("[layout]", "a mig-parted config file (version: v1, mig-configs: …)")
+    .option("-c, --config <name>", "the config inside the layout file")
+    .requiredOption(
+      "--gpu <product>",
+      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, or the nvidia-smi name",
+    )
+    .option("--driver <version>", "driver version (default: the newest catalogued)")
+    .option("--enumerate", "list every combination of GPU-instance profiles that fits")
+    .option("--json", "machine-readable output")
+    .action(async (layout: string | undefined, o) => setCode(await planCommand(layout, o, io)));
 
   const sim = program
     .command("sim")

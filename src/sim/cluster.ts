@@ -6,7 +6,7 @@ import { userInfo } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
 import { SlicecheckError } from "../errors.js";
-import { initNodeState } from "./node-state.js";
+import { initState } from "./nvsmi/state.js";
 import type { SimNodeSpec } from "./spec.js";
 import {
   ensureKey,
@@ -102,7 +102,7 @@ export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<Sim
     const stateDir = join(nodeDir, "state");
     if (!same || !existsSync(stateDir)) {
       rmSync(stateDir, { recursive: true, force: true });
-      initNodeState(stateDir, n);
+      initState(stateDir, { node: n.name, product: n.gpu, gpus: n.gpus, driver: n.driver });
     }
     installTools(join(nodeDir, "bin"));
     const cfg = writeSshdConfig({

@@ -1,33 +1,40 @@
-// Which GPU products a simulated node can have. Delegates to the MIG catalogue once it is
-// there; until then the accepted names are listed here.
+// Which GPU products and drivers a simulated node can have: those of the MIG catalogue.
 import { SlicecheckError } from "../errors.js";
+import {
+  catalogFor,
+  DRIVERS,
+  defaultDriver,
+  PRODUCTS,
+  type ProductKey,
+  resolveProduct,
+} from "../mig/catalog/index.js";
 
-const PRODUCTS: Record<string, { aliases: string[]; driver: string }> = {
-  A30: { aliases: ["NVIDIA A30", "A30-24GB"], driver: "580.65.06" },
-  "A100-40GB": {
-    aliases: ["NVIDIA A100-SXM4-40GB", "NVIDIA A100-PCIE-40GB", "A100"],
-    driver: "580.65.06",
-  },
-  "A100-80GB": { aliases: ["NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe"], driver: "580.65.06" },
-  "H100-80GB": { aliases: ["NVIDIA H100 80GB HBM3", "H100", "H100-SXM"], driver: "580.65.06" },
-  "H100-PCIE": { aliases: ["NVIDIA H100 PCIe"], driver: "580.65.06" },
-  "H100-NVL": { aliases: ["NVIDIA H100 NVL"], driver: "580.65.06" },
-  "GH200-96GB": { aliases: ["NVIDIA GH200 480GB", "GH200"], driver: "580.65.06" },
-  H200: { aliases: ["NVIDIA H200", "H200-141GB"], driver: "580.65.06" },
-  B200: { aliases: ["NVIDIA B200"], driver: "580.65.06" },
-};
-
-export function resolveSimProduct(name: string, where: string): string {
-  const key = name.trim().toLowerCase();
-  for (const [canon, p] of Object.entries(PRODUCTS)) {
-    if (canon.toLowerCase() === key || p.aliases.some((a) => a.toLowerCase() === key)) return canon;
+export function resolveSimProduct(name: string, where: string): ProductKey {
+  const p = resolveProduct(name);
+  if (!p) {
+    throw new SlicecheckError(
+      "USAGE",
+      `${where}: unknown GPU product '${name}'; known: ${PRODUCTS.join(", ")}`,
+    );
   }
-  throw new SlicecheckError(
-    "USAGE",
-    `${where}: unknown GPU product '${name}'; known: ${Object.keys(PRODUCTS).join(", ")}`,
-  );
+  return p;
 }
 
 export function defaultDriverFor(product: string): string {
-  return PRODUCTS[product]?.driver ?? "580.65.06";
+  const p = resolveSimProduct(product, "GPU");
+  return defaultDriver(p);
+}
+
+/** Refuses a driver the catalogue cannot model for the product (too old for MIG, or unparsable). */
+export function checkSimDriver(product: string, driver: string, where: string): void {
+  const p = resolveSimProduct(product, where);
+  try {
+    catalogFor(p, driver);
+  } catch (e) {
+    const known = DRIVERS[p].join(", ");
+    throw new SlicecheckError(
+      "USAGE",
+      `${where}: driver ${driver} for ${p}: ${(e as Error).message} (catalogued: ${known})`,
+    );
+  }
 }

@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { z } from "zod";
 import { SlicecheckError } from "../errors.js";
-import { defaultDriverFor, resolveSimProduct } from "./products.js";
+import { checkSimDriver, defaultDriverFor, resolveSimProduct } from "./products.js";
 
 export interface SimNodeSpec {
   name: string;
@@ -56,6 +56,7 @@ export function buildSimSpec(a: SimSpecArgs): SimNodeSpec[] {
   }
   const gpu = resolveSimProduct(a.gpu ?? "H100-80GB", "--gpu");
   const driver = a.driver ?? defaultDriverFor(gpu);
+  checkSimDriver(gpu, driver, "--driver");
   return Array.from({ length: count }, (_, i) => ({ name: nodeName(i), gpu, gpus, driver }));
 }
 
@@ -84,7 +85,9 @@ function readSpecFile(file: string): SimNodeSpec[] {
     const gpu = resolveSimProduct(n.gpu, `${file}: nodes.${idx}.gpu`);
     for (let k = 0; k < (n.count ?? 1); k++) {
       const name = n.name && (n.count ?? 1) === 1 ? n.name : nodeName(out.length);
-      out.push({ name, gpu, gpus: n.gpus ?? 1, driver: n.driver ?? defaultDriverFor(gpu) });
+      const driver = n.driver ?? defaultDriverFor(gpu);
+      checkSimDriver(gpu, driver, `${file}: nodes.${idx}.driver`);
+      out.push({ name, gpu, gpus: n.gpus ?? 1, driver });
     }
   });
   const dup = out.find((n, i) => out.findIndex((m) => m.name === n.name) !== i);

@@ -4,8 +4,6 @@
 
 import type { ProductFacts, ProductKey } from "./types.js";
 
-const AMPERE_NOTE = undefined;
-
 export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
   A30: {
     key: "A30",
@@ -15,14 +13,19 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 56,
     memoryMiB: 24576,
     boards: [
-      { key: "PCIe", smiName: "NVIDIA A30", pciId: "0x20B710DE", powerCapW: 165, memoryTotalMiB: 24576 },
+      {
+        key: "PCIe",
+        smiName: "NVIDIA A30",
+        pciId: "0x20B710DE",
+        powerCapW: 165,
+        memoryTotalMiB: 24576,
+      },
     ],
     aliases: ["A30-24GB"],
     modeChangeNeedsReset: true,
     minDriver: "460.73.01",
     // 1g.6gb shows BAR1 8191 MiB and 2g.12gb 16383 MiB on 535.183.01.
     bar1PerSliceMiB: 8192,
-    partial: AMPERE_NOTE,
   },
   "A100-40GB": {
     key: "A100-40GB",
@@ -55,8 +58,20 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
         ],
       },
       // mig-parted lists these two device ids with the same profiles (A100 PG506 / A800 40GB).
-      { key: "SXM4-alt", smiName: "NVIDIA A100-SXM4-40GB", pciId: "0x20B110DE", powerCapW: 400, memoryTotalMiB: 40960 },
-      { key: "A800-40GB", smiName: "NVIDIA A800 40GB PCIe", pciId: "0x20F610DE", powerCapW: 250, memoryTotalMiB: 40960 },
+      {
+        key: "SXM4-alt",
+        smiName: "NVIDIA A100-SXM4-40GB",
+        pciId: "0x20B110DE",
+        powerCapW: 400,
+        memoryTotalMiB: 40960,
+      },
+      {
+        key: "A800-40GB",
+        smiName: "NVIDIA A800 40GB PCIe",
+        pciId: "0x20F610DE",
+        powerCapW: 250,
+        memoryTotalMiB: 40960,
+      },
     ],
     aliases: ["A100", "A100-SXM4-40GB", "A100-PCIE-40GB", "A100-40G"],
     modeChangeNeedsReset: true,
@@ -72,10 +87,34 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 108,
     memoryMiB: 81920,
     boards: [
-      { key: "SXM4", smiName: "NVIDIA A100-SXM4-80GB", pciId: "0x20B210DE", powerCapW: 400, memoryTotalMiB: 81920 },
-      { key: "PCIe", smiName: "NVIDIA A100 80GB PCIe", pciId: "0x20B510DE", powerCapW: 300, memoryTotalMiB: 81920 },
-      { key: "A800-SXM4", smiName: "NVIDIA A800-SXM4-80GB", pciId: "0x20F310DE", powerCapW: 400, memoryTotalMiB: 81920 },
-      { key: "A800-PCIe", smiName: "NVIDIA A800 80GB PCIe", pciId: "0x20F510DE", powerCapW: 300, memoryTotalMiB: 81920 },
+      {
+        key: "SXM4",
+        smiName: "NVIDIA A100-SXM4-80GB",
+        pciId: "0x20B210DE",
+        powerCapW: 400,
+        memoryTotalMiB: 81920,
+      },
+      {
+        key: "PCIe",
+        smiName: "NVIDIA A100 80GB PCIe",
+        pciId: "0x20B510DE",
+        powerCapW: 300,
+        memoryTotalMiB: 81920,
+      },
+      {
+        key: "A800-SXM4",
+        smiName: "NVIDIA A800-SXM4-80GB",
+        pciId: "0x20F310DE",
+        powerCapW: 400,
+        memoryTotalMiB: 81920,
+      },
+      {
+        key: "A800-PCIe",
+        smiName: "NVIDIA A800 80GB PCIe",
+        pciId: "0x20F510DE",
+        powerCapW: 300,
+        memoryTotalMiB: 81920,
+      },
     ],
     aliases: ["A100-SXM4-80GB", "A100-80G"],
     modeChangeNeedsReset: true,
@@ -91,8 +130,20 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 132,
     memoryMiB: 81559,
     boards: [
-      { key: "SXM5", smiName: "NVIDIA H100 80GB HBM3", pciId: "0x233010DE", powerCapW: 700, memoryTotalMiB: 81559 },
-      { key: "H800", smiName: "NVIDIA H800", pciId: "0x232410DE", powerCapW: 700, memoryTotalMiB: 81559 },
+      {
+        key: "SXM5",
+        smiName: "NVIDIA H100 80GB HBM3",
+        pciId: "0x233010DE",
+        powerCapW: 700,
+        memoryTotalMiB: 81559,
+      },
+      {
+        key: "H800",
+        smiName: "NVIDIA H800",
+        pciId: "0x232410DE",
+        powerCapW: 700,
+        memoryTotalMiB: 81559,
+      },
     ],
     aliases: ["H100", "H100-SXM", "H100-SXM5", "H100-SXM5-80GB", "H100-80GB-HBM3"],
     modeChangeNeedsReset: false,
@@ -109,8 +160,20 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 114,
     memoryMiB: 81559,
     boards: [
-      { key: "PCIe", smiName: "NVIDIA H100 PCIe", pciId: "0x233110DE", powerCapW: 350, memoryTotalMiB: 81559 },
-      { key: "H800-PCIe", smiName: "NVIDIA H800 PCIe", pciId: "0x232210DE", powerCapW: 350, memoryTotalMiB: 81559 },
+      {
+        key: "PCIe",
+        smiName: "NVIDIA H100 PCIe",
+        pciId: "0x233110DE",
+        powerCapW: 350,
+        memoryTotalMiB: 81559,
+      },
+      {
+        key: "H800-PCIe",
+        smiName: "NVIDIA H800 PCIe",
+        pciId: "0x232210DE",
+        powerCapW: 350,
+        memoryTotalMiB: 81559,
+      },
     ],
     aliases: ["H100-PCIe-80GB"],
     modeChangeNeedsReset: false,
@@ -125,8 +188,20 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 132,
     memoryMiB: 95830,
     boards: [
-      { key: "NVL", smiName: "NVIDIA H100 NVL", pciId: "0x232110DE", powerCapW: 400, memoryTotalMiB: 95830 },
-      { key: "H800-NVL", smiName: "NVIDIA H800 NVL", pciId: "0x233A10DE", powerCapW: 400, memoryTotalMiB: 95830 },
+      {
+        key: "NVL",
+        smiName: "NVIDIA H100 NVL",
+        pciId: "0x232110DE",
+        powerCapW: 400,
+        memoryTotalMiB: 95830,
+      },
+      {
+        key: "H800-NVL",
+        smiName: "NVIDIA H800 NVL",
+        pciId: "0x233A10DE",
+        powerCapW: 400,
+        memoryTotalMiB: 95830,
+      },
     ],
     aliases: ["H100-NVL-94GB", "H100 NVL"],
     modeChangeNeedsReset: false,
@@ -141,7 +216,13 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 132,
     memoryMiB: 97871,
     boards: [
-      { key: "GH200", smiName: "NVIDIA GH200 480GB", pciId: "0x234210DE", powerCapW: 900, memoryTotalMiB: 97871 },
+      {
+        key: "GH200",
+        smiName: "NVIDIA GH200 480GB",
+        pciId: "0x234210DE",
+        powerCapW: 900,
+        memoryTotalMiB: 97871,
+      },
     ],
     aliases: ["GH200", "GH200-480GB"],
     modeChangeNeedsReset: false,
@@ -159,8 +240,20 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 132,
     memoryMiB: 143771,
     boards: [
-      { key: "SXM", smiName: "NVIDIA H200", pciId: "0x233510DE", powerCapW: 700, memoryTotalMiB: 143771 },
-      { key: "NVL", smiName: "NVIDIA H200 NVL", pciId: "0x233B10DE", powerCapW: 600, memoryTotalMiB: 143771 },
+      {
+        key: "SXM",
+        smiName: "NVIDIA H200",
+        pciId: "0x233510DE",
+        powerCapW: 700,
+        memoryTotalMiB: 143771,
+      },
+      {
+        key: "NVL",
+        smiName: "NVIDIA H200 NVL",
+        pciId: "0x233B10DE",
+        powerCapW: 600,
+        memoryTotalMiB: 143771,
+      },
     ],
     aliases: ["H200-141GB", "H200-SXM"],
     modeChangeNeedsReset: false,
@@ -178,7 +271,13 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
     smCount: 148,
     memoryMiB: 183359,
     boards: [
-      { key: "SXM6", smiName: "NVIDIA B200", pciId: "0x290110DE", powerCapW: 1000, memoryTotalMiB: 183359 },
+      {
+        key: "SXM6",
+        smiName: "NVIDIA B200",
+        pciId: "0x290110DE",
+        powerCapW: 1000,
+        memoryTotalMiB: 183359,
+      },
     ],
     aliases: ["B200-180GB"],
     modeChangeNeedsReset: false,

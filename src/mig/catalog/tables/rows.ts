@@ -28,8 +28,21 @@ export function fromRows(rows: readonly ProfileRow[]): readonly GiProfileSpec[] 
     const [id, name, nvmlIndex, computeSlices, memorySlices, memoryGiB, sm, dec, enc, ce] = r;
     const [, , , , , , , , , , jpeg, ofa, instances, starts, defaultCiProfileId, since] = r;
     const spec: GiProfileSpec = {
-      id, name, nvmlIndex, computeSlices, memorySlices, memoryGiB, sm, dec, enc, ce, jpeg, ofa,
-      instances, starts, defaultCiProfileId,
+      id,
+      name,
+      nvmlIndex,
+      computeSlices,
+      memorySlices,
+      memoryGiB,
+      sm,
+      dec,
+      enc,
+      ce,
+      jpeg,
+      ofa,
+      instances,
+      starts,
+      defaultCiProfileId,
     };
     return since === undefined ? spec : { ...spec, since };
   });
