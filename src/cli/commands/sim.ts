@@ -1,5 +1,5 @@
 // `slicecheck sim up|down|status`: the built-in simulated cluster.
-import { relative } from "node:path";
+import { relative, resolve } from "node:path";
 import {
   DEFAULT_SIM_INVENTORY,
   type SimNodeStatus,
@@ -22,7 +22,7 @@ export async function simUpCommand(
   else {
     printStatus(status, io);
     io.out(
-      `${status.length} simulated node(s) up in ${((Date.now() - t0) / 1000).toFixed(1)} s; inventory: ${relative(process.cwd(), inv) || inv}`,
+      `${status.length} simulated node(s) up in ${Date.now() - t0} ms; inventory: ${shown(inv)}`,
     );
   }
   return status.every((s) => s.running) ? 0 : 2;
@@ -41,6 +41,11 @@ export async function simDownCommand(o: { inventory?: string }, io: Out): Promis
   const n = await simDown(o.inventory ?? DEFAULT_SIM_INVENTORY);
   io.out(`stopped ${n} simulated node(s)`);
   return 0;
+}
+
+function shown(path: string): string {
+  const rel = relative(process.cwd(), resolve(path));
+  return rel.startsWith("..") ? resolve(path) : rel;
 }
 
 function printStatus(status: SimNodeStatus[], io: Out): void {
