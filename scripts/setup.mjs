@@ -4,7 +4,7 @@
 // simulated nodes, and (from the report suites on) Debian's Chromium. Uses only Node builtins,
 // because it runs before the dependencies exist.
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -24,6 +24,18 @@ function npmDepsStale() {
   const marker = join(root, "node_modules", ".package-lock.json");
   if (!existsSync(marker)) return true;
   return existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000;
+}
+
+/** dist/ is stale when it is missing or any file under src/ is newer than its build. */
+function distStale() {
+  const built = join(root, "dist", "cli", "main.js");
+  if (!existsSync(built)) return true;
+  const stamp = statSync(built).mtimeMs;
+  const newer = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).some((e) =>
+      e.isDirectory() ? newer(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs > stamp,
+    );
+  return newer(join(root, "src"));
 }
 
 const isRoot = process.getuid?.() === 0;
@@ -62,8 +74,8 @@ function apt(packages, why) {
 if (npmDepsStale()) {
   say("installing npm dependencies (npm ci)");
   if (!run("npm", ["ci", "--no-audit", "--no-fund"])) process.exit(1);
-} else if (!existsSync(join(root, "dist", "cli", "main.js"))) {
-  say("building dist/ (npm run build)");
+} else if (distStale()) {
+  say("building dist/ from src/ (npm run build)");
   if (!run("npm", ["run", "build"])) process.exit(1);
 }
 
