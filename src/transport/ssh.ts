@@ -249,7 +249,13 @@ export class SshTransport implements Transport, RawShell {
         client.end();
         reject(mapConnectError(e, where, hop, verdict, presented, this.node.name));
       });
-      client.connect(cfg);
+      try {
+        client.connect(cfg);
+      } catch (e) {
+        // ssh2 parses the private key synchronously: a wrong passphrase throws here.
+        settled = true;
+        reject(mapConnectError(e as Error, where, hop, null, null, this.node.name));
+      }
     });
   }
 

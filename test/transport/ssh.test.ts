@@ -1,7 +1,14 @@
 // The SSH transport against real sshd processes (the simulated nodes), never a mocked transport.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
@@ -190,6 +197,69 @@ describe("ssh transport (real sshd)", function () {
       r.stdout,
       new RegExp(`^127\\.0\\.0\\.1 \\d+ ${b.host.replaceAll(".", "\\.")} ${b.port}`),
     );
+  });
+
+  it("decrypts a key with the passphrase from the variable the inventory names", async () => {
+    const key = join(cluster.dir, "enc_key");
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "s3cret pass", "-f", key]);
+    appendFileSync(join(cluster.dir, ".sim.d/authorized_keys"), readFileSync(`${key}.pub`));
+    const node: NodeSpec = {
+      ...a,
+      identityFile: key,
+      identityPassphraseEnv: "SLICECHECK_TEST_PASS",
+    };
+    delete process.env.SLICECHECK_TEST_PASS;
+    await assert.rejects(
+      transport(node).connect(),
+      (e: unknown) =>
+        isSlicecheckError(e, "KEY_FILE") &&
+        /\$SLICECHECK_TEST_PASS, which is not set/.test(e.message),
+    );
+    process.env.SLICECHECK_TEST_PASS = "wrong";
+    await assert.rejects(transport(node).connect(), (e: unknown) =>
+      isSlicecheckError(e, "KEY_FILE"),
+    );
+    process.env.SLICECHECK_TEST_PASS = "s3cret pass";
+    try {
+      const r = await transport(node).exec({ argv: ["echo", "in"] });
+      assert.equal(r.stdout, "in\n");
+    } finally {
+      delete process.env.SLICECHECK_TEST_PASS;
+    }
+  });
+
+  it("authenticates through ssh-agent when no key file is given", async () => {
+    const key = join(cluster.dir, "agent_key");
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+    appendFileSync(join(cluster.dir, ".sim.d/authorized_keys"), readFileSync(`${key}.pub`));
+    const sock = join(cluster.dir, "agent.sock");
+    const agent = spawn("ssh-agent", ["-D", "-a", sock], { stdio: "ignore" });
+    const saved = process.env.SSH_AUTH_SOCK;
+    try {
+      assert.ok(await waitFor(() => existsSync(sock), 5000), "ssh-agent is listening");
+      execFileSync("ssh-add", [key], {
+        env: { ...process.env, SSH_AUTH_SOCK: sock },
+        stdio: "ignore",
+      });
+      process.env.SSH_AUTH_SOCK = sock;
+      const r = await transport({ ...a, identityFile: join(cluster.dir, "no-such-key") })
+        .connect()
+        .then(
+          () => "connected",
+          (e: unknown) => (isSlicecheckError(e) ? e.code : String(e)),
+        );
+      assert.equal(
+        r,
+        "KEY_FILE",
+        "a named key file that is missing is an error, not a silent fallback",
+      );
+      const ok = await transport({ ...a, identityFile: null }).exec({ argv: ["echo", "agent"] });
+      assert.equal(ok.stdout, "agent\n");
+    } finally {
+      if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
+      else process.env.SSH_AUTH_SOCK = saved;
+      agent.kill();
+    }
   });
 
   it("reports a refused connection as CONNECT, naming the node", async () => {
