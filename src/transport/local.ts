@@ -27,7 +27,9 @@ export class LocalTransport implements Transport, RawShell {
   }
 
   connect(): Promise<void> {
-    this.started ??= this.exec_.startWatchdog();
+    this.started ??= Promise.resolve().then(() => {
+      void this.exec_.startWatchdog();
+    });
     return this.started;
   }
 

@@ -47,24 +47,37 @@ export class ManagedExecutor {
     return runTagFor(this.runId, this.node.name);
   }
 
-  async startWatchdog(): Promise<void> {
-    if (this.watchdog) return;
-    const wd = await this.shell.start(watchdogScript(this.runTag, this.node.become === "sudo"));
-    this.watchdog = wd;
-    wd.write("h");
-    this.heartbeat = setInterval(() => {
-      try {
+  private watchdogStarting: Promise<void> | null = null;
+  /** Why the watchdog could not start, if it could not (reported by doctor-like callers). */
+  watchdogError: unknown = null;
+
+  /** Opens the watchdog channel. Not awaited by commands: its channel request goes out first on
+   * the connection, so sshd starts it before any command, without a round trip of waiting. */
+  startWatchdog(): Promise<void> {
+    this.watchdogStarting ??= this.shell
+      .start(watchdogScript(this.runTag, this.node.become === "sudo"))
+      .then((wd) => {
+        this.watchdog = wd;
         wd.write("h");
-      } catch {
-        /* the connection is gone; the watchdog sees EOF and does its job */
-      }
-    }, HEARTBEAT_INTERVAL_MS);
-    this.heartbeat.unref();
-    wd.done.catch(() => {});
+        this.heartbeat = setInterval(() => {
+          try {
+            wd.write("h");
+          } catch {
+            /* the connection is gone; the watchdog sees EOF and does its job */
+          }
+        }, HEARTBEAT_INTERVAL_MS);
+        this.heartbeat.unref();
+        wd.done.catch(() => {});
+      })
+      .catch((e: unknown) => {
+        this.watchdogError = e;
+      });
+    return this.watchdogStarting;
   }
 
   /** EOF to the watchdog: it kills anything of this run still alive, then exits. */
   async stopWatchdog(): Promise<void> {
+    await this.watchdogStarting;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     const wd = this.watchdog;

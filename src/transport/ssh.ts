@@ -60,7 +60,9 @@ export class SshTransport implements Transport, RawShell {
 
   connect(): Promise<void> {
     if (this.lostError) return Promise.reject(this.lostError);
-    this.connecting ??= this.connectWithRetries().then(() => this.exec_.startWatchdog());
+    this.connecting ??= this.connectWithRetries().then(() => {
+      void this.exec_.startWatchdog();
+    });
     return this.connecting;
   }
 
