@@ -1,19 +1,7 @@
 export type HostKeyPolicy = "strict" | "accept-new";
 
-/** A hop on the way to a node: another inventory node, or a plain `user@host:port` target. */
-export interface JumpHost {
-  name: string;
-  host: string;
-  port: number;
-  user: string;
-  identityFile: string | null;
-  identityPassphraseEnv: string | null;
-  knownHosts: string;
-  hostKeyPolicy: HostKeyPolicy;
-}
-
-export interface NodeSpec {
-  name: string;
+/** How to reach and authenticate to one SSH server: a node or a hop on the way to it. */
+export interface SshEndpoint {
   host: string;
   port: number;
   user: string;
@@ -22,6 +10,15 @@ export interface NodeSpec {
   identityPassphraseEnv: string | null;
   knownHosts: string;
   hostKeyPolicy: HostKeyPolicy;
+}
+
+/** A hop on the way to a node: another inventory node, or a plain `user@host:port` target. */
+export interface JumpHost extends SshEndpoint {
+  name: string;
+}
+
+export interface NodeSpec extends SshEndpoint {
+  name: string;
   become: "sudo" | null;
   jump: JumpHost[];
   tags: string[];

@@ -4,6 +4,7 @@
 import { execa } from "execa";
 import type { NodeSpec } from "../inventory/types.js";
 import { ManagedExecutor } from "./managed.js";
+import { consumeStreams } from "./streams.js";
 import type {
   Command,
   ExecOptions,
@@ -65,18 +66,8 @@ export class LocalTransport implements Transport, RawShell {
       code: r.exitCode ?? null,
       signal: r.signal ?? null,
     }));
-    // Always consume both pipes: an unread pipe fills up and blocks the process.
-    const outs: ((b: Buffer) => void)[] = [];
-    const errs: ((b: Buffer) => void)[] = [];
-    sub.stdout?.on("data", (b: Buffer) => {
-      for (const cb of outs) cb(b);
-    });
-    sub.stderr?.on("data", (b: Buffer) => {
-      for (const cb of errs) cb(b);
-    });
     return {
-      onStdout: (cb) => outs.push(cb),
-      onStderr: (cb) => errs.push(cb),
+      ...consumeStreams(sub.stdout, sub.stderr),
       write: (d) => {
         if (sub.stdin && !sub.stdin.destroyed && sub.stdin.writable) sub.stdin.write(d);
       },

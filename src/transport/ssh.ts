@@ -10,6 +10,7 @@ import { SlicecheckError } from "../errors.js";
 import type { JumpHost, NodeSpec } from "../inventory/types.js";
 import { checkHostKey, fingerprint, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
+import { consumeStreams } from "./streams.js";
 import type {
   Command,
   ExecOptions,
@@ -129,15 +130,6 @@ export class SshTransport implements Transport, RawShell {
   }
 
   private wrapChannel(ch: ClientChannel): RawProcess {
-    // Always consume both streams: an unread channel never emits 'close'.
-    const outs: ((b: Buffer) => void)[] = [];
-    const errs: ((b: Buffer) => void)[] = [];
-    ch.on("data", (b: Buffer) => {
-      for (const cb of outs) cb(b);
-    });
-    ch.stderr.on("data", (b: Buffer) => {
-      for (const cb of errs) cb(b);
-    });
     const done = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
       this.inflight.add(reject);
       ch.on("close", (code: number | null | undefined, signal: string | null | undefined) => {
@@ -147,8 +139,7 @@ export class SshTransport implements Transport, RawShell {
       });
     });
     return {
-      onStdout: (cb) => outs.push(cb),
-      onStderr: (cb) => errs.push(cb),
+      ...consumeStreams(ch, ch.stderr),
       write: (d) => {
         if (ch.writable) ch.write(d);
       },

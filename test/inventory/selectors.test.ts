@@ -1,23 +1,10 @@
 import assert from "node:assert/strict";
 import { isSlicecheckError } from "../../src/errors.js";
 import { expandRanges, selectNodes, splitTerms } from "../../src/inventory/selectors.js";
-import type { Inventory, NodeSpec } from "../../src/inventory/types.js";
+import type { Inventory } from "../../src/inventory/types.js";
+import { nodeSpec } from "../helpers/node.js";
 
-const node = (name: string, tags: string[] = []): NodeSpec => ({
-  name,
-  host: name,
-  port: 22,
-  user: "u",
-  identityFile: null,
-  identityPassphraseEnv: null,
-  knownHosts: "/dev/null",
-  hostKeyPolicy: "strict",
-  become: null,
-  jump: [],
-  tags,
-  slurmNode: null,
-  connectTimeoutS: 10,
-});
+const node = (name: string, tags: string[] = []) => nodeSpec(name, { tags });
 const inv: Inventory = {
   file: "/x/inv.yaml",
   format: "native",

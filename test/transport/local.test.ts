@@ -1,25 +1,11 @@
 import assert from "node:assert/strict";
-import type { NodeSpec } from "../../src/inventory/types.js";
 import { LocalTransport } from "../../src/transport/local.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId, openTransport } from "../../src/transport/open.js";
 import { taggedPids, waitFor } from "../helpers/cluster.js";
+import { nodeSpec } from "../helpers/node.js";
 
-const here: NodeSpec = {
-  name: "gpu-local",
-  host: "localhost",
-  port: 22,
-  user: "ignored",
-  identityFile: null,
-  identityPassphraseEnv: null,
-  knownHosts: "/dev/null",
-  hostKeyPolicy: "strict",
-  become: null,
-  jump: [],
-  tags: [],
-  slurmNode: null,
-  connectTimeoutS: 10,
-};
+const here = nodeSpec("gpu-local", { host: "localhost", user: "ignored" });
 
 describe("local transport (host: localhost)", function () {
   this.timeout(30_000);
