@@ -1,0 +1,111 @@
+// Where workloads run: every MIG device of every GPU of a node (one CUDA process sees one MIG
+// device), or the whole GPU where MIG is off. Built from three outputs, because none says it
+// all: `-L` has the UUIDs, the table's MIG section maps device indices to GI/CI ids and SMs,
+// and `-lgi` gives each GI's profile and placement.
+import { SlicecheckError } from "../errors.js";
+import { parseGpus } from "../nvsmi/gpus.js";
+import { parseLgi } from "../nvsmi/lgi.js";
+import { parseTable } from "../nvsmi/table.js";
+import type { Transport } from "../transport/types.js";
+
+export interface Instance {
+  node: string;
+  gpu: number;
+  gpuUuid: string;
+  gpuName: string;
+  /** What CUDA_VISIBLE_DEVICES gets: `MIG-…` (or the old `MIG-GPU-…/gi/ci`), or `GPU-…`. */
+  uuid: string;
+  /** `3g.40gb`, `1c.3g.40gb`; `whole-gpu` when MIG is off. */
+  profile: string;
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+  /** Memory-slice placement of the GI, `start:size`; null for a whole GPU. */
+  placement: string | null;
+  sm: number | null;
+  memoryMiB: number | null;
+}
+
+export interface NodeInventory {
+  driver: string | null;
+  cuda: string | null;
+  instances: Instance[];
+}
+
+async function run(t: Transport, argv: string[], what: string): Promise<string> {
+  const r = await t.exec({ argv }, { timeoutMs: 60_000 });
+  if (r.exitCode !== 0) {
+    throw new SlicecheckError(
+      "TOOL_MISSING",
+      `${t.node.name}: \`${argv.join(" ")}\` failed (exit ${r.exitCode}) while reading ${what}: ${(r.stdout + r.stderr).trim().slice(0, 300)}`,
+      {
+        node: t.node.name,
+      },
+    );
+  }
+  return r.stdout;
+}
+
+export function joinInstances(
+  node: string,
+  listing: ReturnType<typeof parseGpus>,
+  table: ReturnType<typeof parseTable>,
+  lgi: ReturnType<typeof parseLgi> | null,
+): Instance[] {
+  const out: Instance[] = [];
+  for (const g of listing.gpus) {
+    const tg = table.gpus.find((x) => x.index === g.index);
+    if (g.migDevices.length === 0) {
+      if (tg?.migMode === "Enabled") continue; // MIG on, no instance: nothing can run there
+      out.push({
+        node,
+        gpu: g.index,
+        gpuUuid: g.uuid,
+        gpuName: g.name,
+        uuid: g.uuid,
+        profile: "whole-gpu",
+        gpuInstanceId: null,
+        computeInstanceId: null,
+        placement: null,
+        sm: null,
+        memoryMiB: tg?.memoryTotalMiB ?? null,
+      });
+      continue;
+    }
+    for (const d of g.migDevices) {
+      const row = table.migDevices.find((m) => m.gpu === g.index && m.device === d.index);
+      const giId = d.gpuInstanceId ?? row?.gpuInstanceId ?? null;
+      const gi =
+        giId === null
+          ? undefined
+          : lgi?.gpuInstances.find((x) => x.gpu === g.index && x.id === giId);
+      out.push({
+        node,
+        gpu: g.index,
+        gpuUuid: g.uuid,
+        gpuName: g.name,
+        uuid: d.uuid,
+        profile: d.name,
+        gpuInstanceId: giId,
+        computeInstanceId: d.computeInstanceId ?? row?.computeInstanceId ?? null,
+        placement: gi ? `${gi.start}:${gi.size}` : null,
+        sm: row?.sm ?? null,
+        memoryMiB: row?.memoryTotalMiB ?? null,
+      });
+    }
+  }
+  return out;
+}
+
+export async function discoverInstances(t: Transport): Promise<NodeInventory> {
+  const listing = parseGpus(await run(t, ["nvidia-smi", "-L"], "the GPUs"));
+  const table = parseTable(await run(t, ["nvidia-smi"], "the MIG devices"));
+  const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
+  const lgi = anyMig
+    ? parseLgi(await run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances"))
+    : null;
+  return {
+    driver: table.driverVersion,
+    cuda: table.cudaVersion,
+    instances: joinInstances(t.node.name, listing, table, lgi),
+  };
+}

@@ -1,0 +1,162 @@
+// Runs one workload on many instances at once: all instances of a node together (spread over
+// as many connections as the channel budget needs) and nodes in parallel. Each instance's
+// output streams into its own log file; an instance that dies is a measured event, never a
+// harness crash.
+import { createWriteStream, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { isSlicecheckError } from "../errors.js";
+import type { Transport } from "../transport/types.js";
+import type { Instance } from "./instances.js";
+import { type Metric, metricsOf, type WorkloadSpec } from "./specs.js";
+
+export interface Measurement {
+  node: string;
+  gpuUuid: string;
+  instanceUuid: string;
+  profile: string;
+  placement: string | null;
+  workload: string;
+  metric: string;
+  value: number;
+  unit: string;
+  repetition: number;
+}
+
+export interface InstanceOutcome {
+  instance: Instance;
+  workload: string;
+  repetition: number;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** It ended other than with exit 0 (a fault, a kill, a crash): an event to judge, not an error. */
+  died: boolean;
+  /** The harness could not run it (connection lost, channel refused): the result is unknown. */
+  harnessError: string | null;
+  log: string;
+  stdout: string;
+  measurements: Measurement[];
+  parseError: string | null;
+}
+
+export interface LaunchOptions {
+  outDir: string;
+  repetition?: number;
+  /** Extra seconds past the workload's duration before it is killed. */
+  graceS?: number;
+  /** Live progress: a line of output from an instance. */
+  onLine?: (instance: Instance, line: string) => void;
+  signal?: AbortSignal;
+}
+
+export function logPathFor(
+  outDir: string,
+  i: Instance,
+  workload: string,
+  repetition: number,
+): string {
+  const where =
+    i.gpuInstanceId === null
+      ? `gpu${i.gpu}`
+      : `gpu${i.gpu}-gi${i.gpuInstanceId}-ci${i.computeInstanceId ?? 0}`;
+  return join(outDir, i.node, `${where}.${workload}.${repetition}.log`);
+}
+
+/** Runs `spec` on each instance through `transports` (one or more connections to the node the
+ * instances are on), all at once. */
+export async function runOnInstances(
+  transports: readonly Transport[],
+  instances: readonly Instance[],
+  spec: WorkloadSpec | ((i: Instance) => WorkloadSpec),
+  o: LaunchOptions,
+): Promise<InstanceOutcome[]> {
+  const repetition = o.repetition ?? 1;
+  return Promise.all(
+    instances.map((inst, k) => {
+      const t = transports[k % transports.length]!;
+      return runOne(t, inst, typeof spec === "function" ? spec(inst) : spec, repetition, o);
+    }),
+  );
+}
+
+async function runOne(
+  t: Transport,
+  inst: Instance,
+  spec: WorkloadSpec,
+  repetition: number,
+  o: LaunchOptions,
+): Promise<InstanceOutcome> {
+  const log = logPathFor(o.outDir, inst, spec.name, repetition);
+  mkdirSync(join(o.outDir, inst.node), { recursive: true });
+  const file = createWriteStream(log);
+  let pending = "";
+  const lines = (chunk: string) => {
+    file.write(chunk);
+    if (!o.onLine) return;
+    pending += chunk;
+    const parts = pending.split(/\r?\n|\r/);
+    pending = parts.pop() ?? "";
+    for (const l of parts) if (l) o.onLine(inst, l);
+  };
+  const base = { instance: inst, workload: spec.name, repetition, log };
+  try {
+    const r = await t.exec(
+      { argv: [spec.program, ...spec.args] },
+      {
+        env: { CUDA_VISIBLE_DEVICES: inst.uuid },
+        timeoutMs: (spec.durationS + (o.graceS ?? 30)) * 1000,
+        onStdout: lines,
+        onStderr: lines,
+        signal: o.signal,
+      },
+    );
+    let metrics: Metric[] = [];
+    let parseError: string | null = null;
+    try {
+      metrics = metricsOf(spec.name, r.stdout);
+    } catch (e) {
+      parseError = e instanceof Error ? e.message : String(e);
+    }
+    return {
+      ...base,
+      exitCode: r.exitCode,
+      signal: r.signal,
+      timedOut: r.timedOut,
+      durationMs: r.durationMs,
+      died: r.exitCode !== 0,
+      harnessError: null,
+      stdout: r.stdout,
+      measurements: metrics.map((m) => ({
+        node: inst.node,
+        gpuUuid: inst.gpuUuid,
+        instanceUuid: inst.uuid,
+        profile: inst.profile,
+        placement: inst.placement,
+        workload: spec.name,
+        repetition,
+        ...m,
+      })),
+      parseError,
+    };
+  } catch (e) {
+    return {
+      ...base,
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      durationMs: 0,
+      died: false,
+      harnessError: isSlicecheckError(e)
+        ? `[${e.code}] ${e.message}`
+        : e instanceof Error
+          ? e.message
+          : String(e),
+      stdout: "",
+      measurements: [],
+      parseError: null,
+    };
+  } finally {
+    await new Promise<void>((r) => file.end(r));
+  }
+}

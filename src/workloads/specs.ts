@@ -1,0 +1,115 @@
+// What each workload is on the node (its argv) and what its output measures. Parsing is done
+// by the pure parsers; this module turns their results into measurements.
+import { parseBuiltinOutput } from "./parsers/builtin.js";
+import { parseGpuBurn } from "./parsers/gpu-burn.js";
+import { parseNcclTests } from "./parsers/nccl-tests.js";
+
+export type WorkloadName = "stress" | "memhog" | "crasher" | "gpu-burn" | "nccl";
+
+export interface Metric {
+  metric: string;
+  value: number;
+  unit: string;
+}
+
+export interface WorkloadSpec {
+  name: WorkloadName;
+  /** The program on the node (resolved by the launcher for the built-ins). */
+  program: string;
+  args: string[];
+  /** Seconds the workload is meant to run; the deadline adds a margin to it. */
+  durationS: number;
+}
+
+export const BUILTIN_PROGRAMS = {
+  stress: "slicecheck-stress",
+  memhog: "slicecheck-memhog",
+  crasher: "slicecheck-crasher",
+} as const;
+
+export function stressSpec(
+  durationS: number,
+  intervalS = Math.max(0.2, Math.min(5, durationS / 5)),
+): WorkloadSpec {
+  return {
+    name: "stress",
+    program: BUILTIN_PROGRAMS.stress,
+    args: ["--duration", String(durationS), "--interval", String(intervalS)],
+    durationS,
+  };
+}
+
+export function gpuBurnSpec(durationS: number): WorkloadSpec {
+  // -m 90%: leave room for the CUDA context; -tc: tensor cores where the GPU has them.
+  return {
+    name: "gpu-burn",
+    program: "gpu_burn",
+    args: ["-m", "90%", "-tc", String(Math.ceil(durationS))],
+    durationS,
+  };
+}
+
+export function ncclSpec(): WorkloadSpec {
+  // One rank per MIG instance (-g 1): bus bandwidth is 0 by definition, so time and algbw count.
+  return {
+    name: "nccl",
+    program: "all_reduce_perf",
+    args: ["-b", "8", "-e", "128M", "-f", "2", "-g", "1"],
+    durationS: 60,
+  };
+}
+
+/** Measurements from a workload's complete output; an empty list when it printed none. */
+export function metricsOf(name: WorkloadName, stdout: string): Metric[] {
+  switch (name) {
+    case "stress":
+    case "memhog":
+    case "crasher": {
+      const b = parseBuiltinOutput(stdout);
+      const out: Metric[] = [];
+      if (b.stressFinal) {
+        out.push({ metric: "tflops", value: b.stressFinal.tflops, unit: "TFLOP/s" });
+        out.push({ metric: "errors", value: b.stressFinal.errors, unit: "count" });
+      } else if (b.stress.length > 0) {
+        // Killed before its final line: the mean of the intervals it reported.
+        const mean = b.stress.reduce((a, s) => a + s.tflops, 0) / b.stress.length;
+        out.push({ metric: "tflops", value: mean, unit: "TFLOP/s" });
+        out.push({
+          metric: "errors",
+          value: b.stress.reduce((a, s) => a + s.errors, 0),
+          unit: "count",
+        });
+      }
+      if (b.memhog)
+        out.push({ metric: "allocated", value: b.memhog.allocatedBytes, unit: "bytes" });
+      return out;
+    }
+    case "gpu-burn": {
+      const r = parseGpuBurn(stdout);
+      const g = r.progress?.gflops ?? [];
+      const out: Metric[] = g.length
+        ? [{ metric: "gflops", value: g.reduce((a, x) => a + x, 0) / g.length, unit: "GFLOP/s" }]
+        : [];
+      out.push({
+        metric: "faulty",
+        value: r.gpus.filter((x) => x.status === "FAULTY").length,
+        unit: "count",
+      });
+      return out;
+    }
+    case "nccl": {
+      const r = parseNcclTests(stdout);
+      const last = r.rows[r.rows.length - 1];
+      if (!last) return [];
+      const wrong = r.rows.reduce(
+        (a, x) => a + (x.outOfPlace.wrong ?? 0) + (x.inPlace.wrong ?? 0),
+        0,
+      );
+      return [
+        { metric: "algbw", value: last.outOfPlace.algbw, unit: "GB/s" },
+        { metric: "time", value: last.outOfPlace.timeUs, unit: "us" },
+        { metric: "wrong", value: wrong, unit: "count" },
+      ];
+    }
+  }
+}
