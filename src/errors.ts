@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   TOOL_MISSING: "cannot-check",
   SIM: "cannot-check",
   INTERLOCK: "cannot-check",
+  // a command on a node failed, or printed what slicecheck cannot read
+  NODE_COMMAND: "cannot-check",
   INTERNAL: "cannot-check",
   // a check failed (exit 1)
   CHECK_FAILED: "check-failed",
@@ -35,7 +37,20 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+// A registry-wide brand: the same class can be loaded twice (a command module imported lazily
+// under a loader that keys modules differently), and `instanceof` must still hold.
+const BRAND = Symbol.for("slicecheck.SlicecheckError");
+
 export class SlicecheckError extends Error {
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      typeof value === "object" &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[BRAND] === true
+    );
+  }
+
+  readonly [BRAND] = true;
   readonly code: ErrorCode;
   readonly context: Readonly<Record<string, unknown>>;
 

@@ -73,3 +73,10 @@ export function parsePositiveNumber(name: string) {
     return n;
   };
 }
+
+export function parseGpuIndex(v: string): number {
+  if (!/^\d{1,2}$/.test(v)) {
+    throw new SlicecheckError("USAGE", `--gpu expects a GPU index (0, 1, …), got '${v}'`);
+  }
+  return Number(v);
+}

@@ -11,6 +11,21 @@ export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", 
 
 export const SIM_TOOLS: Record<string, string> = {
   "nvidia-smi": "dist/sim/nvsmi/main.js",
+  // Slurm's view of the node (drained or not), from <state>/slurm.json.
+  scontrol: "dist/sim/slurm/main.js",
+  // The GPU clients that are not CUDA processes (persistenced, DCGM, nvidia_drm), as a real node
+  // shows them; everything else pgrep is asked goes to the host's real pgrep.
+  pgrep: "dist/sim/host/pgrep.js",
+  lsmod: "dist/sim/host/lsmod.js",
+  // Workloads that run for real on a modelled GPU (src/sim/workloads), and the kernel log they
+  // write Xids to.
+  "slicecheck-stress": "dist/sim/workloads/stress.js",
+  "slicecheck-memhog": "dist/sim/workloads/memhog.js",
+  "slicecheck-crasher": "dist/sim/workloads/crasher.js",
+  gpu_burn: "dist/sim/workloads/gpu-burn.js",
+  all_reduce_perf: "dist/sim/workloads/nccl.js",
+  "nvidia-cuda-mps-control": "dist/sim/workloads/mps-control.js",
+  dmesg: "dist/sim/klog/main.js",
 };
 
 export function installTools(binDir: string): void {

@@ -50,6 +50,18 @@ describe("built-in workload lines", () => {
     );
   });
 
+  it("knows exactly the crasher's modes", () => {
+    assert.deepEqual([...CRASHER_MODES], ["illegal-address", "trap", "hang", "sigkill"]);
+    for (const mode of CRASHER_MODES)
+      assert.deepEqual(parseBuiltinOutput(`${formatCrasherArmedLine(mode)}\n`).crasher, { mode });
+    for (const old of ["device-assert", "segfault"])
+      assertParseError(
+        () => parseBuiltinOutput(`SLICECHECK crasher mode=${old} armed`),
+        "builtin",
+        1,
+      );
+  });
+
   it("the C printf formats print exactly what the format functions print", () => {
     assert.equal(
       printf(BUILTIN_PRINTF.stress, 5, 12.34, 0),

@@ -75,6 +75,7 @@ export interface SimGpu {
   gis: SimGi[];
   processes: SimProcess[];
   telemetry: SimTelemetry;
+  mps?: { active: boolean; doomed?: number[]; error?: number }; // owned by sim/workloads/mps.ts
 }
 
 export interface SimState {

@@ -21,8 +21,14 @@ const KIND = "builtin";
 
 export const BUILTIN_TAG = "SLICECHECK";
 
-/** Faults the crasher can be armed with; the simulator and the .cu source use the same names. */
-export const CRASHER_MODES = ["illegal-address", "device-assert", "segfault", "hang"] as const;
+/**
+ * Faults the crasher can be armed with; the simulator and workloads/crasher.cu use the same
+ * names (test/workloads/cuda-build.test.ts checks the .cu). illegal-address: a store through a
+ * wild pointer (CUDA error 700, Xid 31/13/43 by GPU); trap: a device-side __trap() (CUDA error
+ * 719); hang: a kernel that never ends, stopped only by the deadline; sigkill: the process
+ * SIGKILLs itself while a kernel runs.
+ */
+export const CRASHER_MODES = ["illegal-address", "trap", "hang", "sigkill"] as const;
 export type CrasherMode = (typeof CRASHER_MODES)[number];
 
 /** C printf formats, for the CUDA sources (`printf(BUILTIN_PRINTF.stress, t, tflops, errors)`). */

@@ -59,6 +59,12 @@ const GPU_FIELDS: Field<GpuView>[] = [
   { name: "mig.mode.current", value: (v) => migMode(v, v.gpu.mig.current) },
   { name: "mig.mode.pending", value: (v) => migMode(v, v.gpu.mig.pending) },
   { name: "compute_mode", value: () => "Default" },
+  // A blocked GPU reset has one cause in the simulator, a VM passthrough (GUIDE), and
+  // `virtualization_mode` is where a real node shows that.
+  {
+    name: "virtualization_mode",
+    value: (v) => (v.gpu.resetSupported ? "None" : "Pass-Through"),
+  },
   { name: "ecc.mode.current", value: () => "Enabled" },
   { name: "compute_cap", value: (v) => (v.architecture ? COMPUTE_CAP[v.architecture] : "8.9") },
 ];

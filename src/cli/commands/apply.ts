@@ -1,0 +1,178 @@
+// `slicecheck apply LAYOUT -c NAME`: bring every selected node's GPUs to a mig-parted layout.
+// The layout is loaded and planned offline first (a bad one is refused before any connection),
+// then every node is read, planned on its live catalogue and checked against the interlocks;
+// only when all of them pass is the original state journalled and the change made. The
+// printing here is shared with `restore`.
+
+import {
+  applyLayout,
+  DEFAULT_JOURNAL_DIR,
+  type GpuReport,
+  type NodeReport,
+  nodeExitCode,
+  type StepTimings,
+  validateOffline,
+} from "../../mig/apply/index.js";
+import { loadLayout, selectConfig } from "../../mig/layout/index.js";
+import { newRunId } from "../../transport/open.js";
+import { loadSelected, type NodeOptions, type Out } from "../context.js";
+
+export interface ApplyCliOptions extends NodeOptions {
+  config?: string;
+  dryRun?: boolean;
+  allowReset?: boolean;
+  keep?: boolean;
+  journalDir?: string;
+  json?: boolean;
+}
+
+const STEP_NAMES: [keyof StepTimings, string][] = [
+  ["destroyMs", "destroy"],
+  ["modeMs", "mode change"],
+  ["resetMs", "reset"],
+  ["createMs", "create"],
+  ["verifyMs", "verify"],
+];
+
+export function timingsText(t: StepTimings): string {
+  const parts = STEP_NAMES.flatMap(([k, name]) =>
+    t[k] === undefined ? [] : [`${name} ${t[k]} ms`],
+  );
+  return parts.join(", ");
+}
+
+/** Errors name their node and GPU for JSON readers; the printed line names them already. */
+function withoutPrefix(message: string, node: string, gpu: number): string {
+  for (const p of [`${node} GPU ${gpu}: `, `${node}: `]) {
+    if (message.startsWith(p)) return message.slice(p.length);
+  }
+  return message;
+}
+
+function gpuHead(node: string, g: GpuReport): string {
+  return `${node} GPU ${g.index} (${g.name})`;
+}
+
+function printGpu(node: string, g: GpuReport, what: string, io: Out): void {
+  const head = gpuHead(node, g);
+  switch (g.status) {
+    case "not-in-layout":
+      io.out(`${head}: no entry of the ${what} applies to it; left as it is`);
+      return;
+    case "unchanged":
+      if (g.planned.length === 0) {
+        io.out(`${head}: already as the ${what} wants; no command`);
+        return;
+      }
+      io.out(`${head}: not changed; it would take ${g.planned.length} command(s):`);
+      for (const c of g.planned) io.out(`    ${c.join(" ")}`);
+      return;
+    case "would-change":
+      io.out(`${head}: would run ${g.planned.length} command(s):`);
+      for (const d of g.drift) io.out(`  - ${d}`);
+      for (const c of g.planned) io.out(`    ${c.join(" ")}`);
+      break;
+    default: {
+      const verdict = g.status === "changed" ? "changed" : g.status.toUpperCase();
+      io.out(`${head}: ${verdict}`);
+      for (const c of g.commands) {
+        io.out(`    ${c.argv.join(" ")}  (exit ${c.exitCode ?? "timeout"}, ${c.ms} ms)`);
+      }
+      io.out(`  now: ${g.verified.length > 0 ? g.verified.join(", ") : "no GPU instances"}`);
+      io.out(`  steps: ${timingsText(g.timings)}`);
+      for (const r of g.remaining) io.out(`  - still differs: ${r}`);
+      if (g.error) io.err(`${head}: ${withoutPrefix(g.error, node, g.index)}`);
+    }
+  }
+  for (const n of g.notes) io.out(`  note: ${n}`);
+}
+
+/** Human output of apply and restore. */
+export function printChangeReports(
+  reports: readonly NodeReport[],
+  kind: "apply" | "restore",
+  what: string,
+  io: Out,
+): void {
+  for (const r of reports) {
+    if (r.error) io.err(`${r.node}: ${r.status}: ${r.error.message} [${r.error.code}]`);
+    if (r.status === "no-journal") io.out(`${r.node}: no journal: nothing to restore`);
+    if (r.status === "refused") {
+      io.out(`${r.node}: REFUSED, nothing was changed:`);
+      for (const x of r.refusals) io.out(`  - ${x}`);
+    }
+    if (r.journal && kind === "apply") {
+      io.out(
+        `${r.node}: journal ${r.journal.local} and ${r.node}:${r.journal.remote ?? "?"}${r.journal.reused ? " (kept from an earlier apply: restore goes back to that state)" : ""}`,
+      );
+    }
+    for (const g of r.gpus) printGpu(r.node, g, what, io);
+    if (r.status === "held") {
+      io.out(`${r.node}: not changed, because another node was refused or could not be read`);
+    }
+    if (r.journal?.removed) io.out(`${r.node}: restored and verified; journal removed`);
+  }
+  io.out(summary(reports, kind));
+}
+
+function summary(reports: readonly NodeReport[], kind: "apply" | "restore"): string {
+  const gpus = reports.flatMap((r) => r.gpus);
+  const count = (s: GpuReport["status"]) => gpus.filter((g) => g.status === s).length;
+  const nodes = (s: NodeReport["status"]) => reports.filter((r) => r.status === s).length;
+  const ran = gpus.some((g) => g.commands.length > 0);
+  if (nodes("dry-run") > 0 && !ran) {
+    return `${kind} (dry run): ${count("would-change")} GPU(s) would change, ${count("unchanged")} already as wanted; nothing was changed`;
+  }
+  const stopped = nodes("refused") + nodes("unreachable") + nodes("bad-input") + nodes("failed");
+  if (stopped > 0 && !ran) {
+    return `${kind}: ${stopped} node(s) refused or could not be read; nothing was changed on any node`;
+  }
+  const failed = count("failed") + count("mismatch");
+  const tail =
+    kind === "apply" && count("changed") > 0
+      ? "; `slicecheck restore` puts back the journalled state"
+      : "";
+  return `${kind}: ${count("changed")} GPU(s) changed, ${count("unchanged")} already as wanted, ${failed} failed, on ${reports.length} node(s)${tail}`;
+}
+
+export function worstExit(reports: readonly NodeReport[]): number {
+  return Math.max(0, ...reports.map(nodeExitCode));
+}
+
+export async function applyCommand(
+  layoutPath: string,
+  o: ApplyCliOptions,
+  io: Out,
+): Promise<number> {
+  // Everything about the input is checked before the first connection.
+  const config = selectConfig(loadLayout(layoutPath), o.config);
+  validateOffline(config, layoutPath);
+  const { nodes } = loadSelected(o);
+  const runId = newRunId();
+  const reports = await applyLayout(nodes, config, {
+    runId,
+    journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
+    allowReset: o.allowReset ?? false,
+    dryRun: o.dryRun ?? false,
+    keep: o.keep ?? false,
+    layout: { file: layoutPath, config: config.name },
+  });
+  if (o.json) {
+    io.out(
+      JSON.stringify(
+        {
+          run: runId,
+          layout: layoutPath,
+          config: config.name,
+          dryRun: o.dryRun ?? false,
+          nodes: reports,
+        },
+        null,
+        2,
+      ),
+    );
+  } else {
+    printChangeReports(reports, "apply", `config '${config.name}'`, io);
+  }
+  return worstExit(reports);
+}

@@ -1,0 +1,45 @@
+// `slicecheck sim fault NODE KIND [--gpu N] [--name X] [--state S]` and `sim fault NODE --clear`:
+// plant a state a real node can be found in (someone else's process, a driver client, an
+// undrained Slurm node, a GPU that cannot be reset) into a simulated node, or undo them all.
+
+import { join } from "node:path";
+import { SlicecheckError } from "../../errors.js";
+import { DEFAULT_SIM_INVENTORY, simNodeRecord } from "../../sim/cluster.js";
+import { clearFaults, FAULT_KINDS, plantFault } from "../../sim/faults.js";
+import type { Out } from "../context.js";
+
+export interface SimFaultOptions {
+  inventory?: string;
+  gpu?: number;
+  name?: string;
+  state?: string;
+  clear?: boolean;
+  json?: boolean;
+}
+
+export async function simFaultCommand(
+  node: string,
+  kind: string | undefined,
+  o: SimFaultOptions,
+  io: Out,
+): Promise<number> {
+  const inventory = o.inventory ?? DEFAULT_SIM_INVENTORY;
+  const stateDir = join(simNodeRecord(inventory, node).dir, "state");
+  if (o.clear) {
+    if (kind !== undefined) {
+      throw new SlicecheckError("USAGE", `--clear removes every planted fault; drop '${kind}'`);
+    }
+    const undone = await clearFaults(stateDir);
+    if (o.json) io.out(JSON.stringify({ node, cleared: undone }, null, 2));
+    else io.out(`${node}: cleared ${undone.length} planted fault(s)`);
+    return 0;
+  }
+  if (kind === undefined) {
+    const kinds = Object.entries(FAULT_KINDS).map(([, k]) => `  ${k.usage}`);
+    throw new SlicecheckError("USAGE", `sim fault needs a KIND (or --clear):\n${kinds.join("\n")}`);
+  }
+  const planted = await plantFault(stateDir, kind, { gpu: o.gpu, name: o.name, state: o.state });
+  if (o.json) io.out(JSON.stringify({ node, planted: planted.record }, null, 2));
+  else io.out(`${node}: planted ${kind}: ${planted.detail}`);
+  return 0;
+}

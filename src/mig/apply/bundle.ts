@@ -1,0 +1,87 @@
+// Several read-only commands in one remote call: they run side by side on the node and come back
+// as separate outputs with their own exit codes. Each SSH command costs a channel, a shell and
+// a round trip; a snapshot needs eight reads, and a jump host or a slow link multiplies that.
+
+import type { Argv } from "../../nvsmi/index.js";
+import type { Transport } from "../../transport/types.js";
+import { quote, quoteArgv } from "../../util/shell.js";
+
+export interface Output {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  timedOut: boolean;
+}
+
+export type Read = Argv | { shell: string };
+
+const OUT = "@@slicecheck-out";
+const ERR = "@@slicecheck-err";
+const MARKER = new RegExp(`^(${OUT}|${ERR}) (\\d+)(?: (\\d*))?$`);
+
+function fragment(r: Read): string {
+  return "shell" in r ? `sh -c ${quote(r.shell)}` : quoteArgv(r as Argv);
+}
+
+export function bundleScript(reads: readonly Read[]): string {
+  const jobs = reads.map(
+    (r, i) => `( ${fragment(r)} >"$d/${i}.o" 2>"$d/${i}.e" </dev/null; echo $? >"$d/${i}.rc" ) &`,
+  );
+  const ids = reads.map((_, i) => i).join(" ");
+  return [
+    "d=$(mktemp -d) || exit 97",
+    `trap 'rm -rf "$d"' EXIT`,
+    ...jobs,
+    "wait",
+    `for i in ${ids}; do echo "${OUT} $i $(cat "$d/$i.rc" 2>/dev/null)"; cat "$d/$i.o"; echo; echo "${ERR} $i"; cat "$d/$i.e"; echo; done`,
+  ].join("\n");
+}
+
+/** Splits the bundle's output back into one Output per read. */
+export function splitBundle(text: string, count: number, timedOut: boolean): Output[] {
+  const out: Output[] = Array.from({ length: count }, () => ({
+    stdout: "",
+    stderr: "",
+    exitCode: null,
+    timedOut,
+  }));
+  let cur: { i: number; err: boolean } | null = null;
+  const buf: string[] = [];
+  const flush = () => {
+    if (!cur) return;
+    const o = out[cur.i];
+    // The script ends each part with a newline of its own, which the split has taken away.
+    const text = buf.join("\n");
+    if (o) {
+      if (cur.err) o.stderr = text;
+      else o.stdout = text;
+    }
+    buf.length = 0;
+  };
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  for (const line of lines) {
+    const m = MARKER.exec(line);
+    if (m) {
+      flush();
+      const i = Number(m[2]);
+      cur = { i, err: m[1] === ERR };
+      const o = out[i];
+      if (o && !cur.err && m[3]) o.exitCode = Number(m[3]);
+      continue;
+    }
+    if (cur) buf.push(line);
+  }
+  flush();
+  return out;
+}
+
+/** Runs the reads as one privileged call (a non-root user may not see others' processes). */
+export async function readBundle(
+  t: Transport,
+  reads: readonly Read[],
+  timeoutMs = 60_000,
+): Promise<Output[]> {
+  const r = await t.exec({ shell: bundleScript(reads) }, { privileged: true, timeoutMs });
+  return splitBundle(r.stdout, reads.length, r.timedOut);
+}

@@ -1,0 +1,22 @@
+// apply / assert / restore: read a node's MIG state, plan each GPU's target (layout or journal),
+// refuse on interlocks, journal the original state, converge GPU by GPU and verify by re-reading.
+
+export { changePlan, describeGi, driftOf, matchGeometry } from "./compare.js";
+export { slurmRefusal } from "./interlocks.js";
+export {
+  DEFAULT_JOURNAL_DIR,
+  type Journal,
+  localJournalPath,
+  readLocalJournal,
+} from "./journal.js";
+export { restoreNodes } from "./restore.js";
+export {
+  applyLayout,
+  assertLayout,
+  type NodeReport,
+  type NodeStatus,
+  nodeExitCode,
+  type SessionOptions,
+} from "./session.js";
+export { journalTarget, validateOffline } from "./target.js";
+export type * from "./types.js";

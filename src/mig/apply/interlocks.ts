@@ -1,0 +1,84 @@
+// The safety interlocks, checked on the snapshot before the first change and only for GPUs that
+// would change: someone else's compute processes, a Slurm node that is not drained, driver
+// clients that block a MIG mode change, and a GPU reset the GPU cannot do. Each refusal says
+// what was found and what to do about it.
+
+import type { GpuChangePlan, GpuSnapshot, NodeSnapshot, SlurmView } from "./types.js";
+
+export interface GpuToChange {
+  gpu: GpuSnapshot;
+  plan: GpuChangePlan;
+  modeNeedsReset: boolean;
+}
+
+const HOLDER_ADVICE: Readonly<Record<string, string>> = {
+  "nvidia-persistenced":
+    "nvidia-persistenced is running: stop it (systemctl stop nvidia-persistenced) for the change and start it again afterwards",
+  "nv-hostengine":
+    "DCGM's nv-hostengine is running: stop it (systemctl stop nvidia-dcgm, or dcgm) for the change",
+  nvidia_drm:
+    "the nvidia_drm kernel module is loaded: unload it (stop the display manager, then modprobe -r nvidia_drm)",
+};
+
+/** Whether Slurm's state lets us touch the node: DRAIN with no job left (IDLE+DRAIN), or DOWN. */
+export function slurmRefusal(s: SlurmView): string | null {
+  if (s.state === null) {
+    return `cannot tell whether Slurm node ${s.node} is drained: ${s.problem ?? "no State= in scontrol's answer"}; the inventory names slurm_node ${s.node}, so the node is not touched`;
+  }
+  const [base = "", ...flags] = s.state.toUpperCase().split("+");
+  const b = base.replace(/[*~#$@^!%]+$/, "");
+  const drain = flags.includes("DRAIN") || b === "DRAINED";
+  if (b === "DOWN" || (drain && (b === "IDLE" || b === "DRAINED"))) return null;
+  if (drain) {
+    return `Slurm node ${s.node} is ${s.state}: it is draining but jobs still run on it; wait until scontrol shows IDLE+DRAIN, then rerun`;
+  }
+  return `Slurm node ${s.node} is ${s.state}, not drained: drain it first (scontrol update nodename=${s.node} state=drain reason=slicecheck), wait until it shows IDLE+DRAIN, then rerun`;
+}
+
+function processRefusal(g: GpuSnapshot): string | null {
+  if (g.processes.length === 0) return null;
+  const shown = g.processes
+    .slice(0, 3)
+    .map((p) => `pid ${p.pid} ${p.name}${p.usedMiB === null ? "" : `, ${p.usedMiB} MiB`}`)
+    .join("; ");
+  const more = g.processes.length > 3 ? ` and ${g.processes.length - 3} more` : "";
+  return `GPU ${g.index}: ${g.processes.length} compute process(es) of someone else run on it (${shown}${more}); slicecheck changes no GPU in use: stop them or wait for the job to end, then rerun`;
+}
+
+/** Every refusal for this node; empty when the changes may go ahead. */
+export function interlocks(
+  s: NodeSnapshot,
+  changing: readonly GpuToChange[],
+  o: { allowReset: boolean },
+): string[] {
+  if (changing.length === 0) return [];
+  const out: string[] = [];
+  if (s.slurm) {
+    const r = slurmRefusal(s.slurm);
+    if (r) out.push(r);
+  }
+  for (const { gpu, plan, modeNeedsReset } of changing) {
+    const p = processRefusal(gpu);
+    if (p) out.push(p);
+    const modeChange = plan.setMode !== null || plan.resetPending;
+    if (!modeChange) continue;
+    for (const h of s.holders) {
+      const advice = HOLDER_ADVICE[h] ?? `${h} holds the GPU: stop it`;
+      out.push(
+        `GPU ${gpu.index}: a MIG mode change needs every GPU client gone, but ${advice}; then rerun`,
+      );
+    }
+    const passthrough = gpu.virtualization?.toLowerCase() === "pass-through";
+    if (modeNeedsReset && passthrough) {
+      out.push(
+        `GPU ${gpu.index} (${gpu.name}) runs in a VM passthrough: its MIG mode change needs a GPU reset, which the hypervisor may block (the mode would stay pending); change the mode from the host or with a VM reboot, then rerun`,
+      );
+    } else if (plan.resetPending && !o.allowReset) {
+      const mode = gpu.migPending ? "Enabled" : "Disabled";
+      out.push(
+        `GPU ${gpu.index}: MIG mode ${mode} is pending and takes effect only with a GPU reset (nvidia-smi --gpu-reset -i ${gpu.index}); rerun with --allow-reset to let slicecheck reset it`,
+      );
+    }
+  }
+  return out;
+}

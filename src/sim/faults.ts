@@ -1,0 +1,218 @@
+// Faults planted into a simulated node (`slicecheck sim fault NODE KIND`), each one a state a real
+// node can be found in, and each one undone by `--clear`. What was planted is recorded in
+// <stateDir>/faults.json, so that `--clear` removes exactly that and nothing a test or a workload
+// set up by other means. New kinds are one entry in FAULT_KINDS.
+
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SlicecheckError } from "../errors.js";
+import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
+import { readSlurm, SLURM_STATES, type SlurmNode, writeSlurm } from "./slurm/state.js";
+
+export const FAULTS_FILE = "faults.json";
+
+export interface FaultOptions {
+  gpu?: number;
+  /** holder: which client. */
+  name?: string;
+  /** slurm: one of SLURM_STATES' keys. */
+  state?: string;
+}
+
+/** What a planted fault changed, with what `--clear` needs to put back. */
+export type FaultRecord =
+  | { kind: "foreign-process"; gpu: number; pid: number }
+  | { kind: "holder"; gpu: number; name: string }
+  | { kind: "slurm"; node: string; previous: SlurmNode | null }
+  | { kind: "no-reset"; gpu: number; previous: boolean };
+
+export interface PlantedFault {
+  record: FaultRecord;
+  /** In words, for the command's output. */
+  detail: string;
+}
+
+interface Ctx {
+  state: SimState;
+  stateDir: string;
+}
+
+interface FaultKind {
+  usage: string;
+  plant(ctx: Ctx, o: FaultOptions): PlantedFault;
+  undo(ctx: Ctx, record: FaultRecord): void;
+}
+
+/** The clients that block a MIG mode change and a reset (mig-reference.md §7). */
+export const HOLDER_NAMES: readonly string[] = [
+  "nvidia-persistenced",
+  "nv-hostengine",
+  "nvidia_drm",
+];
+
+function usage(message: string): SlicecheckError {
+  return new SlicecheckError("USAGE", message);
+}
+
+function gpuOf(state: SimState, o: FaultOptions): SimGpu {
+  const index = o.gpu ?? 0;
+  const gpu = state.gpus.find((g) => g.index === index);
+  if (!gpu) {
+    throw usage(
+      `node ${state.node} has no GPU ${index}; it has GPUs 0-${state.gpus.length - 1} (--gpu N)`,
+    );
+  }
+  return gpu;
+}
+
+function gpuOfRecord(state: SimState, gpu: number): SimGpu | undefined {
+  return state.gpus.find((g) => g.index === gpu);
+}
+
+const foreignProcess: FaultKind = {
+  usage: "foreign-process --gpu N: a CUDA process of someone else holds the GPU",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    const pids = state.gpus.flatMap((g) => g.processes.map((p) => p.pid));
+    const pid = Math.max(31_000, ...pids.map((p) => p + 1));
+    // Under MIG a CUDA process runs inside a GI; without GIs it holds the whole GPU.
+    const gi = gpu.mig.current ? [...gpu.gis].sort((a, b) => a.id - b.id)[0] : undefined;
+    const ci = gi ? [...gi.cis].sort((a, b) => a.id - b.id)[0] : undefined;
+    gpu.processes.push({
+      pid,
+      name: "python3",
+      type: "C",
+      gi: gi?.id ?? null,
+      ci: ci?.id ?? null,
+      usedMiB: 2048,
+    });
+    return {
+      record: { kind: "foreign-process", gpu: gpu.index, pid },
+      detail: `compute process ${pid} (python3, 2048 MiB) on GPU ${gpu.index}${gi ? ` in GI ${gi.id}` : ""}`,
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "foreign-process") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (gpu) gpu.processes = gpu.processes.filter((p) => p.pid !== r.pid);
+  },
+};
+
+const holder: FaultKind = {
+  usage: `holder --name ${HOLDER_NAMES.join("|")} --gpu N: a driver client keeps the GPU open`,
+  plant({ state }, o) {
+    const name = o.name ?? "";
+    if (!HOLDER_NAMES.includes(name)) {
+      throw usage(`holder needs --name ${HOLDER_NAMES.join("|")}, got '${name}'`);
+    }
+    const gpu = gpuOf(state, o);
+    gpu.holders = [...(gpu.holders ?? []), name];
+    return {
+      record: { kind: "holder", gpu: gpu.index, name },
+      detail: `${name} holds GPU ${gpu.index}`,
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "holder") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (!gpu) return;
+    const at = gpu.holders.indexOf(r.name);
+    if (at >= 0) gpu.holders.splice(at, 1);
+  },
+};
+
+const slurm: FaultKind = {
+  usage: `slurm --state ${Object.keys(SLURM_STATES).join("|")}: the Slurm node's state`,
+  plant({ state, stateDir }, o) {
+    const shown = SLURM_STATES[o.state ?? ""];
+    if (!shown) {
+      throw usage(
+        `slurm needs --state ${Object.keys(SLURM_STATES).join("|")}, got '${o.state ?? ""}'`,
+      );
+    }
+    const data = readSlurm(stateDir);
+    const previous = data.nodes[state.node] ?? null;
+    data.nodes[state.node] = {
+      state: shown,
+      reason: shown.includes("DRAIN") || shown === "DOWN" ? "slicecheck-sim" : null,
+    };
+    writeSlurm(stateDir, data);
+    return {
+      record: { kind: "slurm", node: state.node, previous },
+      detail: `Slurm node ${state.node} is ${shown}`,
+    };
+  },
+  undo({ stateDir }, r) {
+    if (r.kind !== "slurm") return;
+    const data = readSlurm(stateDir);
+    if (r.previous) data.nodes[r.node] = r.previous;
+    else delete data.nodes[r.node];
+    writeSlurm(stateDir, data);
+  },
+};
+
+const noReset: FaultKind = {
+  usage: "no-reset --gpu N: the hypervisor blocks GPU resets (VM passthrough)",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    const previous = gpu.resetSupported;
+    gpu.resetSupported = false;
+    return {
+      record: { kind: "no-reset", gpu: gpu.index, previous },
+      detail: `GPU ${gpu.index} cannot be reset (VM passthrough)`,
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "no-reset") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (gpu) gpu.resetSupported = r.previous;
+  },
+};
+
+export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
+  "foreign-process": foreignProcess,
+  holder,
+  slurm,
+  "no-reset": noReset,
+};
+
+function readRecords(stateDir: string): FaultRecord[] {
+  const file = join(stateDir, FAULTS_FILE);
+  if (!existsSync(file)) return [];
+  const data = JSON.parse(readFileSync(file, "utf8")) as { planted?: FaultRecord[] };
+  return Array.isArray(data.planted) ? data.planted : [];
+}
+
+function writeRecords(stateDir: string, planted: FaultRecord[]): void {
+  const file = join(stateDir, FAULTS_FILE);
+  writeFileSync(`${file}.tmp`, `${JSON.stringify({ planted }, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+}
+
+/** Plants one fault; the state lock is held throughout, so a running nvidia-smi sees all or none. */
+export function plantFault(
+  stateDir: string,
+  kind: string,
+  o: FaultOptions = {},
+): Promise<PlantedFault> {
+  const k = FAULT_KINDS[kind];
+  if (!k) {
+    const kinds = Object.values(FAULT_KINDS).map((f) => `  ${f.usage}`);
+    throw usage(`unknown fault kind '${kind}'; the kinds are:\n${kinds.join("\n")}`);
+  }
+  return updateState(stateDir, (state) => {
+    const planted = k.plant({ state, stateDir }, o);
+    writeRecords(stateDir, [...readRecords(stateDir), planted.record]);
+    return { changed: true, result: planted };
+  });
+}
+
+/** Undoes every fault `sim fault` planted on the node, newest first; returns what it undid. */
+export function clearFaults(stateDir: string): Promise<FaultRecord[]> {
+  return updateState(stateDir, (state) => {
+    const records = readRecords(stateDir);
+    for (const r of [...records].reverse()) FAULT_KINDS[r.kind]?.undo({ state, stateDir }, r);
+    writeRecords(stateDir, []);
+    return { changed: records.length > 0, result: records };
+  });
+}

@@ -1,0 +1,34 @@
+// Whether a new CUDA client gets onto a device, decided under the state lock: MPS refuses new
+// clients while it recovers from a fatal fault, and memory is what the instance has minus what
+// the other processes on it hold (the GI's memory under MIG, the board's without).
+
+import type { SimState } from "../nvsmi/state.js";
+import { currentGpu, onSameMemory, type SimDevice } from "./device.js";
+import { refusesClients } from "./mps.js";
+
+/**
+ * What a CUDA context holds before the program allocates anything. Real contexts take a few
+ * hundred MiB (the captures' loadgen processes show 4188 MiB with their buffers); the figure is
+ * an assumption, small enough that a 1g instance stays almost entirely free.
+ */
+export const CONTEXT_MIB = 256;
+
+export const MIB = 1024 * 1024;
+
+/** MiB that a new client of `dev` can still allocate, its own context not yet counted. */
+export function freeMiB(state: SimState, dev: SimDevice, exceptPid?: number): number {
+  const gpu = currentGpu(state, dev);
+  const held = (gpu?.processes ?? [])
+    .filter((p) => p.pid !== exceptPid && onSameMemory(dev, p))
+    .reduce((sum, p) => sum + p.usedMiB, 0);
+  return Math.max(0, dev.memoryMiB - held);
+}
+
+export type Admission = "ok" | "mps-not-ready" | "oom";
+
+/** Whether a client that needs `needMiB` (context included) may start now. */
+export function admit(state: SimState, dev: SimDevice, needMiB: number): Admission {
+  const gpu = currentGpu(state, dev);
+  if (gpu && refusesClients(gpu)) return "mps-not-ready";
+  return freeMiB(state, dev, process.pid) >= needMiB ? "ok" : "oom";
+}

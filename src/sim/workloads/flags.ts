@@ -1,0 +1,50 @@
+// Option parsing of the built-in programs, as workloads/slicecheck.cuh does it: `--name VALUE`
+// pairs, strict numbers (the whole argument, finite), byte counts with a binary K/M/G/T suffix,
+// `--help` to stdout with exit 0, and every mistake as `<program>: <what>[: <arg>]` followed by
+// the usage text on stderr, exit 3 (SC_EXIT_USAGE).
+
+export const EXIT_USAGE = 3;
+
+export function parseDouble(text: string | undefined): number | undefined {
+  if (text === undefined || !/^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(text.trim())) {
+    return undefined;
+  }
+  const v = Number(text);
+  return Number.isFinite(v) ? v : undefined;
+}
+
+const SHIFT: Record<string, number> = { "": 0, k: 10, m: 20, g: 30, t: 40 };
+
+export function parseBytes(text: string | undefined): number | undefined {
+  const m = /^(\d+)([kKmMgGtT]?)$/.exec(text ?? "");
+  if (!m) return undefined;
+  const v = Number(m[1]) * 2 ** (SHIFT[(m[2] ?? "").toLowerCase()] ?? 0);
+  return Number.isSafeInteger(v) ? v : undefined;
+}
+
+export function usageError(program: string, usage: string, what: string, arg?: string): never {
+  process.stderr.write(`${program}: ${what}${arg !== undefined ? `: ${arg}` : ""}\n${usage}`);
+  process.exit(EXIT_USAGE);
+}
+
+/** Walks argv: `on(name, next)` handles one option, `next()` takes its value. */
+export function eachOption(
+  argv: readonly string[],
+  program: string,
+  usage: string,
+  on: (name: string, next: () => string) => void,
+): void {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--help" || a === "-h") {
+      process.stdout.write(usage);
+      process.exit(0);
+    }
+    on(a, () => {
+      const v = argv[i + 1];
+      if (v === undefined) usageError(program, usage, "missing value for", a);
+      i++;
+      return v;
+    });
+  }
+}

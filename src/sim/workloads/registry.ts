@@ -1,0 +1,152 @@
+// The simulated workloads' entries in the node's process list (what `nvidia-smi` shows under
+// Processes and `--query-compute-apps`). A workload adds itself when it has "created its
+// context" and removes itself on every exit it controls (normal end, CUDA error, SIGTERM).
+//
+// A SIGKILLed process cannot remove itself, and on a real node the driver frees a dead process's
+// context at once. So each registered process leaves a marker (<state>/procs/<pid>, with its
+// start time) and starts a guardian: a detached `sh` that waits for the pid to die and then runs
+// reap.ts, which drops the entries of dead marked pids under the lock. The guardian is detached
+// (its own session) so that the process-group kill that took the workload down does not take it
+// too; it carries no run tag (empty environment but PATH) and ends right after the workload.
+// Entries without a marker (planted by `sim fault foreign-process`, or set by tests) are never
+// pruned: they stand for processes that this simulator does not run.
+
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, extname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { SimProcess, SimState } from "../nvsmi/state.js";
+import { updateState } from "../nvsmi/state.js";
+import { forgetClients } from "./mps.js";
+import { isAlive, procStat } from "./proc.js";
+
+const PROCS_DIR = "procs";
+
+export interface Registration {
+  gpu: number;
+  gi: number | null;
+  ci: number | null;
+  usedMiB: number;
+}
+
+function markerPath(stateDir: string, pid: number): string {
+  return join(stateDir, PROCS_DIR, String(pid));
+}
+
+function markedStart(stateDir: string, pid: number): string | null {
+  try {
+    const m = JSON.parse(readFileSync(markerPath(stateDir, pid), "utf8")) as { start?: unknown };
+    return typeof m.start === "string" ? m.start : "";
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the entries of marked processes that are gone. Call under the lock. */
+export function pruneDead(state: SimState, stateDir: string): boolean {
+  let changed = false;
+  const verdict = new Map<number, boolean>();
+  const dead = (pid: number): boolean => {
+    let d = verdict.get(pid);
+    if (d === undefined) {
+      const start = markedStart(stateDir, pid);
+      d = start !== null && !isAlive(pid, start === "" ? undefined : start);
+      verdict.set(pid, d);
+    }
+    return d;
+  };
+  for (const gpu of state.gpus) {
+    const kept = gpu.processes.filter((p) => !dead(p.pid));
+    if (kept.length !== gpu.processes.length) {
+      gpu.processes = kept;
+      changed = true;
+    }
+    if (forgetClients(gpu)) changed = true;
+  }
+  let markers: string[] = [];
+  try {
+    markers = readdirSync(join(stateDir, PROCS_DIR));
+  } catch {
+    // No workload ever registered on this node.
+  }
+  for (const name of markers) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && dead(pid)) rmSync(markerPath(stateDir, pid), { force: true });
+  }
+  return changed;
+}
+
+/**
+ * Adds this process's entries, atomically with `decide`, which sees the pruned state and says
+ * what to register (nothing: refused, e.g. out of memory or MPS recovering) and what to return.
+ */
+export async function register<T>(
+  stateDir: string,
+  name: string,
+  decide: (state: SimState) => { entries: Registration[]; result: T },
+): Promise<T> {
+  const pid = process.pid;
+  const { registered, result } = await updateState(stateDir, (state) => {
+    const pruned = pruneDead(state, stateDir);
+    const d = decide(state);
+    for (const e of d.entries) {
+      const gpu = state.gpus.find((g) => g.index === e.gpu);
+      const entry: SimProcess = { pid, name, type: "C", gi: e.gi, ci: e.ci, usedMiB: e.usedMiB };
+      gpu?.processes.push(entry);
+    }
+    if (d.entries.length > 0) {
+      mkdirSync(join(stateDir, PROCS_DIR), { recursive: true });
+      writeFileSync(
+        markerPath(stateDir, pid),
+        JSON.stringify({ start: procStat(pid)?.startTime ?? "", tool: name }),
+      );
+    }
+    return {
+      changed: pruned || d.entries.length > 0,
+      result: { registered: d.entries.length > 0, result: d.result },
+    };
+  });
+  if (registered) startGuardian(stateDir, pid);
+  return result;
+}
+
+/** Removes this process's entries (and lets MPS forget it). Safe to call twice. */
+export async function unregister(stateDir: string, pid: number = process.pid): Promise<void> {
+  await updateState(stateDir, (state) => {
+    let changed = pruneDead(state, stateDir);
+    for (const gpu of state.gpus) {
+      const kept = gpu.processes.filter((p) => p.pid !== pid);
+      if (kept.length !== gpu.processes.length) {
+        gpu.processes = kept;
+        changed = true;
+      }
+      if (forgetClients(gpu, pid)) changed = true;
+    }
+    rmSync(markerPath(stateDir, pid), { force: true });
+    return { changed, result: undefined };
+  });
+}
+
+// Waits for the pid to end (a zombie counts as ended), then execs the reaper.
+const GUARD = `P=$1; shift; exec 2>/dev/null
+while read -r s < /proc/$P/stat; do case "$s" in *") Z "*|*") X "*) break;; esac; sleep 0.2; done
+exec "$@"`;
+
+let guarded = false;
+
+function startGuardian(stateDir: string, pid: number): void {
+  if (guarded) return;
+  guarded = true;
+  const here = fileURLToPath(import.meta.url);
+  // Under tsx (tests) this module is registry.ts and the reaper reap.ts; compiled, both are .js.
+  const reaper = join(dirname(here), `reap${extname(here)}`);
+  const child = spawn(
+    "/bin/sh",
+    ["-c", GUARD, "sh", String(pid), process.execPath, ...process.execArgv, reaper, stateDir],
+    { detached: true, stdio: "ignore", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
+  );
+  child.on("error", () => {
+    // No sh: a SIGKILLed entry then stays until the next workload prunes it.
+  });
+  child.unref();
+}
