@@ -1,5 +1,6 @@
 // Shared command-line plumbing: which inventory, which nodes, how to print.
 import { existsSync } from "node:fs";
+import { relative, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { loadInventory } from "../inventory/load.js";
 import { selectNodes } from "../inventory/selectors.js";
@@ -79,4 +80,10 @@ export function parseGpuIndex(v: string): number {
     throw new SlicecheckError("USAGE", `--gpu expects a GPU index (0, 1, …), got '${v}'`);
   }
   return Number(v);
+}
+
+/** A path as the user would type it: relative below the working folder, absolute elsewhere. */
+export function displayPath(path: string): string {
+  const rel = relative(process.cwd(), resolve(path));
+  return rel === "" ? "." : rel.startsWith("..") ? resolve(path) : rel;
 }

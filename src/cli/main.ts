@@ -137,6 +137,16 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "--out <dir>",
       "where logs, measurements and the summary go (default reports/runs/<run id>)",
     )
+    .option(
+      "--layout <file>",
+      "apply this mig-parted layout first (and restore the original after)",
+    )
+    .option("-c, --config <name>", "the config inside the --layout file")
+    .option(
+      "--keep",
+      "leave the layout in place after the run (restore later with `slicecheck restore`)",
+    )
+    .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
     .option("--json", "print the summary as JSON")
     .action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));

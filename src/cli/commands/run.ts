@@ -2,9 +2,17 @@
 // `nccl`: one workload on every MIG instance of a node at once, nodes in parallel, live progress,
 // a per-instance table, and every measurement written as it arrives, even when interrupted.
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import pLimit from "p-limit";
 import { SlicecheckError } from "../../errors.js";
+import type { NodeSpec } from "../../inventory/types.js";
+import {
+  applyLayout,
+  DEFAULT_JOURNAL_DIR,
+  restoreNodes,
+  validateOffline,
+} from "../../mig/apply/index.js";
+import { loadLayout, selectConfig } from "../../mig/layout/index.js";
 import { newRunId } from "../../transport/open.js";
 import type { InstanceOutcome } from "../../workloads/launcher.js";
 import {
@@ -13,12 +21,18 @@ import {
   runNode,
   type SuiteName,
 } from "../../workloads/node-run.js";
-import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
+import { displayPath, loadSelected, type NodeOptions, type Out, table } from "../context.js";
+import { printChangeReports, worstExit } from "./apply.js";
 
 export const RUN_SUITES: readonly SuiteName[] = ["stress", "nccl"];
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
+  layout?: string;
+  config?: string;
+  keep?: boolean;
+  allowReset?: boolean;
+  journalDir?: string;
   duration: number;
   out?: string;
   json?: boolean;
@@ -40,6 +54,21 @@ export function parseSuites(s: string): SuiteName[] {
   return [...new Set(list)] as SuiteName[];
 }
 
+async function restoreAfter(
+  nodes: NodeSpec[],
+  session: { runId: string; journalDir: string; allowReset: boolean },
+  io: Out,
+): Promise<void> {
+  io.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
+  const restored = await restoreNodes(nodes, session);
+  if (worstExit(restored) !== 0) {
+    printChangeReports(restored, "restore", "the journal", io);
+    io.err(
+      "slicecheck: the original layout could not be restored everywhere; run `slicecheck restore` once the cause is fixed",
+    );
+  }
+}
+
 export type InstanceStatus = "ok" | "failed" | "broken";
 
 /** A died or erroring workload is a failed check; one the harness could not run is broken. */
@@ -56,8 +85,22 @@ export function statusOf(o: InstanceOutcome): InstanceStatus {
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   const suites = parseSuites(o.suites);
+  // The layout is checked before any node is touched, like everything else about the input.
+  const config = o.layout ? selectConfig(loadLayout(o.layout), o.config) : null;
+  if (config && o.layout) validateOffline(config, o.layout);
+  if (!o.layout && o.config)
+    throw new SlicecheckError(
+      "USAGE",
+      "-c/--config names a config of a --layout file; give --layout too",
+    );
   const { nodes } = loadSelected(o);
   const runId = newRunId();
+  const session = {
+    runId,
+    journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
+    allowReset: o.allowReset ?? false,
+    keep: o.keep ?? false,
+  };
   const outDir = o.out ?? join("reports", "runs", runId);
   mkdirSync(outDir, { recursive: true });
   const measurementsFile = join(outDir, "measurements.jsonl");
@@ -70,10 +113,25 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   process.once("SIGINT", onSigint);
   process.once("SIGTERM", onSigint);
   io.err(
-    `run ${runId}: ${suites.join(",")} on ${nodes.length} node(s), ${o.duration} s each; output in ${relative(process.cwd(), outDir) || outDir}`,
+    `run ${runId}: ${suites.join(",")} on ${nodes.length} node(s), ${o.duration} s each; output in ${displayPath(outDir)}`,
   );
 
   const results: NodeRunResult[] = [];
+  if (config && o.layout) {
+    io.err(`applying config '${config.name}' of ${o.layout}`);
+    const applied = await applyLayout(nodes, config, {
+      ...session,
+      dryRun: false,
+      layout: { file: o.layout, config: config.name },
+    });
+    const worst = worstExit(applied);
+    if (worst !== 0) {
+      printChangeReports(applied, "apply", `config '${config.name}'`, io);
+      // Whatever was changed before the failure is put back; a refused apply changed nothing.
+      if (!o.keep) await restoreAfter(nodes, session, io);
+      return worst;
+    }
+  }
   try {
     const limit = pLimit(o.concurrency ?? 64);
     await Promise.all(
@@ -86,7 +144,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
             outDir,
             signal: ac.signal,
             onLine: (inst, line) => {
-              if (!o.json && /^SLICECHECK |^#\s+\d|^\s+\d+\s+\d+\s+float/.test(line)) {
+              if (!o.json && /^SLICECHECK stress |^# Avg bus bandwidth/.test(line)) {
                 io.err(
                   `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${inst.node} ${instanceLabel(inst)} ${line.replace(/^SLICECHECK /, "")}`,
                 );
@@ -110,6 +168,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   } finally {
     process.removeListener("SIGINT", onSigint);
     process.removeListener("SIGTERM", onSigint);
+    if (config && !o.keep) await restoreAfter(nodes, session, io);
   }
 
   const summary = summarize(runId, results);
@@ -129,6 +188,7 @@ export interface RunRow {
   instanceUuid: string;
   profile: string;
   placement: string | null;
+  sm: number | null;
   suite: string;
   metrics: Record<string, number>;
   exitCode: number | null;
@@ -153,6 +213,7 @@ export function summarize(runId: string, results: NodeRunResult[]) {
           instanceUuid: out.instance.uuid,
           profile: out.instance.profile,
           placement: out.instance.placement,
+          sm: out.instance.sm,
           suite: s.suite,
           metrics: Object.fromEntries(out.measurements.map((m) => [m.metric, m.value])),
           exitCode: out.exitCode,
@@ -207,7 +268,5 @@ function printRun(s: ReturnType<typeof summarize>, io: Out, outDir: string, ms: 
   const counts = ["ok", "failed", "broken"]
     .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
     .join(", ");
-  io.out(
-    `${counts}; ${(ms / 1000).toFixed(1)} s; results in ${relative(process.cwd(), outDir) || outDir}`,
-  );
+  io.out(`${counts}; ${(ms / 1000).toFixed(1)} s; results in ${displayPath(outDir)}`);
 }

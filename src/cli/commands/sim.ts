@@ -1,5 +1,4 @@
 // `slicecheck sim up|down|status`: the built-in simulated cluster.
-import { relative, resolve } from "node:path";
 import {
   DEFAULT_SIM_INVENTORY,
   type SimNodeStatus,
@@ -8,7 +7,7 @@ import {
   simUp,
 } from "../../sim/cluster.js";
 import { buildSimSpec, type SimSpecArgs } from "../../sim/spec.js";
-import { type Out, table } from "../context.js";
+import { displayPath, type Out, table } from "../context.js";
 
 export async function simUpCommand(
   o: SimSpecArgs & { inventory?: string; json?: boolean },
@@ -22,7 +21,7 @@ export async function simUpCommand(
   else {
     printStatus(status, io);
     io.out(
-      `${status.length} simulated node(s) up in ${Date.now() - t0} ms; inventory: ${shown(inv)}`,
+      `${status.length} simulated node(s) up in ${Date.now() - t0} ms; inventory: ${displayPath(inv)}`,
     );
   }
   return status.every((s) => s.running) ? 0 : 2;
@@ -41,11 +40,6 @@ export async function simDownCommand(o: { inventory?: string }, io: Out): Promis
   const n = await simDown(o.inventory ?? DEFAULT_SIM_INVENTORY);
   io.out(`stopped ${n} simulated node(s)`);
   return 0;
-}
-
-function shown(path: string): string {
-  const rel = relative(process.cwd(), resolve(path));
-  return rel.startsWith("..") ? resolve(path) : rel;
 }
 
 function printStatus(status: SimNodeStatus[], io: Out): void {

@@ -1,0 +1,150 @@
+// `slicecheck run` end to end: real sshd, simulated GPUs, the layout applied and restored.
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RunRow } from "../../src/cli/commands/run.js";
+import { simNodeRecord } from "../../src/sim/cluster.js";
+import { readState } from "../../src/sim/nvsmi/state.js";
+import { cli } from "../helpers/cli.js";
+import { startCluster, type TestCluster, taggedPids, waitFor } from "../helpers/cluster.js";
+
+interface Summary {
+  runId: string;
+  rows: RunRow[];
+  problems: { node: string; message: string }[];
+}
+
+function runTagged(runId: string): number[] {
+  return ["sim01", "sim02"].flatMap((n) => taggedPids(`SLICECHECK_RUN=${runId}@${n}`));
+}
+
+describe("slicecheck run (stress on every MIG instance, real sshd)", function () {
+  this.timeout(120_000);
+  let c: TestCluster;
+  before(async () => {
+    c = await startCluster([
+      { gpu: "H100-80GB", driver: "580.173.02" },
+      { gpu: "A100-80GB", driver: "535.183.01" },
+    ]);
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  it("gives per-instance throughput in proportion to SM counts, then restores the layout and leaves nothing", async () => {
+    const out = join(c.dir, "run1");
+    const r = await cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--layout",
+      "fixtures/layouts/default.yaml",
+      "-c",
+      "all-balanced",
+      "--duration",
+      "2",
+      "--out",
+      out,
+      "--json",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const s = JSON.parse(r.stdout) as Summary;
+    for (const node of ["sim01", "sim02"]) {
+      const rows = s.rows.filter((x) => x.node === node);
+      assert.ok(rows.length >= 3, `${node} ran on every instance of the balanced layout`);
+      assert.ok(rows.every((x) => x.status === "ok" && x.sm !== null && x.metrics.errors === 0));
+      const perSm = rows.map((x) => x.metrics.tflops! / x.sm!);
+      const spread = (Math.max(...perSm) - Math.min(...perSm)) / Math.min(...perSm);
+      assert.ok(
+        spread < 0.05,
+        `${node}: TFLOP/s per SM varies by ${(spread * 100).toFixed(1)}% across ${rows.map((x) => x.profile).join(", ")}`,
+      );
+    }
+    const h100 = s.rows.filter((x) => x.node === "sim01").map((x) => x.metrics.tflops! / x.sm!)[0]!;
+    const a100 = s.rows.filter((x) => x.node === "sim02").map((x) => x.metrics.tflops! / x.sm!)[0]!;
+    assert.ok(h100 > 2 * a100, "an H100 SM does more than twice an A100 SM's FP32 work");
+    const lines = readFileSync(join(out, "measurements.jsonl"), "utf8").trim().split("\n");
+    assert.equal(
+      lines.length,
+      s.rows.length * 2,
+      "tflops and errors of every instance were written",
+    );
+    for (const n of ["sim01", "sim02"]) {
+      const st = readState(join(simNodeRecord(c.inventoryPath, n).dir, "state"));
+      assert.ok(
+        st.gpus.every((g) => g.gis.length === 0 && !g.mig.current),
+        `${n} is back to MIG off`,
+      );
+    }
+    assert.deepEqual(runTagged(s.runId), [], "no remote process of the run is left");
+  });
+
+  it("reports an instance killed mid-run as failed while the others finish", async () => {
+    const out = join(c.dir, "run2");
+    const running = cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim01",
+      "--layout",
+      "fixtures/layouts/default.yaml",
+      "-c",
+      "all-1g.10gb",
+      "--duration",
+      "4",
+      "--out",
+      out,
+      "--json",
+    );
+    // Find one stress process of the run on sim01 and kill it as a tenant's crash would.
+    let victim = 0;
+    assert.ok(
+      await waitFor(() => {
+        const pids = taggedPidsWith("slicecheck-stress");
+        victim = pids[0] ?? 0;
+        return pids.length >= 7;
+      }, 30_000),
+      "seven stress processes started",
+    );
+    process.kill(victim, "SIGKILL");
+    const r = await running;
+    const s = JSON.parse(r.stdout) as Summary;
+    assert.equal(r.code, 1, "a died instance is a failed check");
+    const failed = s.rows.filter((x) => x.status === "failed");
+    assert.equal(failed.length, 1);
+    assert.match(failed[0]!.note ?? "", /exit|SIGKILL|137/);
+    assert.equal(s.rows.filter((x) => x.status === "ok").length, 6, "the other six finished");
+    assert.deepEqual(runTagged(s.runId), []);
+  });
+});
+
+function taggedPidsWith(program: string): number[] {
+  const out: number[] = [];
+  for (const pid of taggedPidsPrefix("SLICECHECK_RUN=")) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(program)) out.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+function taggedPidsPrefix(prefix: string): number[] {
+  const pids: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (
+        readFileSync(`/proc/${d}/environ`, "latin1")
+          .split("\0")
+          .some((e) => e.startsWith(prefix) && e.endsWith("@sim01"))
+      )
+        pids.push(Number(d));
+    } catch {
+      /* not ours */
+    }
+  }
+  return pids;
+}
