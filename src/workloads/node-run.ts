@@ -5,9 +5,10 @@ import type { NodeSpec } from "../inventory/types.js";
 import { openTransport } from "../transport/open.js";
 import { MAX_CHANNELS } from "../transport/ssh.js";
 import type { Transport } from "../transport/types.js";
+import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
 import { discoverInstances, type Instance, type NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
-import { BUILTIN_PROGRAMS, ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
+import { ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
 
 export type SuiteName = "stress" | "nccl";
 
@@ -32,6 +33,15 @@ export interface NodeRunOptions extends Omit<LaunchOptions, "repetition"> {
   durationS: number;
 }
 
+/** The built-in workloads on the node: pre-installed ones on PATH, else built with the node's
+ * own nvcc into a cache keyed by the sources (binaries of a newer CUDA do not run on older
+ * drivers, so they are never shipped from here). */
+export async function builtins(t: Transport): Promise<BuiltWorkloads> {
+  const script = buildScript({ sources: workloadSources() });
+  const r = await t.exec({ shell: script }, { timeoutMs: 600_000 });
+  return parseBuildOutput(r.stdout, { node: t.node.name, stderr: r.stderr });
+}
+
 /** Which programs the node has, in one round trip. */
 async function programs(t: Transport, names: readonly string[]): Promise<Set<string>> {
   const r = await t.exec(
@@ -53,21 +63,29 @@ export async function runNode(node: NodeSpec, o: NodeRunOptions): Promise<NodeRu
       await t.connect();
       transports.push(t);
     }
-    const have = await programs(first, [BUILTIN_PROGRAMS.stress, "all_reduce_perf"]);
+    const have = await programs(first, ["all_reduce_perf"]);
     const suites: SuiteResult[] = [];
     for (const suite of o.suites) {
       if (o.signal?.aborted) break;
-      const spec: WorkloadSpec = suite === "stress" ? stressSpec(o.durationS) : ncclSpec();
-      if (!have.has(spec.program)) {
-        suites.push({
-          suite,
-          skipped:
-            suite === "stress"
-              ? `${BUILTIN_PROGRAMS.stress} is not on the node's PATH and the on-node build is not available here; install it or nvcc (see doctor)`
-              : "all_reduce_perf (nccl-tests) is not on the node's PATH",
-          outcomes: [],
-        });
-        continue;
+      let spec: WorkloadSpec;
+      if (suite === "stress") {
+        spec = stressSpec(o.durationS);
+        try {
+          spec.program = (await builtins(first)).binaries.stress;
+        } catch (e) {
+          suites.push({ suite, skipped: e instanceof Error ? e.message : String(e), outcomes: [] });
+          continue;
+        }
+      } else {
+        spec = ncclSpec();
+        if (!have.has(spec.program)) {
+          suites.push({
+            suite,
+            skipped: "all_reduce_perf (nccl-tests) is not on the node's PATH",
+            outcomes: [],
+          });
+          continue;
+        }
       }
       const outcomes = await runOnInstances(transports, inventory.instances, spec, o);
       suites.push({ suite, skipped: null, outcomes });
