@@ -27,8 +27,88 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
+const only = process.env.BENCH; // "exec" or "workloads"; both by default
+
+/** Harness overhead of a 30 s stress: on 7 MIG instances of one node, and on 4 nodes (28). */
+function benchWorkloads() {
+  const winv = join(dir, "wl.yaml");
+  const durationS = Number(process.env.BENCH_STRESS_S ?? 30);
+  try {
+    sc("sim", "up", "--nodes", "4", "--gpu", "H100-80GB", "--inventory", winv);
+    sc(
+      "apply",
+      "-i",
+      winv,
+      "fixtures/layouts/default.yaml",
+      "-c",
+      "all-1g.10gb",
+      "--journal-dir",
+      join(dir, "journal"),
+    );
+    const rows = [];
+    for (const [label, sel] of [
+      ["1 node, 7 instances", "sim01"],
+      ["4 nodes, 28 instances", "all"],
+    ]) {
+      const t = process.hrtime.bigint();
+      const out = execFileSync(
+        process.execPath,
+        [
+          cli,
+          "run",
+          "-i",
+          winv,
+          "--nodes",
+          sel,
+          "--duration",
+          String(durationS),
+          "--out",
+          join(dir, `wl-${sel}`),
+          "--json",
+        ],
+        { cwd: root, encoding: "utf8" },
+      );
+      const wall = Number(process.hrtime.bigint() - t) / 1e9;
+      const s = JSON.parse(out);
+      rows.push({
+        run: label,
+        "stress (s)": durationS,
+        "wall (s)": wall.toFixed(2),
+        "overhead (s)": (wall - durationS).toFixed(2),
+        ok: s.rows.filter((r) => r.status === "ok").length,
+      });
+    }
+    console.log(
+      "harness overhead of `slicecheck run --suites stress` (includes Node start-up, connect, instance discovery, the on-node build check and teardown)",
+    );
+    console.table(rows);
+  } finally {
+    spawnSync(
+      process.execPath,
+      [cli, "restore", "-i", winv, "--journal-dir", join(dir, "journal")],
+      { cwd: root, stdio: "ignore" },
+    );
+    spawnSync(process.execPath, [cli, "sim", "down", "--inventory", winv], { stdio: "ignore" });
+  }
+}
+
 try {
-  let t0 = Date.now();
+  if (only !== "exec") benchWorkloads();
+  if (only !== "workloads") benchExec();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function benchExec() {
+  try {
+    execOnNodes();
+  } finally {
+    spawnSync(process.execPath, [cli, "sim", "down", "--inventory", inv], { stdio: "ignore" });
+  }
+}
+
+function execOnNodes() {
+  const t0 = Date.now();
   sc("sim", "up", "--nodes", "32", "--inventory", inv);
   console.log(`sim up, 32 nodes: ${Date.now() - t0} ms`);
   const status = JSON.parse(sc("sim", "status", "--inventory", inv, "--json")).nodes;
@@ -82,8 +162,4 @@ try {
       ),
     ),
   );
-  t0 = Date.now();
-} finally {
-  spawnSync(process.execPath, [cli, "sim", "down", "--inventory", inv], { stdio: "ignore" });
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -89,7 +89,7 @@ describe("ssh transport (real sshd)", function () {
     rmSync(log, { force: true });
     const rs = await Promise.all(
       Array.from({ length: 15 }, () =>
-        t.exec({ shell: `echo s >> ${log}; sleep 0.4; echo e >> ${log}` }),
+        t.exec({ shell: `echo s >> ${log}; sleep 1.5; echo e >> ${log}` }),
       ),
     );
     assert.ok(
