@@ -130,8 +130,22 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     );
 
   nodeOpts(program.command("run"))
-    .description("run suites on every MIG instance of the selected nodes (stress, nccl)")
-    .option("--suites <list>", "comma list of suites: stress, nccl", "stress")
+    .description("run suites on every MIG instance of the selected nodes (stress, nccl, isolation)")
+    .option("--suites <list>", "comma list of suites: stress, nccl, isolation", "stress")
+    .option(
+      "--faults <list>",
+      "isolation: faults to inject: oom, crash, kill, hang, noisy (default all)",
+    )
+    .option(
+      "--tolerance <fraction>",
+      "isolation: allowed throughput loss of a victim against its baseline (default 0.05)",
+      parsePositiveNumber("--tolerance"),
+    )
+    .option(
+      "--aggressors <n>",
+      "isolation: at most N aggressors per GPU, the first instances (default every instance)",
+      parsePositiveInt("--aggressors"),
+    )
     .option("--duration <s>", "seconds each workload runs", parsePositiveNumber("--duration"), 30)
     .option(
       "--out <dir>",
@@ -148,8 +162,33 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
+    .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
+    .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
     .option("--json", "print the summary as JSON")
     .action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));
+
+  program
+    .command("diff")
+    .description(
+      "what changed between two recorded runs: topology, performance, behaviour (exit 1 on a regression)",
+    )
+    .requiredOption(
+      "--before <x>",
+      "a run id, a run label, or a driver version (latest run per node)",
+    )
+    .requiredOption(
+      "--after <y>",
+      "a run id, a run label, or a driver version (latest run per node)",
+    )
+    .option(
+      "--tolerance <pct>",
+      "performance noise tolerance in percent",
+      parsePositiveNumber("--tolerance"),
+      5,
+    )
+    .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
+    .option("--json", "machine-readable output")
+    .action(async (o) => setCode((await import("./commands/diff.js")).diffCommand(o, io)));
 
   const sim = program
     .command("sim")
@@ -181,15 +220,35 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .command("fault")
     .description("plant a fault into a simulated node, or --clear what was planted")
     .argument("<node>", "the simulated node")
-    .argument("[kind]", "foreign-process, holder, slurm, no-reset")
+    .argument(
+      "[kind]",
+      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection",
+    )
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
-    .option("--name <client>", "holder: nvidia-persistenced, nv-hostengine or nvidia_drm")
+    .option(
+      "--name <client>",
+      "holder: nvidia-persistenced, nv-hostengine or nvidia_drm; drop-connection: the program",
+    )
     .option("--state <state>", "slurm: drained, draining, idle or down")
     .option("--clear", "undo every fault planted on the node")
     .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .option("--json", "machine-readable output")
     .action(async (node: string, kind: string | undefined, o) =>
       setCode(await (await import("./commands/sim-fault.js")).simFaultCommand(node, kind, o, io)),
+    );
+  sim
+    .command("upgrade-driver")
+    .description("switch a simulated node to another driver; optionally plant regressions")
+    .argument("<node>", "the simulated node")
+    .requiredOption("--to <version>", "a driver version the catalogue knows for the node's GPU")
+    .option(
+      "--regress <spec...>",
+      "PROFILE:METRIC=FACTOR, e.g. 1g.10gb:tflops=0.8 (stress 20% slower on 1g.10gb)",
+    )
+    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
+    .option("--json", "machine-readable output")
+    .action(async (node: string, o) =>
+      setCode(await (await import("./commands/sim-upgrade.js")).simUpgradeCommand(node, o, io)),
     );
   sim
     .command("down")

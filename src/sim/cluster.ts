@@ -214,6 +214,18 @@ export function simNodeRecord(inventory: string, node: string): SimNodeRecord {
   return r;
 }
 
+/**
+ * Records a node's new driver after `sim upgrade-driver`, so that `sim status` tells the truth
+ * and a later `sim up` with the old spec re-creates the node as the spec says.
+ */
+export function recordNodeDriver(inventory: string, node: string, driver: string): void {
+  const dir = clusterDirFor(inventory);
+  const c = readCluster(dir);
+  if (!c) return;
+  for (const n of c.nodes) if (n.name === node) n.driver = driver;
+  writeFileSync(join(dir, "cluster.json"), `${JSON.stringify(c, null, 2)}\n`);
+}
+
 export async function simDown(inventory: string): Promise<number> {
   const dir = clusterDirFor(inventory);
   const c = readCluster(dir);

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
 import { readSlurm, SLURM_STATES, type SlurmNode, writeSlurm } from "./slurm/state.js";
+import { type ChaosFlags, readChaos, writeChaos } from "./workloads/chaos.js";
 
 export const FAULTS_FILE = "faults.json";
 
@@ -24,7 +25,11 @@ export type FaultRecord =
   | { kind: "foreign-process"; gpu: number; pid: number }
   | { kind: "holder"; gpu: number; name: string }
   | { kind: "slurm"; node: string; previous: SlurmNode | null }
-  | { kind: "no-reset"; gpu: number; previous: boolean };
+  | { kind: "no-reset"; gpu: number; previous: boolean }
+  | { kind: ChaosKind };
+
+/** Isolation faults, read by the simulated workloads (src/sim/workloads/chaos.ts). */
+type ChaosKind = "isolation-broken" | "xid-misattributed" | "hang" | "drop-connection";
 
 export interface PlantedFault {
   record: FaultRecord;
@@ -169,11 +174,87 @@ const noReset: FaultKind = {
   },
 };
 
+function chaosFlag(
+  kind: ChaosKind,
+  usageText: string,
+  set: (c: ChaosFlags, o: FaultOptions) => string,
+  unset: (c: ChaosFlags) => void,
+): FaultKind {
+  return {
+    usage: usageText,
+    plant({ stateDir }, o) {
+      const c = readChaos(stateDir);
+      const detail = set(c, o);
+      writeChaos(stateDir, c);
+      return { record: { kind }, detail };
+    },
+    undo({ stateDir }, r) {
+      if (r.kind !== kind) return;
+      const c = readChaos(stateDir);
+      unset(c);
+      if (!c.isolationBroken && !c.hang) delete c.events;
+      writeChaos(stateDir, c);
+    },
+  };
+}
+
+const isolationBroken = chaosFlag(
+  "isolation-broken",
+  "isolation-broken: an instance's OOM slows and its crash kills the other instances of its GPU",
+  (c) => {
+    c.isolationBroken = true;
+    return "MIG isolation is broken: OOMs and crashes reach the neighbouring instances";
+  },
+  (c) => {
+    delete c.isolationBroken;
+  },
+);
+
+const xidMisattributed = chaosFlag(
+  "xid-misattributed",
+  "xid-misattributed: Xid lines name another GPU instance than the faulting one",
+  (c) => {
+    c.xidMisattributed = true;
+    return "Xid lines name the wrong GI/CI";
+  },
+  (c) => {
+    delete c.xidMisattributed;
+  },
+);
+
+const hang = chaosFlag(
+  "hang",
+  "hang: a stress stops progressing once a neighbouring instance faults",
+  (c) => {
+    c.hang = true;
+    return "a victim's stress hangs when its neighbour faults";
+  },
+  (c) => {
+    delete c.hang;
+  },
+);
+
+const dropConnection = chaosFlag(
+  "drop-connection",
+  "drop-connection [--name PROGRAM]: the next simulated workload (of PROGRAM) kills its sshd session, once",
+  (c, o) => {
+    c.dropConnection = { program: o.name ?? null };
+    return `the next ${o.name ?? "workload"} drops its SSH connection`;
+  },
+  (c) => {
+    delete c.dropConnection;
+  },
+);
+
 export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "foreign-process": foreignProcess,
   holder,
   slurm,
   "no-reset": noReset,
+  "isolation-broken": isolationBroken,
+  "xid-misattributed": xidMisattributed,
+  hang,
+  "drop-connection": dropConnection,
 };
 
 function readRecords(stateDir: string): FaultRecord[] {

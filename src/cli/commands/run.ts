@@ -4,6 +4,12 @@
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
+import {
+  type IsolationSummary,
+  isolationExit,
+  parseFaults,
+  runIsolation,
+} from "../../chaos/isolation.js";
 import { SlicecheckError } from "../../errors.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import {
@@ -13,6 +19,9 @@ import {
   validateOffline,
 } from "../../mig/apply/index.js";
 import { loadLayout, selectConfig } from "../../mig/layout/index.js";
+import { dbPath } from "../../store/db.js";
+import { Recorder, type RunStatus } from "../../store/recorder.js";
+import { readTopology } from "../../store/topology.js";
 import { newRunId } from "../../transport/open.js";
 import type { InstanceOutcome } from "../../workloads/launcher.js";
 import {
@@ -24,7 +33,7 @@ import {
 import { displayPath, loadSelected, type NodeOptions, type Out, table } from "../context.js";
 import { printChangeReports, worstExit } from "./apply.js";
 
-export const RUN_SUITES: readonly SuiteName[] = ["stress", "nccl"];
+export const RUN_SUITES: readonly (SuiteName | "isolation")[] = ["stress", "nccl", "isolation"];
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -37,9 +46,18 @@ export interface RunCliOptions extends NodeOptions {
   out?: string;
   json?: boolean;
   concurrency?: number;
+  /** The records database (`--db`, $SLICECHECK_DB, reports/slicecheck.db) and the run's label. */
+  db?: string;
+  label?: string;
+  /** isolation: the faults to inject (default all). */
+  faults?: string;
+  /** isolation: allowed throughput loss of a victim, as a fraction (default 0.05). */
+  tolerance?: number;
+  /** isolation: at most this many aggressors per GPU (default every instance). */
+  aggressors?: number;
 }
 
-export function parseSuites(s: string): SuiteName[] {
+export function parseSuites(s: string): (SuiteName | "isolation")[] {
   const list = s
     .split(",")
     .map((x) => x.trim())
@@ -51,7 +69,7 @@ export function parseSuites(s: string): SuiteName[] {
       `--suites: unknown suite ${bad.map((b) => `'${b}'`).join(", ") || "(none given)"}; available: ${RUN_SUITES.join(", ")}`,
     );
   }
-  return [...new Set(list)] as SuiteName[];
+  return [...new Set(list)] as (SuiteName | "isolation")[];
 }
 
 async function restoreAfter(
@@ -84,7 +102,10 @@ export function statusOf(o: InstanceOutcome): InstanceStatus {
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
-  const suites = parseSuites(o.suites);
+  const all = parseSuites(o.suites);
+  const isolation = all.includes("isolation");
+  const suites = all.filter((x): x is SuiteName => x !== "isolation");
+  const faults = isolation ? parseFaults(o.faults) : [];
   // The layout is checked before any node is touched, like everything else about the input.
   const config = o.layout ? selectConfig(loadLayout(o.layout), o.config) : null;
   if (config && o.layout) validateOffline(config, o.layout);
@@ -102,6 +123,12 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     keep: o.keep ?? false,
   };
   const outDir = o.out ?? join("reports", "runs", runId);
+  // The records hook: a start row now, each node as it finishes, the status at the end.
+  const recorder = Recorder.start(dbPath(o.db), {
+    runId,
+    label: o.label,
+    argv: process.argv.slice(2),
+  });
   mkdirSync(outDir, { recursive: true });
   const measurementsFile = join(outDir, "measurements.jsonl");
   const started = Date.now();
@@ -113,10 +140,11 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   process.once("SIGINT", onSigint);
   process.once("SIGTERM", onSigint);
   io.err(
-    `run ${runId}: ${suites.join(",")} on ${nodes.length} node(s), ${o.duration} s each; output in ${displayPath(outDir)}`,
+    `run ${runId}: ${all.join(",")} on ${nodes.length} node(s), ${o.duration} s each; output in ${displayPath(outDir)}`,
   );
 
   const results: NodeRunResult[] = [];
+  let isolationSummary: IsolationSummary | null = null;
   if (config && o.layout) {
     io.err(`applying config '${config.name}' of ${o.layout}`);
     const applied = await applyLayout(nodes, config, {
@@ -124,11 +152,13 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       dryRun: false,
       layout: { file: o.layout, config: config.name },
     });
+    for (const n of applied) for (const g of n.gpus) recorder.steps(n.node, g.index, g.timings);
     const worst = worstExit(applied);
     if (worst !== 0) {
       printChangeReports(applied, "apply", `config '${config.name}'`, io);
       // Whatever was changed before the failure is put back; a refused apply changed nothing.
       if (!o.keep) await restoreAfter(nodes, session, io);
+      recorder.finish("broken");
       return worst;
     }
   }
@@ -137,6 +167,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     await Promise.all(
       nodes.map((node) =>
         limit(async () => {
+          if (suites.length === 0) return;
           const r = await runNode(node, {
             runId,
             suites,
@@ -152,19 +183,40 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
             },
           });
           // Written as each node finishes, so an interrupted run keeps what it measured.
+          // The live catalogue is read while the run's layout is still in place (MIG on).
+          const migOn = r.inventory?.instances.some((i) => i.gpuInstanceId !== null) ?? false;
+          const topology = migOn ? await readTopology(node, runId) : new Map();
+          recorder.node(r, topology, config?.name ?? null);
           for (const s of r.suites) {
             for (const out of s.outcomes) {
-              for (const m of out.measurements)
+              for (const m of out.measurements) {
                 appendFileSync(
                   measurementsFile,
                   `${JSON.stringify({ runId, suite: s.suite, ...m })}\n`,
                 );
+                recorder.measurement(s.suite, m, out.instance.gpuName);
+              }
             }
           }
           results.push(r);
         }),
       ),
     );
+    if (isolation && !ac.signal.aborted)
+      isolationSummary = await runIsolation(nodes, {
+        runId,
+        faults,
+        durationS: o.duration,
+        outDir,
+        tolerance: o.tolerance,
+        aggressors: o.aggressors,
+        concurrency: o.concurrency,
+        signal: ac.signal,
+        onProgress: (line) => {
+          if (!o.json)
+            io.err(`[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+        },
+      });
   } finally {
     process.removeListener("SIGINT", onSigint);
     process.removeListener("SIGTERM", onSigint);
@@ -173,12 +225,31 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
 
   const summary = summarize(runId, results);
   writeFileSync(join(outDir, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
-  if (o.json) io.out(JSON.stringify(summary, null, 2));
-  else printRun(summary, io, outDir, Date.now() - started);
-  if (ac.signal.aborted) return 2;
-  if (summary.rows.some((r) => r.status === "failed")) return 1;
-  if (summary.rows.some((r) => r.status === "broken") || summary.problems.length) return 2;
-  return 0;
+  const iso = isolationSummary ? isolationExit(isolationSummary) : 0;
+  if (o.json)
+    io.out(
+      JSON.stringify(
+        isolationSummary ? { ...summary, isolation: isolationSummary } : summary,
+        null,
+        2,
+      ),
+    );
+  else {
+    if (suites.length > 0) printRun(summary, io, outDir, Date.now() - started);
+    if (isolationSummary) printIsolation(isolationSummary, io, outDir);
+  }
+  const code = ac.signal.aborted
+    ? 2
+    : summary.rows.some((r) => r.status === "failed") || iso === 1
+      ? 1
+      : summary.rows.some((r) => r.status === "broken") || summary.problems.length || iso === 2
+        ? 2
+        : 0;
+  const status: RunStatus = ac.signal.aborted
+    ? "interrupted"
+    : ((["passed", "failed", "broken"] as const)[code] ?? "broken");
+  recorder.finish(status);
+  return code;
 }
 
 export interface RunRow {
@@ -232,6 +303,33 @@ export function summarize(runId: string, results: NodeRunResult[]) {
     }
   }
   return { runId, rows, problems };
+}
+
+function printIsolation(s: IsolationSummary, io: Out, outDir: string): void {
+  io.out(
+    table([
+      ["NODE", "GPU", "MODE", "AGGRESSOR", "FAULT", "VERDICT", "STATUS", "EVIDENCE"],
+      ...s.rows.map((r) => [
+        r.node,
+        String(r.gpu),
+        r.mode,
+        `${r.aggressor} (${r.profile})`,
+        r.fault,
+        r.verdict,
+        r.status.toUpperCase(),
+        r.summary,
+      ]),
+    ]),
+  );
+  for (const p of s.problems) io.out(`  ${p.node}: ${p.message}`);
+  if (s.rows.some((r) => r.mode !== "mig"))
+    io.out(
+      "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
+    );
+  const counts = ["passed", "failed", "broken"]
+    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
+    .join(", ");
+  io.out(`isolation: ${counts}; history and verdicts in ${displayPath(outDir)}`);
 }
 
 function printRun(s: ReturnType<typeof summarize>, io: Out, outDir: string, ms: number): void {

@@ -18,6 +18,7 @@ import { CRASHER_MODES, formatCrasherArmedLine } from "../../workloads/parsers/b
 import { logXid, mmuFaultMessage, smExceptionMessages } from "../klog/xid.js";
 import { updateState } from "../nvsmi/state.js";
 import { CONTEXT_MIB } from "./admit.js";
+import { readChaos, recordChaosEvent } from "./chaos.js";
 import { CUDA, type CudaError, cudaErrorByCode, SITES } from "./cuda.js";
 import { currentGpu, type SimDevice } from "./device.js";
 import { eachOption, parseDouble, usageError } from "./flags.js";
@@ -67,7 +68,7 @@ async function fault(s: Session, dev: SimDevice, e: CudaError, xid: number, mess
     xid,
     pid: s.pid,
     name: s.processName,
-    ...unit,
+    ...(readChaos(s.stateDir).xidMisattributed ? misattributed(dev, unit) : unit),
     messages,
   });
   await updateState(s.stateDir, (state) => {
@@ -76,6 +77,12 @@ async function fault(s: Session, dev: SimDevice, e: CudaError, xid: number, mess
     return { changed: peers.length > 0, result: peers };
   });
   return dieOfCuda(s, e, SITES.crasherArmed);
+}
+
+/** Planted xid-misattributed: the line names another GI of the GPU (or the next id). */
+function misattributed(dev: SimDevice, unit: { gi: number | null; ci: number | null }) {
+  const other = dev.gpu.gis.map((g) => g.id).find((id) => id !== unit.gi);
+  return { gi: other ?? (unit.gi ?? 0) + 1, ci: 0 };
 }
 
 const s = openSession(PROGRAM, false);
@@ -87,6 +94,12 @@ const end = Date.now() + wait * 1000;
 while (Date.now() < end) await new Promise((r) => setTimeout(r, Math.min(50, end - Date.now())));
 
 s.out(formatCrasherArmedLine(mode));
+await recordChaosEvent(s.stateDir, {
+  gpu: dev.gpu.index,
+  gi: dev.gi?.id ?? null,
+  ci: dev.ci?.id ?? null,
+  kind: mode === "sigkill" ? "kill" : mode === "hang" ? "hang" : "crash",
+});
 const doom = doomed(s, dev);
 if (doom !== null) await dieOfCuda(s, cudaErrorByCode(doom), SITES.crasherArmed);
 switch (mode) {

@@ -13,6 +13,7 @@
 import { formatMemhogCheckLine, formatMemhogLine } from "../../workloads/parsers/builtin.js";
 import { readState, type SimState, updateState } from "../nvsmi/state.js";
 import { CONTEXT_MIB, freeMiB, MIB } from "./admit.js";
+import { neighbourFault, recordChaosEvent } from "./chaos.js";
 import { SITES } from "./cuda.js";
 import { currentGpu, type SimDevice } from "./device.js";
 import { eachOption, parseBytes, parseDouble, usageError } from "./flags.js";
@@ -115,10 +116,15 @@ const got = await updateState(s.stateDir, (state) => {
   return { changed: me !== undefined, result: r };
 });
 s.out(formatMemhogLine({ allocatedBytes: got.allocated, requestedBytes: target, oom: got.oom }));
+const unit = { gpu: dev.gpu.index, gi: dev.gi?.id ?? null, ci: dev.ci?.id ?? null };
+if (got.oom) await recordChaosEvent(s.stateDir, { ...unit, kind: "oom" }, holdS * 1000 + 500);
 
 /** N more bytes and the 8-byte counter (one 2 MiB page) must fit in what is free now. */
 function check(): boolean {
-  const ok = checkBytes + MIN_CHUNK <= freeBytes(readState(s.stateDir), dev);
+  // Planted isolation-broken: a neighbour's OOM took this instance's memory too.
+  const ok =
+    checkBytes + MIN_CHUNK <= freeBytes(readState(s.stateDir), dev) &&
+    !neighbourFault(s.stateDir, unit, s.startedMs, ["oom"], "isolationBroken");
   s.out(formatMemhogCheckLine({ bytes: checkBytes, ok }));
   return ok;
 }

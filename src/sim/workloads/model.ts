@@ -5,6 +5,8 @@
 // k8s-device-plugin README, workloads.md 5.2). Memory bandwidth scales with the GI's memory
 // slices. The figures are peaks: the model says how results relate, not what a real run gets.
 
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Architecture } from "../../mig/catalog/types.js";
 
 /** Dense peak TFLOP/s per SM: FP32 (CUDA cores), FP64 as DGEMM gets it, TF32 tensor cores. */
@@ -105,4 +107,30 @@ export function noiseSource(seed: number): () => number {
     const u = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
     return 1 + (u * 2 - 1) * 0.01;
   };
+}
+
+/** Planted by `slicecheck sim upgrade-driver --regress PROFILE:METRIC=FACTOR`: profile → metric → factor. */
+export const REGRESSIONS_FILE = "regressions.json";
+export type Regressions = Record<string, Record<string, number>>;
+
+/**
+ * The factor a planted driver regression puts on one metric of one MIG profile (1 when none is
+ * planted). It exists so that `slicecheck diff` has a regression to find: a checker that cannot
+ * fail on a planted fault is not a checker. Read once per workload start; a missing or broken
+ * file means no regression, never a crashed workload.
+ */
+export function regressionFactor(stateDir: string, profile: string | null, metric: string): number {
+  if (profile === null) return 1;
+  try {
+    const r = JSON.parse(readFileSync(join(stateDir, REGRESSIONS_FILE), "utf8")) as Regressions;
+    const f = r[profile]?.[metric];
+    return typeof f === "number" && f > 0 ? f : 1;
+  } catch {
+    return 1;
+  }
+}
+
+/** The MIG profile in a device name (`NVIDIA H100 80GB HBM3 MIG 1g.10gb` → `1g.10gb`). */
+export function profileOfDevice(name: string): string | null {
+  return /\bMIG (\S+)$/.exec(name)?.[1] ?? null;
 }

@@ -10,6 +10,7 @@
 
 import { readState, type SimState } from "../nvsmi/state.js";
 import { admit, MIB } from "./admit.js";
+import { maybeDropConnection, neighbourFault } from "./chaos.js";
 import {
   type CallSite,
   CUDA,
@@ -38,6 +39,8 @@ export interface Session {
   err(line: string): void;
   /** Set by a graceful signal, or once the process is on its way out: loops stop. */
   stopping: boolean;
+  /** Epoch ms the process started: planted faults only reach processes running at the time. */
+  startedMs: number;
 }
 
 function write(stream: NodeJS.WriteStream, line: string): void {
@@ -85,6 +88,7 @@ export function openSession(
     out: (line) => write(process.stdout, line),
     err: (line) => write(process.stderr, line),
     stopping: false,
+    startedMs: Date.now(),
   };
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.on(sig, () => {
@@ -122,6 +126,11 @@ export async function dieOfCuda(s: Session, e: CudaError, site: CallSite): Promi
 
 /** sc_open_device: device 0 or the CUDA error, then the `slicecheck-device` header line. */
 export async function openDevice(s: Session): Promise<SimDevice> {
+  if (await maybeDropConnection(s.stateDir, s.processName)) {
+    // The connection is gone; nobody reads this process any more.
+    s.err(`${s.processName} (simulated): dropped the sshd session (planted drop-connection)`);
+    return finish(s, 255);
+  }
   const d = s.devices[0];
   if (!d) return dieOfCuda(s, CUDA.noDevice, SITES.setDeviceFlags);
   s.out(
@@ -159,6 +168,9 @@ export function sharersOf(state: SimState, dev: SimDevice): number {
 
 /** The error an MPS fault elsewhere left for this client, or null. */
 export function doomed(s: Session, dev: SimDevice): number | null {
+  // Planted isolation-broken: a neighbour's crash takes this process down with the same error.
+  const unit = { gpu: dev.gpu.index, gi: dev.gi?.id ?? null, ci: dev.ci?.id ?? null };
+  if (neighbourFault(s.stateDir, unit, s.startedMs, ["crash"], "isolationBroken")) return 700;
   try {
     return doomOf(readState(s.stateDir), dev.gpu.index, s.pid);
   } catch {

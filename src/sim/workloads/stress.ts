@@ -12,9 +12,10 @@
 import { formatStressFinalLine, formatStressLine } from "../../workloads/parsers/builtin.js";
 import { readState } from "../nvsmi/state.js";
 import { CONTEXT_MIB } from "./admit.js";
+import { neighbourFault } from "./chaos.js";
 import { SITES } from "./cuda.js";
 import { eachOption, parseDouble, usageError } from "./flags.js";
-import { noiseSource, smRates } from "./model.js";
+import { noiseSource, profileOfDevice, regressionFactor, smRates } from "./model.js";
 import {
   finish,
   joinDevice,
@@ -56,7 +57,11 @@ const dev = await openDevice(s);
 // The kernel's own buffer is a single counter: the context is all it holds.
 await joinDevice(s, dev, CONTEXT_MIB);
 
-const peak = dev.sm * smRates(dev.product, dev.architecture).fp32;
+// A driver regression planted with `sim upgrade-driver --regress` scales this profile's rate.
+const peak =
+  dev.sm *
+  smRates(dev.product, dev.architecture).fp32 *
+  regressionFactor(s.stateDir, profileOfDevice(dev.name), "tflops");
 const noise = noiseSource(s.pid);
 const errors = plantError ? 1 : 0;
 const t0 = Date.now();
@@ -67,11 +72,19 @@ let t = 0;
 let tLast = 0;
 let nextReport = intervalS;
 
+const unit = { gpu: dev.gpu.index, gi: dev.gi?.id ?? null, ci: dev.ci?.id ?? null };
 while (!s.stopping && t < durationS) {
+  // Planted hang: once a neighbour faults, this stress stops progressing and ignores SIGTERM,
+  // so only the deadline's SIGKILL ends it.
+  if (neighbourFault(s.stateDir, unit, s.startedMs, ["oom", "crash", "kill", "hang"], "hang")) {
+    for (;;) await new Promise((r) => setTimeout(r, 1000));
+  }
+  // Planted isolation-broken: a neighbour's OOM halves this instance's throughput.
+  const slowed = neighbourFault(s.stateDir, unit, s.startedMs, ["oom"], "isolationBroken") ? 2 : 1;
   const wait = Math.min(nextReport, durationS) - t;
   const stopped = await sleepWatching(s, wait * 1000, dev, SITES.stressSync);
   const now = elapsed();
-  tflop += ((peak * noise()) / sharersOf(readState(s.stateDir), dev)) * (now - t);
+  tflop += ((peak * noise()) / sharersOf(readState(s.stateDir), dev) / slowed) * (now - t);
   t = now;
   if (t >= nextReport) {
     s.out(formatStressLine({ t, tflops: (tflop - tflopAtLast) / (t - tLast), errors }));

@@ -1,0 +1,90 @@
+// The event history of isolation scenarios, Jepsen-style: every step is an `invoke` followed by
+// `ok` (it ran and ended as it should for a workload: exit 0), `fail` (it ended otherwise: died,
+// killed, timed out; for an aggressor that is often the point) or `info` (the outcome is unknown:
+// the harness lost the node; or a plain observation such as the kernel log). The verdicts read
+// nothing but this history, so a report can be re-judged from history.jsonl alone.
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+
+export const FAULTS = ["oom", "crash", "kill", "hang", "noisy"] as const;
+export type FaultName = (typeof FAULTS)[number];
+
+export type EventType = "invoke" | "ok" | "fail" | "info";
+/**
+ * baseline: a victim's stress alone; load: a victim's stress while the aggressor faults;
+ * fault: the aggressor's faulty workload; memcheck: a victim allocates memory after the
+ * aggressor's OOM; dmesg: the Xids the kernel log gained; recovery: the aggressor's stress after
+ * its fault; harness: the controller itself (a lost connection).
+ */
+export type EventOp = "baseline" | "load" | "fault" | "memcheck" | "dmesg" | "recovery" | "harness";
+
+export interface XidSeen {
+  xid: number;
+  pci: string;
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+  pid: number | null;
+  name: string | null;
+  line: string;
+}
+
+export interface EventData {
+  /** `node/<aggressor label>/<fault>`; baselines use `…/baseline`. */
+  scenario: string;
+  fault?: FaultName;
+  aggressor?: string;
+  gpuInstanceId?: number | null;
+  computeInstanceId?: number | null;
+  args?: string[];
+  exitCode?: number | null;
+  signal?: string | null;
+  timedOut?: boolean;
+  /** Throughput over the run (stress). */
+  tflops?: number;
+  errors?: number;
+  /** memhog: its allocation stopped at an out-of-memory error. */
+  oom?: boolean;
+  /** memhog --check results. */
+  checks?: boolean[];
+  /** CUDA error lines the workload printed (kind and the line). */
+  cudaErrors?: { kind: string; message: string }[];
+  /** The harness could not run or follow the workload: the result is unknown. */
+  harnessError?: string;
+  xids?: XidSeen[];
+  /** The last lines of the workload's output, for evidence. */
+  tail?: string[];
+  /** A GPU reset was issued between the fault and the recovery (never, by this harness). */
+  gpuReset?: boolean;
+  note?: string;
+}
+
+export interface ChaosEvent {
+  time: string;
+  node: string;
+  gpu: number;
+  /** Instance label (`gpu0/gi1/ci0`), or `gpu0` for GPU-wide events. */
+  instance: string;
+  /** Who acted: `aggressor`, `victim` or `controller`. */
+  process: "aggressor" | "victim" | "controller";
+  op: EventOp;
+  type: EventType;
+  data: EventData;
+}
+
+/** An append-only history, written to a JSON-lines file as it grows. */
+export class History {
+  readonly events: ChaosEvent[] = [];
+  constructor(private readonly file: string | null) {
+    if (file) mkdirSync(dirname(file), { recursive: true });
+  }
+  add(e: Omit<ChaosEvent, "time"> & { time?: string }): ChaosEvent {
+    const full: ChaosEvent = { ...e, time: e.time ?? new Date().toISOString() };
+    this.events.push(full);
+    if (this.file) appendFileSync(this.file, `${JSON.stringify(full)}\n`);
+    return full;
+  }
+}
+
+export function scenarioKey(node: string, aggressor: string, fault: string): string {
+  return `${node}/${aggressor}/${fault}`;
+}

@@ -1,0 +1,467 @@
+// Isolation scenarios on one node: on every GPU with two or more instances, each instance is the
+// aggressor once and the others its victims. Per aggressor: a baseline (the victims' stress
+// alone), then per fault: the victims' stress while the aggressor gets the fault (and, after an
+// OOM, a victim memory check), the Xids the kernel log gained, and a short stress on the
+// aggressor's instance to see it recover. Every step goes to the history; the verdicts judge it.
+// A step the harness loses (connection dropped) ends the node: what is left is broken, never
+// failed, and the run's processes on the node are killed over a fresh connection.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { SlicecheckError } from "../errors.js";
+import type { NodeSpec } from "../inventory/types.js";
+import { parseXid } from "../nvsmi/xid.js";
+import { openTransport } from "../transport/open.js";
+import { MAX_CHANNELS } from "../transport/ssh.js";
+import type { Transport } from "../transport/types.js";
+import { judgeScenario, type ScenarioRef, type VerdictOptions } from "../verdicts/isolation.js";
+import type { Verdict } from "../verdicts/types.js";
+import { discoverInstances, type Instance } from "../workloads/instances.js";
+import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
+import { instanceLabel } from "../workloads/node-run.js";
+import { parseBuiltinOutput } from "../workloads/parsers/builtin.js";
+import { parseCudaErrors } from "../workloads/parsers/cuda-errors.js";
+import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
+import { aggressorGraceS, aggressorSpec, memcheckSpec } from "./faults.js";
+import {
+  type ChaosEvent,
+  type EventData,
+  type EventOp,
+  type FaultName,
+  type History,
+  scenarioKey,
+  type XidSeen,
+} from "./history.js";
+
+export interface IsolationOptions extends VerdictOptions {
+  runId: string;
+  faults: readonly FaultName[];
+  durationS: number;
+  /** At most this many aggressors per GPU (the first instances); all when absent. */
+  aggressors?: number;
+  outDir: string;
+  history: History;
+  signal?: AbortSignal;
+  onProgress?: (line: string) => void;
+}
+
+/**
+ * mig: the instances of a MIG GPU. time-slicing and mps: two processes on one GPU without MIG
+ * (soft partitioning), plain and under MPS; they are measured the same way, and their failures
+ * are the finding: soft partitioning shares throughput and memory and, under MPS, fatal faults.
+ */
+export type IsolationMode = "mig" | "time-slicing" | "mps";
+
+export interface ScenarioResult {
+  mode: IsolationMode;
+  node: string;
+  gpu: number;
+  aggressor: string;
+  profile: string;
+  fault: FaultName;
+  verdicts: Verdict[];
+}
+
+export interface IsolationNodeResult {
+  node: string;
+  results: ScenarioResult[];
+  /** The node could not be checked at all (unreachable, no GPU with two instances). */
+  error: string | null;
+}
+
+class HarnessLost extends Error {}
+
+function errText(e: unknown): string {
+  if (e instanceof SlicecheckError) return `[${e.code}] ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** `00000000:07:00.0` and `0000:07:00` both become `07:00`. */
+export function busKey(pci: string): string {
+  const m = /([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?\s*$/i.exec(pci.trim());
+  return m ? `${m[1]}:${m[2]}`.toLowerCase() : pci.toLowerCase();
+}
+
+interface PlanEntry {
+  mode: IsolationMode;
+  gpu: number;
+  aggressor: Instance;
+  victims: Instance[];
+}
+
+class NodeScenarios {
+  private readonly node: string;
+  /** Soft partitioning runs two processes on one device: they get labels of their own. */
+  private readonly labels = new WeakMap<Instance, string>();
+  private label(i: Instance): string {
+    return this.labels.get(i) ?? instanceLabel(i);
+  }
+  constructor(
+    private readonly transports: Transport[],
+    private readonly o: IsolationOptions,
+  ) {
+    this.node = transports[0]!.node.name;
+  }
+
+  private event(
+    inst: Instance | null,
+    gpu: number,
+    process: ChaosEvent["process"],
+    op: EventOp,
+    type: ChaosEvent["type"],
+    data: EventData,
+  ): ChaosEvent {
+    return this.o.history.add({
+      node: this.node,
+      gpu,
+      instance: inst ? this.label(inst) : `gpu${gpu}`,
+      process,
+      op,
+      type,
+      data,
+    });
+  }
+
+  /** Runs `spec` on each instance, recording invoke and completion; throws HarnessLost. */
+  async step(
+    insts: Instance[],
+    spec: WorkloadSpec,
+    op: EventOp,
+    process: ChaosEvent["process"],
+    scenario: string,
+    extra: { graceS: number; onLine?: (i: Instance, l: string) => void; transports?: Transport[] },
+  ): Promise<InstanceOutcome[]> {
+    for (const i of insts)
+      this.event(i, i.gpu, process, op, "invoke", { scenario, args: [spec.program, ...spec.args] });
+    const outcomes = await runOnInstances(extra.transports ?? this.transports, insts, spec, {
+      outDir: join(this.o.outDir, "isolation", scenario.replaceAll("/", "_"), op),
+      graceS: extra.graceS,
+      onLine: extra.onLine,
+      signal: this.o.signal,
+    });
+    let lost: string | null = null;
+    for (const out of outcomes) {
+      const data = this.dataOf(out, scenario);
+      const type = out.harnessError ? "info" : out.exitCode === 0 && !out.timedOut ? "ok" : "fail";
+      this.event(out.instance, out.instance.gpu, process, op, type, data);
+      lost ??= out.harnessError;
+    }
+    if (lost !== null) throw new HarnessLost(lost);
+    return outcomes;
+  }
+
+  private dataOf(out: InstanceOutcome, scenario: string): EventData {
+    if (out.harnessError) return { scenario, harnessError: out.harnessError };
+    let text = out.stdout;
+    try {
+      text = readFileSync(out.log, "utf8");
+    } catch {
+      // The log is a copy; stdout alone still has the measurements.
+    }
+    const metric = (m: string) => out.measurements.find((x) => x.metric === m)?.value;
+    let builtin: ReturnType<typeof parseBuiltinOutput> | null = null;
+    try {
+      builtin = parseBuiltinOutput(text);
+    } catch {
+      builtin = null;
+    }
+    let cudaErrors: { kind: string; message: string }[] = [];
+    try {
+      cudaErrors = parseCudaErrors(text).map((e) => ({ kind: e.kind, message: e.message }));
+    } catch {
+      cudaErrors = [];
+    }
+    const data: EventData = {
+      scenario,
+      exitCode: out.exitCode,
+      signal: out.signal,
+      timedOut: out.timedOut,
+      cudaErrors,
+      tail: text.trimEnd().split("\n").slice(-4),
+    };
+    const tflops = metric("tflops");
+    if (tflops !== undefined) data.tflops = tflops;
+    const errors = metric("errors");
+    if (errors !== undefined) data.errors = errors;
+    if (builtin?.memhog) data.oom = builtin.memhog.oom;
+    if (builtin?.memhogChecks.length) data.checks = builtin.memhogChecks.map((c) => c.ok);
+    return data;
+  }
+
+  private async dmesgLines(): Promise<string[]> {
+    const r = await this.transports[0]!.exec(
+      { argv: ["dmesg"] },
+      { timeoutMs: 30_000, signal: this.o.signal },
+    );
+    if (r.exitCode !== 0)
+      throw new Error(`dmesg exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}`);
+    return r.stdout.split("\n").filter(Boolean);
+  }
+
+  async run(): Promise<IsolationNodeResult> {
+    const inv = await discoverInstances(this.transports[0]!);
+    const pci = await this.pciMap();
+    const byGpu = new Map<number, Instance[]>();
+    for (const i of inv.instances) byGpu.set(i.gpu, [...(byGpu.get(i.gpu) ?? []), i]);
+    const plan: PlanEntry[] = [];
+    for (const [gpu, list] of byGpu) {
+      if (list.length >= 2 && list.every((i) => i.gpuInstanceId !== null)) {
+        for (const a of list.slice(0, this.o.aggressors ?? list.length))
+          plan.push({ mode: "mig", gpu, aggressor: a, victims: list.filter((x) => x !== a) });
+      } else if (list.length === 1 && list[0]!.gpuInstanceId === null) {
+        for (const mode of ["time-slicing", "mps"] as const) {
+          const tag = mode === "mps" ? "mps" : "ts";
+          const a = { ...list[0]! };
+          const v = { ...list[0]! };
+          this.labels.set(a, `gpu${gpu}/${tag}-a`);
+          this.labels.set(v, `gpu${gpu}/${tag}-b`);
+          plan.push({ mode, gpu, aggressor: a, victims: [v] });
+        }
+      }
+    }
+    if (plan.length === 0)
+      return {
+        node: this.node,
+        results: [],
+        error: "no GPU with two or more MIG instances or without MIG: nothing to partition",
+      };
+    const results: ScenarioResult[] = [];
+    const refs: { ref: ScenarioRef; p: PlanEntry }[] = plan.flatMap((p) =>
+      this.o.faults.map((fault) => ({ ref: this.ref(p.aggressor, fault), p })),
+    );
+    let lostAt: string | null = null;
+    let k = 0;
+    for (const p of plan) {
+      const label = this.label(p.aggressor);
+      const mps = p.mode === "mps" && lostAt === null ? await this.mps(p, true) : null;
+      if (mps) lostAt = this.lose(p.gpu, scenarioKey(this.node, label, "baseline"), mps);
+      const baseline = scenarioKey(this.node, label, "baseline");
+      try {
+        if (lostAt === null && !this.o.signal?.aborted) {
+          this.o.onProgress?.(`${this.node} ${label}: baseline of ${p.victims.length} victim(s)`);
+          await this.step(p.victims, stressSpec(this.o.durationS), "baseline", "victim", baseline, {
+            graceS: Math.max(3, this.o.durationS),
+          });
+        }
+      } catch (e) {
+        lostAt = this.lose(p.gpu, baseline, e);
+      }
+      for (const fault of this.o.faults) {
+        const { ref } = refs[k++]!;
+        if (lostAt === null && !this.o.signal?.aborted) {
+          try {
+            this.o.onProgress?.(`${this.node} ${label}: ${fault}`);
+            await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null);
+          } catch (e) {
+            lostAt = this.lose(p.gpu, ref.scenario, e);
+          }
+        } else {
+          this.event(null, p.gpu, "controller", "harness", "info", {
+            scenario: ref.scenario,
+            harnessError: lostAt ?? "interrupted before this scenario ran",
+          });
+        }
+        results.push({
+          mode: p.mode,
+          node: this.node,
+          gpu: p.gpu,
+          aggressor: label,
+          profile: p.aggressor.profile,
+          fault,
+          verdicts: judgeScenario(this.o.history.events, ref, this.o),
+        });
+      }
+      if (p.mode === "mps" && lostAt === null) await this.mps(p, false);
+    }
+    return { node: this.node, results, error: null };
+  }
+
+  /** Starts or stops the MPS control daemon for the GPU; returns why it could not, or null. */
+  private async mps(p: PlanEntry, on: boolean): Promise<string | null> {
+    const env = { CUDA_VISIBLE_DEVICES: p.aggressor.gpuUuid };
+    try {
+      const r = on
+        ? await this.transports[0]!.exec(
+            { argv: ["nvidia-cuda-mps-control", "-d"] },
+            { env, timeoutMs: 30_000 },
+          )
+        : await this.transports[0]!.exec(
+            { shell: "echo quit | nvidia-cuda-mps-control" },
+            { env, timeoutMs: 30_000 },
+          );
+      this.event(null, p.gpu, "controller", "harness", "info", {
+        scenario: scenarioKey(this.node, this.label(p.aggressor), "baseline"),
+        note: `MPS control daemon ${on ? "started" : "stopped"} (exit ${r.exitCode})`,
+      });
+      return on && r.exitCode !== 0
+        ? `nvidia-cuda-mps-control -d exited ${r.exitCode}: ${r.stderr.trim()}`
+        : null;
+    } catch (e) {
+      return errText(e);
+    }
+  }
+
+  private lose(gpu: number, scenario: string, e: unknown): string {
+    const msg = e instanceof HarnessLost ? e.message : errText(e);
+    this.event(null, gpu, "controller", "harness", "info", { scenario, harnessError: msg });
+    return msg;
+  }
+
+  private ref(a: Instance, fault: FaultName): ScenarioRef {
+    const label = this.label(a);
+    return {
+      scenario: scenarioKey(this.node, label, fault),
+      baseline: scenarioKey(this.node, label, "baseline"),
+      fault,
+      aggressor: label,
+      gpuInstanceId: a.gpuInstanceId,
+      computeInstanceId: a.computeInstanceId,
+    };
+  }
+
+  private async pciMap(): Promise<Map<number, string>> {
+    const r = await this.transports[0]!.exec(
+      { argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"] },
+      { timeoutMs: 30_000 },
+    );
+    const out = new Map<number, string>();
+    for (const line of r.stdout.split("\n")) {
+      const [i, bus] = line.split(",").map((x) => x.trim());
+      if (i && bus && /^\d+$/.test(i)) out.set(Number(i), busKey(bus));
+    }
+    return out;
+  }
+
+  private async scenario(
+    p: PlanEntry,
+    fault: FaultName,
+    ref: ScenarioRef,
+    bus: string | null,
+  ): Promise<void> {
+    const D = this.o.durationS;
+    const before = await this.dmesgLines().catch((e: unknown) => {
+      throw new HarnessLost(errText(e));
+    });
+    // The victims' stress and the memory check go over different connections when there are
+    // several, so the check never waits for a channel behind the stress.
+    const rest = this.transports.length > 1 ? this.transports.slice(1) : this.transports;
+    let sawOom: () => void = () => {};
+    const oomSeen = new Promise<void>((r) => {
+      sawOom = r;
+    });
+    const aggressor = this.step(
+      [p.aggressor],
+      aggressorSpec(fault, D),
+      "fault",
+      "aggressor",
+      ref.scenario,
+      {
+        graceS: aggressorGraceS(fault),
+        transports: rest,
+        onLine: (_i, l) => {
+          if (/memhog allocated_bytes=\d+ requested_bytes=\d+ oom=1/.test(l)) sawOom();
+        },
+      },
+    ).finally(() => sawOom());
+    const load = this.step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
+      graceS: Math.max(3, D),
+    });
+    const memcheck =
+      fault === "oom"
+        ? oomSeen.then(() =>
+            this.step(p.victims, memcheckSpec(), "memcheck", "victim", ref.scenario, {
+              graceS: 10,
+              transports: rest,
+            }),
+          )
+        : Promise.resolve([]);
+    const settled = await Promise.allSettled([aggressor, load, memcheck]);
+    const lost = settled.find((s) => s.status === "rejected");
+    if (lost) throw (lost as PromiseRejectedResult).reason;
+
+    this.event(null, p.gpu, "controller", "dmesg", "invoke", { scenario: ref.scenario });
+    let after: string[];
+    try {
+      after = await this.dmesgLines();
+    } catch (e) {
+      throw new HarnessLost(errText(e));
+    }
+    const fresh = after.slice(before.length);
+    const xids: XidSeen[] = [];
+    for (const line of fresh) {
+      const ev = (() => {
+        try {
+          return parseXid(line).events[0];
+        } catch {
+          return undefined;
+        }
+      })();
+      if (!ev || (bus !== null && busKey(ev.pci) !== bus)) continue;
+      xids.push({
+        xid: ev.xid,
+        pci: ev.pci,
+        gpuInstanceId: ev.gpuInstanceId,
+        computeInstanceId: ev.computeInstanceId,
+        pid: ev.pid,
+        name: ev.name,
+        line,
+      });
+    }
+    this.event(null, p.gpu, "controller", "dmesg", "ok", { scenario: ref.scenario, xids });
+
+    await this.step(
+      [p.aggressor],
+      stressSpec(Math.max(1, D / 2)),
+      "recovery",
+      "aggressor",
+      ref.scenario,
+      {
+        graceS: Math.max(3, D),
+      },
+    );
+  }
+}
+
+/** Runs every scenario on `node`; never throws for the node's own failures. */
+export async function runIsolationNode(
+  node: NodeSpec,
+  o: IsolationOptions,
+): Promise<IsolationNodeResult> {
+  const first = openTransport(node, { runId: o.runId });
+  const transports: Transport[] = [first];
+  let result: IsolationNodeResult;
+  try {
+    await first.connect();
+    // Two connections at least: victims' stress on one, the aggressor and checks on the other.
+    const inv = await discoverInstances(first);
+    const need = Math.max(2, Math.ceil((inv.instances.length * 2) / MAX_CHANNELS));
+    for (let i = 1; i < need; i++) {
+      const t = openTransport(node, { runId: o.runId });
+      await t.connect();
+      transports.push(t);
+    }
+    result = await new NodeScenarios(transports, o).run();
+  } catch (e) {
+    result = { node: node.name, results: [], error: errText(e) };
+  } finally {
+    await Promise.all(transports.map((t) => t.close().catch(() => {})));
+  }
+  if (
+    result.error !== null ||
+    result.results.some((r) => r.verdicts.some((v) => v.status === "broken"))
+  )
+    await sweep(node, o.runId);
+  return result;
+}
+
+/** After a lost connection: kill whatever the run still has on the node, over a new one. */
+async function sweep(node: NodeSpec, runId: string): Promise<void> {
+  const t = openTransport(node, { runId });
+  try {
+    await t.connect();
+    await t.killRun();
+  } catch {
+    // Unreachable: the node's watchdog kills the run's processes once heartbeats stop.
+  } finally {
+    await t.close().catch(() => {});
+  }
+}

@@ -1,0 +1,97 @@
+// `slicecheck diff --before X --after Y`: what changed between two recorded runs (X and Y: a run
+// id, a `run --label`, or a driver version). Exit 1 when something regressed, 0 otherwise, 3 when
+// a selector matches nothing.
+import { SlicecheckError } from "../../errors.js";
+import { dbPath, openDb } from "../../store/db.js";
+import { type DiffResult, diffSnapshots, type Finding } from "../../store/diff.js";
+import { type Snapshot, snapshot } from "../../store/query.js";
+import type { Out } from "../context.js";
+
+export interface DiffOptions {
+  before: string;
+  after: string;
+  db?: string;
+  tolerance?: number;
+  json?: boolean;
+}
+
+function side(s: Snapshot) {
+  return {
+    selector: s.selector,
+    kind: s.kind,
+    runs: s.picked.map((p) => ({
+      runId: p.runId,
+      node: p.node,
+      label: p.label,
+      driver: p.driver,
+      started: p.started,
+      status: p.status,
+    })),
+  };
+}
+
+function describe(s: Snapshot): string {
+  const runs = [...new Set(s.picked.map((p) => p.runId))];
+  const drivers = [...new Set(s.picked.map((p) => p.driver ?? "?"))];
+  const nodes = s.picked.map((p) => p.node);
+  return `${s.selector} (${s.kind}; run ${runs.join(", ")}; driver ${drivers.join(", ")}; ${nodes.join(", ")})`;
+}
+
+function printArea(io: Out, title: string, list: Finding[]): void {
+  if (list.length === 0) {
+    io.out(`${title}: no change`);
+    return;
+  }
+  io.out(`${title}:`);
+  for (const f of list)
+    io.out(`  ${f.regression ? "REGRESSED" : "CHANGED  "}  ${f.subject}: ${f.detail}`);
+}
+
+export function diffCommand(o: DiffOptions, io: Out): number {
+  const tolerancePct = o.tolerance ?? 5;
+  if (!(tolerancePct >= 0 && tolerancePct < 1000)) {
+    throw new SlicecheckError("USAGE", `--tolerance expects a percentage, got '${o.tolerance}'`);
+  }
+  const path = dbPath(o.db);
+  const db = openDb(path, { mustExist: true });
+  let before: Snapshot;
+  let after: Snapshot;
+  let result: DiffResult;
+  try {
+    before = snapshot(db, o.before);
+    after = snapshot(db, o.after);
+    result = diffSnapshots(before, after, tolerancePct / 100);
+  } finally {
+    db.close();
+  }
+  if (o.json) {
+    io.out(
+      JSON.stringify(
+        {
+          before: side(before),
+          after: side(after),
+          tolerance: result.tolerance,
+          compared: result.compared,
+          regressions: result.regressions,
+          findings: result.findings,
+        },
+        null,
+        2,
+      ),
+    );
+  } else {
+    io.out(`before: ${describe(before)}`);
+    io.out(`after:  ${describe(after)}`);
+    for (const area of ["topology", "performance", "behaviour"] as const)
+      printArea(
+        io,
+        area,
+        result.findings.filter((f) => f.area === area),
+      );
+    const other = result.findings.length - result.regressions;
+    io.out(
+      `${result.regressions} regression(s), ${other} other change(s); ${result.compared} performance group(s) compared at ±${tolerancePct}%`,
+    );
+  }
+  return result.regressions > 0 ? 1 : 0;
+}

@@ -1,0 +1,145 @@
+// Reads what diff compares out of the records: a selector (a run id, a label, or a driver
+// version) becomes a set of (run, node) pairs, and those pairs become a Snapshot.
+import { SlicecheckError } from "../errors.js";
+import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
+import type { Db } from "./db.js";
+
+export interface Picked {
+  runId: string;
+  node: string;
+  label: string | null;
+  driver: string | null;
+  started: string;
+  status: string;
+}
+
+export interface GpuTopo {
+  node: string;
+  gpu: number;
+  product: string;
+  layout: string | null;
+  profiles: GpuInstanceProfile[] | null;
+  placements: GpuInstancePlacements[] | null;
+  instances: { profile: string; gi: number | null; placement: string | null }[];
+}
+
+export interface MeasurementRow {
+  node: string;
+  product: string;
+  profile: string;
+  workload: string;
+  metric: string;
+  unit: string;
+  value: number;
+  repetition: number;
+}
+
+export interface Snapshot {
+  selector: string;
+  /** How the selector was understood: `run`, `label` or `driver`. */
+  kind: "run" | "label" | "driver";
+  picked: Picked[];
+  topology: GpuTopo[];
+  measurements: MeasurementRow[];
+  verdicts: { node: string; gpu: string | null; name: string; status: string; summary: string }[];
+  steps: { node: string; gpu: number | null; step: string; ms: number }[];
+}
+
+const PICK = `SELECT r.id AS runId, n.node AS node, r.label AS label, n.driver AS driver,
+  r.started AS started, r.status AS status FROM runs r JOIN nodes n ON n.run_id = r.id`;
+
+/** A run id wins over a label, a label over a driver version: ids and labels are the user's. */
+export function pick(db: Db, selector: string): { kind: Snapshot["kind"]; picked: Picked[] } {
+  const byRun = db.prepare(`${PICK} WHERE r.id = ? ORDER BY n.node`).all(selector) as Picked[];
+  if (byRun.length) return { kind: "run", picked: byRun };
+  const latest = db
+    .prepare("SELECT id FROM runs WHERE label = ? ORDER BY started DESC, rowid DESC LIMIT 1")
+    .get(selector) as { id: string } | undefined;
+  if (latest) {
+    const rows = db.prepare(`${PICK} WHERE r.id = ? ORDER BY n.node`).all(latest.id) as Picked[];
+    return { kind: "label", picked: rows };
+  }
+  // The latest run on that driver per node: a fleet upgrades node by node, over several runs.
+  const byDriver = db
+    .prepare(`${PICK} WHERE n.driver = ? ORDER BY n.node, r.started DESC, r.rowid DESC`)
+    .all(selector) as Picked[];
+  if (byDriver.length) {
+    const seen = new Set<string>();
+    return {
+      kind: "driver",
+      picked: byDriver.filter((p) => !seen.has(p.node) && seen.add(p.node)),
+    };
+  }
+  throw new SlicecheckError(
+    "USAGE",
+    `'${selector}' is neither a run id, a run label nor a driver version in the records; list them with \`sqlite3 <db> 'select id, label, started from runs'\``,
+    { selector },
+  );
+}
+
+function json<T>(s: string | null): T | null {
+  return s === null ? null : (JSON.parse(s) as T);
+}
+
+export function snapshot(db: Db, selector: string): Snapshot {
+  const { kind, picked } = pick(db, selector);
+  const snap: Snapshot = {
+    selector,
+    kind,
+    picked,
+    topology: [],
+    measurements: [],
+    verdicts: [],
+    steps: [],
+  };
+  for (const p of picked) {
+    const topo = db
+      .prepare(
+        `SELECT t.node AS node, g.idx AS gpu, g.product AS product, t.layout AS layout, t.lgip AS lgip,
+          t.lgipp AS lgipp, t.instances AS instances
+         FROM topology t JOIN gpus g ON g.run_id = t.run_id AND g.uuid = t.gpu_uuid
+         WHERE t.run_id = ? AND t.node = ? ORDER BY g.idx`,
+      )
+      .all(p.runId, p.node) as {
+      node: string;
+      gpu: number;
+      product: string;
+      layout: string | null;
+      lgip: string | null;
+      lgipp: string | null;
+      instances: string;
+    }[];
+    for (const t of topo) {
+      snap.topology.push({
+        node: t.node,
+        gpu: t.gpu,
+        product: t.product,
+        layout: t.layout,
+        profiles: json(t.lgip),
+        placements: json(t.lgipp),
+        instances: json(t.instances) ?? [],
+      });
+    }
+    snap.measurements.push(
+      ...(db
+        .prepare(
+          `SELECT node, product, profile, workload, metric, unit, value, repetition FROM measurements
+           WHERE run_id = ? AND node = ?`,
+        )
+        .all(p.runId, p.node) as MeasurementRow[]),
+    );
+    snap.verdicts.push(
+      ...(db
+        .prepare(
+          "SELECT node, gpu_uuid AS gpu, name, status, summary FROM verdicts WHERE run_id = ? AND node = ?",
+        )
+        .all(p.runId, p.node) as Snapshot["verdicts"]),
+    );
+    snap.steps.push(
+      ...(db
+        .prepare("SELECT node, gpu, step, ms FROM step_durations WHERE run_id = ? AND node = ?")
+        .all(p.runId, p.node) as Snapshot["steps"]),
+    );
+  }
+  return snap;
+}

@@ -1,0 +1,13 @@
+// What a checker says about one scenario: passed, failed (the node broke a promise), or broken
+// (the harness could not tell: a lost connection, a workload that never reported).
+export type VerdictStatus = "passed" | "failed" | "broken";
+
+export interface Verdict {
+  name: string;
+  status: VerdictStatus;
+  summary: string;
+  evidence: {
+    figures: Record<string, number | string | boolean | null>;
+    logLines: string[];
+  };
+}

@@ -1,0 +1,166 @@
+// `slicecheck run --suites isolation` end to end: real sshd, a simulated H100 with two 3g
+// instances, and each planted fault caught by the verdict it is meant for.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ChaosEvent } from "../../src/chaos/history.js";
+import type { IsolationRow, IsolationSummary } from "../../src/chaos/isolation.js";
+import { cli } from "../helpers/cli.js";
+import { startCluster, type TestCluster, taggedPids, waitFor } from "../helpers/cluster.js";
+
+const LAYOUT = "test/fixtures/isolation-layout.yaml";
+
+describe("isolation scenarios (run --suites isolation, real sshd, simulated H100 and A100)", function () {
+  this.timeout(120_000);
+  let c: TestCluster;
+  let n = 0;
+
+  before(async () => {
+    c = await startCluster([
+      { gpu: "H100-80GB", driver: "580.65.06" },
+      { gpu: "A100-80GB", driver: "535.183.01" },
+    ]);
+    const r = await cli(
+      "apply",
+      "-i",
+      c.inventoryPath,
+      LAYOUT,
+      "-c",
+      "two-3g",
+      "--allow-reset",
+      "--journal-dir",
+      join(c.dir, "journal"),
+    );
+    assert.equal(r.code, 0, r.stderr);
+  });
+  after(async () => {
+    await c?.stop();
+  });
+  afterEach(async () => {
+    await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+  });
+
+  async function isolation(faults: string, ...extra: string[]) {
+    const out = join(c.dir, `iso${++n}`);
+    const r = await cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--suites",
+      "isolation",
+      "--faults",
+      faults,
+      "--duration",
+      "1.5",
+      "--out",
+      out,
+      "--json",
+      ...extra,
+      ...(extra.includes("--nodes") ? [] : ["--nodes", "sim01"]),
+    );
+    const s = (JSON.parse(r.stdout) as { isolation: IsolationSummary }).isolation;
+    return { r, s, out };
+  }
+
+  async function plant(kind: string, ...args: string[]) {
+    const r = await cli("sim", "fault", "sim01", kind, "--inventory", c.inventoryPath, ...args);
+    assert.equal(r.code, 0, r.stderr);
+  }
+
+  const row = (s: IsolationSummary, fault: string, verdict: string): IsolationRow => {
+    const x = s.rows.find((r) => r.fault === fault && r.verdict === verdict);
+    assert.ok(x, `a ${verdict} verdict for ${fault}`);
+    return x;
+  };
+
+  it("healthy MIG on an H100 and an A100: every fault on the first instance, every verdict passes", async () => {
+    const { r, s, out } = await isolation(
+      "oom,crash,kill,hang,noisy",
+      "--aggressors",
+      "1",
+      "--nodes",
+      "sim01,sim02",
+    );
+    const bad = s.rows.filter((x) => x.status !== "passed");
+    assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(bad, null, 1)}`);
+    assert.equal(s.rows.length, 2 * 5 * 4, "four verdicts for each of five faults on two nodes");
+    for (const node of ["sim01", "sim02"]) {
+      const mine = s.rows.filter((x) => x.node === node);
+      const v = mine.find((x) => x.fault === "noisy" && x.verdict === "victimsUnaffected");
+      const base = v?.evidence.figures["gpu0/gi2/ci0 baseline TFLOP/s"] as number;
+      const under = v?.evidence.figures["gpu0/gi2/ci0 under fault TFLOP/s"] as number;
+      assert.ok(
+        base > 5 && Math.abs(under / base - 1) < 0.05,
+        `${node} noisy: ${under} vs ${base}`,
+      );
+      const xid = mine.find((x) => x.fault === "crash" && x.verdict === "xidAttributed");
+      assert.match(xid?.summary ?? "", /Xid 31 names the aggressor \(GI 1, CI 0\)/);
+    }
+    const history = readFileSync(join(out, "history.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as ChaosEvent);
+    assert.ok(
+      history.some((e) => e.op === "fault" && e.type === "invoke" && e.process === "aggressor"),
+    );
+    assert.ok(
+      history.every((e) => e.time && typeof e.gpu === "number" && e.instance && e.data.scenario),
+    );
+    const saved = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
+    assert.equal(saved.rows.length, s.rows.length);
+  });
+
+  it("isolation-broken: the neighbour's crash kills the victim, its OOM slows it and takes its memory", async () => {
+    await plant("isolation-broken");
+    const { r, s } = await isolation("crash,oom", "--aggressors", "1");
+    assert.equal(r.code, 1, r.stderr);
+    const crash = row(s, "crash", "victimsUnaffected");
+    assert.equal(crash.status, "failed");
+    assert.match(crash.summary, /gpu0\/gi2\/ci0 (died|got a CUDA error: illegal-address)/);
+    assert.ok(crash.evidence.logLines.some((l) => /illegal memory access/.test(l)));
+    const oom = row(s, "oom", "victimsUnaffected");
+    assert.equal(oom.status, "failed");
+    assert.match(oom.summary, /of its baseline|could not allocate its memory/);
+    assert.equal(
+      row(s, "crash", "faultContained").status,
+      "passed",
+      "the aggressor itself behaved",
+    );
+  });
+
+  it("xid-misattributed: the crash's Xid names the other instance", async () => {
+    await plant("xid-misattributed");
+    const { r, s } = await isolation("crash", "--aggressors", "1");
+    assert.equal(r.code, 1, r.stderr);
+    const x = row(s, "crash", "xidAttributed");
+    assert.equal(x.status, "failed");
+    assert.match(x.summary, /names another instance: Xid 31 on GI 2/);
+    assert.ok(x.evidence.logLines.some((l) => /GPU-I:02/.test(l)));
+    assert.equal(row(s, "crash", "victimsUnaffected").status, "passed");
+  });
+
+  it("hang: the victim's stress stops progressing and is killed at its deadline", async () => {
+    await plant("hang");
+    const { r, s } = await isolation("crash", "--aggressors", "1");
+    assert.equal(r.code, 1, r.stderr);
+    const v = row(s, "crash", "victimsUnaffected");
+    assert.equal(v.status, "failed");
+    assert.match(v.summary, /stopped progressing/);
+  });
+
+  it("a connection dropped mid-scenario is broken, not failed, and leaves no remote process", async () => {
+    await plant("drop-connection", "--name", "slicecheck-crasher");
+    const { r, s } = await isolation("crash", "--aggressors", "1");
+    assert.equal(r.code, 2, r.stderr);
+    assert.ok(
+      s.rows.length > 0 && s.rows.every((x) => x.status === "broken"),
+      JSON.stringify(s.rows.map((x) => x.status)),
+    );
+    assert.ok(s.rows.every((x) => x.status !== "failed"));
+    const tag = `SLICECHECK_RUN=${s.runId}@sim01`;
+    assert.ok(
+      await waitFor(() => taggedPids(tag).length === 0, 20_000),
+      `left: ${taggedPids(tag)}`,
+    );
+  });
+});

@@ -1,0 +1,264 @@
+// The isolation verdicts on hand-made histories: each one passes on a clean scenario and fails
+// (or is broken) on the history of the fault it exists to catch.
+import assert from "node:assert/strict";
+import type { ChaosEvent, EventData, FaultName } from "../../src/chaos/history.js";
+import {
+  faultContained,
+  judgeScenario,
+  recovered,
+  type ScenarioRef,
+  victimsUnaffected,
+  xidAttributed,
+} from "../../src/verdicts/isolation.js";
+
+const A = "gpu0/gi1/ci0";
+const V = "gpu0/gi2/ci0";
+
+function ref(fault: FaultName): ScenarioRef {
+  return {
+    scenario: `n1/${A}/${fault}`,
+    baseline: `n1/${A}/baseline`,
+    fault,
+    aggressor: A,
+    gpuInstanceId: 1,
+    computeInstanceId: 0,
+  };
+}
+
+function ev(
+  instance: string,
+  op: ChaosEvent["op"],
+  type: ChaosEvent["type"],
+  data: Partial<EventData> & { scenario: string },
+): ChaosEvent {
+  return {
+    time: "2026-11-29T10:00:00.000Z",
+    node: "n1",
+    gpu: 0,
+    instance,
+    process: instance === A ? "aggressor" : op === "dmesg" ? "controller" : "victim",
+    op,
+    type,
+    data,
+  };
+}
+
+const XID_A = {
+  xid: 31,
+  pci: "0000:07:00",
+  gpuInstanceId: 1,
+  computeInstanceId: 0,
+  pid: 4242,
+  name: "slicecheck-cras",
+  line: "NVRM: Xid (PCI:0000:07:00 GPU-I:01 GPU-CI:00): 31, pid=4242, name=slicecheck-cras, Ch 00000008",
+};
+
+/** A clean history of `fault`, with `patch` applied to the completion events it names. */
+function history(
+  fault: FaultName,
+  patch: Partial<Record<ChaosEvent["op"], Partial<EventData> & { type?: ChaosEvent["type"] }>> = {},
+): ChaosEvent[] {
+  const r = ref(fault);
+  const s = r.scenario;
+  const aggressorEnd: Record<FaultName, [ChaosEvent["type"], Partial<EventData>]> = {
+    oom: ["ok", { exitCode: 0, oom: true }],
+    crash: [
+      "fail",
+      {
+        exitCode: 2,
+        cudaErrors: [
+          {
+            kind: "illegal-address",
+            message: "CUDA error: an illegal memory access was encountered",
+          },
+        ],
+      },
+    ],
+    kill: ["fail", { exitCode: null, signal: "SIGKILL" }],
+    hang: ["fail", { exitCode: 124, timedOut: true }],
+    noisy: ["ok", { exitCode: 0, tflops: 30 }],
+  };
+  const out: ChaosEvent[] = [
+    ev(V, "baseline", "invoke", { scenario: r.baseline }),
+    ev(V, "baseline", "ok", { scenario: r.baseline, exitCode: 0, tflops: 30.0, errors: 0 }),
+    ev(A, "fault", "invoke", { scenario: s, fault }),
+    ev(V, "load", "invoke", { scenario: s }),
+  ];
+  const add = (e: ChaosEvent) => {
+    const p = patch[e.op];
+    if (p) {
+      const { type, ...data } = p;
+      out.push({ ...e, type: type ?? e.type, data: { ...e.data, ...data } });
+    } else out.push(e);
+  };
+  const [t, d] = aggressorEnd[fault];
+  add(ev(A, "fault", t, { scenario: s, ...d }));
+  add(ev(V, "load", "ok", { scenario: s, exitCode: 0, tflops: 29.8, errors: 0, cudaErrors: [] }));
+  if (fault === "oom") add(ev(V, "memcheck", "ok", { scenario: s, exitCode: 0, checks: [true] }));
+  add(ev("gpu0", "dmesg", "ok", { scenario: s, xids: fault === "crash" ? [XID_A] : [] }));
+  add(ev(A, "recovery", "ok", { scenario: s, exitCode: 0, tflops: 30.1, errors: 0 }));
+  return out;
+}
+
+describe("isolation verdicts (pure, over hand-made histories)", () => {
+  it("every verdict passes on a clean history of each fault", () => {
+    for (const f of ["oom", "crash", "kill", "hang", "noisy"] as const) {
+      const vs = judgeScenario(history(f), ref(f));
+      assert.deepEqual(
+        vs.map((v) => [v.name, v.status]),
+        [
+          ["victimsUnaffected", "passed"],
+          ["faultContained", "passed"],
+          ["xidAttributed", "passed"],
+          ["recovered", "passed"],
+        ],
+        `${f}: ${vs.map((v) => v.summary).join(" | ")}`,
+      );
+    }
+  });
+
+  describe("victimsUnaffected", () => {
+    it("passes within the tolerance and reports both figures", () => {
+      const v = victimsUnaffected(history("crash", { load: { tflops: 28.6 } }), ref("crash"));
+      assert.equal(v.status, "passed", v.summary);
+      assert.equal(v.evidence.figures[`${V} baseline TFLOP/s`], 30);
+      assert.equal(v.evidence.figures[`${V} under fault TFLOP/s`], 28.6);
+    });
+    it("fails a victim slowed beyond the tolerance, and the tolerance is configurable", () => {
+      const h = history("oom", { load: { tflops: 15 } });
+      const v = victimsUnaffected(h, ref("oom"));
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /ran at 50\.0% of its baseline/);
+      assert.equal(victimsUnaffected(h, ref("oom"), { tolerance: 0.6 }).status, "passed");
+    });
+    it("fails a victim that died of the neighbour's fault, quoting its error", () => {
+      const msg = "CUDA error: an illegal memory access was encountered (stress.cu:88)";
+      const v = victimsUnaffected(
+        history("crash", {
+          load: {
+            type: "fail",
+            exitCode: 2,
+            cudaErrors: [{ kind: "illegal-address", message: msg }],
+          },
+        }),
+        ref("crash"),
+      );
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /died \(exit 2\).*illegal-address/);
+      assert.ok(v.evidence.logLines.includes(msg));
+    });
+    it("fails a victim that hung until its deadline", () => {
+      const v = victimsUnaffected(
+        history("crash", { load: { type: "fail", timedOut: true, exitCode: 137 } }),
+        ref("crash"),
+      );
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /stopped progressing/);
+    });
+    it("fails a victim that cannot allocate its memory after the aggressor's OOM", () => {
+      const v = victimsUnaffected(
+        history("oom", { memcheck: { type: "fail", exitCode: 1, checks: [false] } }),
+        ref("oom"),
+      );
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /could not allocate its memory/);
+    });
+    it("is broken, not failed, when the harness lost the node", () => {
+      const h = history("crash", {
+        load: {
+          type: "info",
+          harnessError: "[SSH_DISCONNECTED] connection lost",
+          tflops: undefined,
+        },
+      });
+      const v = victimsUnaffected(h, ref("crash"));
+      assert.equal(v.status, "broken");
+      assert.ok(judgeScenario(h, ref("crash")).every((x) => x.status === "broken"));
+    });
+  });
+
+  describe("faultContained", () => {
+    it("fails an OOM aggressor that never ran out of memory", () => {
+      const v = faultContained(history("oom", { fault: { oom: false } }), ref("oom"));
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /expected an out-of-memory error/);
+    });
+    it("fails a crash that exited 0 without the CUDA error", () => {
+      const v = faultContained(
+        history("crash", { fault: { type: "ok", exitCode: 0, cudaErrors: [] } }),
+        ref("crash"),
+      );
+      assert.equal(v.status, "failed");
+    });
+    it("fails a kill that did not die by SIGKILL, and a hang that was not killed at its deadline", () => {
+      assert.equal(
+        faultContained(history("kill", { fault: { signal: null, exitCode: 0 } }), ref("kill"))
+          .status,
+        "failed",
+      );
+      assert.equal(
+        faultContained(history("hang", { fault: { timedOut: false, exitCode: 0 } }), ref("hang"))
+          .status,
+        "failed",
+      );
+    });
+    it("fails a noisy neighbour that did not run", () => {
+      const v = faultContained(
+        history("noisy", { fault: { type: "fail", exitCode: 2 } }),
+        ref("noisy"),
+      );
+      assert.equal(v.status, "failed");
+    });
+  });
+
+  describe("xidAttributed", () => {
+    it("fails when the Xid names another instance", () => {
+      const wrong = {
+        ...XID_A,
+        gpuInstanceId: 2,
+        line: XID_A.line.replace("GPU-I:01", "GPU-I:02"),
+      };
+      const v = xidAttributed(history("crash", { dmesg: { xids: [wrong] } }), ref("crash"));
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /Xid 31 on GI 2/);
+      assert.deepEqual(v.evidence.logLines, [wrong.line]);
+    });
+    it("fails a crash that left no Xid, and passes an OOM without one with a note", () => {
+      assert.equal(
+        xidAttributed(history("crash", { dmesg: { xids: [] } }), ref("crash")).status,
+        "failed",
+      );
+      const oom = xidAttributed(history("oom"), ref("oom"));
+      assert.equal(oom.status, "passed");
+      assert.match(oom.summary, /no Xid expected for oom/);
+    });
+    it("fails an OOM whose window shows an Xid on a victim", () => {
+      const wrong = { ...XID_A, gpuInstanceId: 2 };
+      assert.equal(
+        xidAttributed(history("oom", { dmesg: { xids: [wrong] } }), ref("oom")).status,
+        "failed",
+      );
+    });
+  });
+
+  describe("recovered", () => {
+    it("fails when the aggressor's instance cannot run a stress again", () => {
+      const v = recovered(
+        history("crash", { recovery: { type: "fail", exitCode: 2, tflops: undefined } }),
+        ref("crash"),
+      );
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /did not run a stress again \(exit 2\)/);
+    });
+    it("fails when a reset-class Xid says the GPU needed a reset", () => {
+      const reset = {
+        ...XID_A,
+        xid: 79,
+        line: "NVRM: Xid (PCI:0000:07:00): 79, GPU has fallen off the bus.",
+      };
+      const v = recovered(history("crash", { dmesg: { xids: [XID_A, reset] } }), ref("crash"));
+      assert.equal(v.status, "failed");
+      assert.match(v.summary, /GPU reset/);
+    });
+  });
+});
