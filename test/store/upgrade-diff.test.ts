@@ -165,7 +165,10 @@ describe("records and diff over a driver upgrade (real sshd, simulated H100 x2)"
     );
     assert.equal(byDriver.code, 1, byDriver.stderr);
     assert.match(byDriver.stdout, /before: 580\.65\.06 \(driver; run sc-/);
-    assert.match(byDriver.stdout, /REGRESSED {2}H100-80GB 1g\.10gb stress tflops: .* -(1[89]|2[0-2])\.\d%/);
+    assert.match(
+      byDriver.stdout,
+      /REGRESSED {2}H100-80GB 1g\.10gb stress tflops: .* -(1[89]|2[0-2])\.\d%/,
+    );
     assert.match(byDriver.stdout, /^topology: no change$/m);
     assert.match(byDriver.stdout, /^1 regression\(s\), 0 other change\(s\)/m);
 
