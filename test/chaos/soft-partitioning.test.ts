@@ -5,17 +5,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { IsolationSummary } from "../../src/chaos/isolation.js";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster, taggedPids } from "../helpers/cluster.js";
+import { taggedPids, useCluster } from "../helpers/cluster.js";
 
 describe("isolation scenarios on soft partitioning (time-slicing and MPS, MIG off, real sshd)", function () {
   this.timeout(90_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([{ gpu: "A100-80GB", driver: "535.183.01" }]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([{ gpu: "A100-80GB", driver: "535.183.01" }]);
 
   it("measures the slowdown and the propagation, fails the isolation verdicts and says so", async () => {
     const r = await cli(

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { NodeReport } from "../../src/mig/apply/index.js";
 import { updateState } from "../../src/sim/nvsmi/state.js";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster } from "../helpers/cluster.js";
+import { useCluster } from "../helpers/cluster.js";
 import {
   freshNode,
   fullState,
@@ -27,17 +27,11 @@ const argvs = (r: NodeReport, gpu = 0) => r.gpus[gpu]!.commands.map((c) => c.arg
 
 describe("slicecheck apply / assert / restore (real sshd; simulated A100, H100, H200)", function () {
   this.timeout(60_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([
-      { gpu: "A100-40GB", driver: "535.183.01" },
-      { gpu: "H100-80GB", driver: "580.65.06", gpus: 2 },
-      { gpu: "H200", driver: "580.173.02" },
-    ]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([
+    { gpu: "A100-40GB", driver: "535.183.01" },
+    { gpu: "H100-80GB", driver: "580.65.06", gpus: 2 },
+    { gpu: "H200", driver: "580.173.02" },
+  ]);
   const on = (node: string, ...args: string[]) =>
     cli(...args, "-i", c.inventoryPath, "--nodes", node);
   const journal = () => ["--journal-dir", join(c.dir, "journal")];

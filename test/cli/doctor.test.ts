@@ -2,20 +2,14 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster } from "../helpers/cluster.js";
+import { useCluster } from "../helpers/cluster.js";
 
 describe("slicecheck doctor (real sshd, simulated GPUs)", function () {
   this.timeout(90_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([
-      { gpu: "A100-80GB", driver: "535.183.01", gpus: 2 },
-      { gpu: "H200", driver: "580.173.02" },
-    ]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([
+    { gpu: "A100-80GB", driver: "535.183.01", gpus: 2 },
+    { gpu: "H200", driver: "580.173.02" },
+  ]);
 
   it("reports login, driver and every GPU's MIG mode per node", async () => {
     const r = await cli("doctor", "-i", c.inventoryPath, "--json");

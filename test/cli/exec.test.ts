@@ -2,17 +2,11 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster } from "../helpers/cluster.js";
+import { useCluster } from "../helpers/cluster.js";
 
 describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
   this.timeout(90_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster(3);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster(3);
 
   it("prints each node's lines prefixed by its name, stderr apart", async () => {
     const r = await cli(

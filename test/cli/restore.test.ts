@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { readState } from "../../src/sim/nvsmi/state.js";
 import { PACKAGE_ROOT } from "../../src/sim/tools.js";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster, waitFor } from "../helpers/cluster.js";
+import { useCluster, waitFor } from "../helpers/cluster.js";
 import {
   freshNode,
   journalsExist,
@@ -19,13 +19,7 @@ const DEFAULT = join(import.meta.dirname, "../../fixtures/layouts/default.yaml")
 
 describe("slicecheck restore (real sshd, simulated H100 x4)", function () {
   this.timeout(60_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([{ gpu: "H100-80GB", driver: "580.65.06", gpus: 4 }]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06", gpus: 4 }]);
   const journal = () => ["--journal-dir", join(c.dir, "journal")];
 
   it("after a controller SIGKILLed in the middle of an apply, puts the original layout back exactly from the node's journal", async () => {

@@ -6,7 +6,7 @@ import type { RunRow } from "../../src/cli/commands/run.js";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster, taggedPids, waitFor } from "../helpers/cluster.js";
+import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 
 interface Summary {
   runId: string;
@@ -20,16 +20,10 @@ function runTagged(runId: string): number[] {
 
 describe("slicecheck run (stress on every MIG instance, real sshd)", function () {
   this.timeout(120_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([
-      { gpu: "H100-80GB", driver: "580.173.02" },
-      { gpu: "A100-80GB", driver: "535.183.01" },
-    ]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([
+    { gpu: "H100-80GB", driver: "580.173.02" },
+    { gpu: "A100-80GB", driver: "535.183.01" },
+  ]);
 
   it("gives per-instance throughput in proportion to SM counts, then restores the layout and leaves nothing", async () => {
     const out = join(c.dir, "run1");

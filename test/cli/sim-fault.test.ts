@@ -2,17 +2,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readState } from "../../src/sim/nvsmi/state.js";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster } from "../helpers/cluster.js";
+import { useCluster } from "../helpers/cluster.js";
 
 describe("slicecheck sim fault (real sshd, simulated H100 x2)", function () {
   this.timeout(60_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([{ gpu: "H100-80GB", driver: "580.65.06", gpus: 2 }]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06", gpus: 2 }]);
   const fault = (...args: string[]) => cli("sim", "fault", ...args, "--inventory", c.inventoryPath);
   const stateDir = () => join(c.dir, ".sim.d/nodes/sim01/state");
 

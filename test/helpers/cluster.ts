@@ -66,3 +66,16 @@ export async function waitFor(
   }
   return cond();
 }
+
+/** A cluster for one describe block: started in `before`, stopped in `after`. The returned
+ * object is filled in when `before` runs, so tests use it like the cluster itself. */
+export function useCluster(nodes: Partial<SimNodeSpec>[] | number = 1): TestCluster {
+  const handle = {} as TestCluster;
+  before(async () => {
+    Object.assign(handle, await startCluster(nodes));
+  });
+  after(async () => {
+    await handle.stop?.();
+  });
+  return handle;
+}

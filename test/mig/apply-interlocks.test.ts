@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster } from "../helpers/cluster.js";
+import { useCluster } from "../helpers/cluster.js";
 import {
   freshNode,
   fullState,
@@ -20,16 +20,10 @@ const DEFAULT = join(LAYOUTS, "default.yaml");
 
 describe("apply interlocks (real sshd, simulated A100 and H100)", function () {
   this.timeout(60_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([
-      { gpu: "A100-40GB", driver: "535.183.01" },
-      { gpu: "H100-80GB", driver: "580.65.06" },
-    ]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([
+    { gpu: "A100-40GB", driver: "535.183.01" },
+    { gpu: "H100-80GB", driver: "580.65.06" },
+  ]);
   const journal = () => ["--journal-dir", join(c.dir, "journal")];
   const fault = (...args: string[]) => cli("sim", "fault", ...args, "--inventory", c.inventoryPath);
 

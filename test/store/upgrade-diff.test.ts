@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { cli } from "../helpers/cli.js";
-import { startCluster, type TestCluster, waitFor } from "../helpers/cluster.js";
+import { useCluster, waitFor } from "../helpers/cluster.js";
 
 interface DiffJson {
   before: { kind: string; runs: { runId: string; driver: string }[] };
@@ -26,16 +26,10 @@ function count(db: string, sql: string, ...params: unknown[]): number {
 
 describe("records and diff over a driver upgrade (real sshd, simulated H100 x2)", function () {
   this.timeout(120_000);
-  let c: TestCluster;
-  before(async () => {
-    c = await startCluster([
-      { gpu: "H100-80GB", driver: "580.65.06" },
-      { gpu: "H100-80GB", driver: "580.65.06" },
-    ]);
-  });
-  after(async () => {
-    await c?.stop();
-  });
+  const c = useCluster([
+    { gpu: "H100-80GB", driver: "580.65.06" },
+    { gpu: "H100-80GB", driver: "580.65.06" },
+  ]);
 
   it("records: a run SIGKILLed half-way keeps its run row and the measurements made so far", async () => {
     const db = join(c.dir, "killed.db");
