@@ -8,6 +8,9 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const inv = "inventory/sim.yaml";
+// Labels are unique per demo, so `diff` compares this demo's runs, not an earlier demo's.
+const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
+const demoLabel = (what) => `demo-${what}-${stamp}`;
 const step = (title, args, okCodes = [0]) => {
   console.log(`\n== ${title}\n$ slicecheck ${args.join(" ")}`);
   const r = spawnSync(process.execPath, [join(root, "bin", "slicecheck.js"), ...args], {
@@ -60,8 +63,62 @@ try {
     "--query-gpu=name,mig.mode.current",
     "--format=csv,noheader",
   ]);
+  // A driver upgrade with a planted regression, caught by `diff` and shown in the reports.
+  const run = (label) => [
+    "run",
+    "-i",
+    inv,
+    "--layout",
+    "fixtures/layouts/default.yaml",
+    "-c",
+    "all-balanced",
+    "--suites",
+    "stress",
+    "--duration",
+    "2",
+    "--label",
+    label,
+    "--out",
+    `reports/demo/${label}`,
+  ];
+  ok &&= step(
+    `measure before the upgrade (label '${demoLabel("before")}')`,
+    run(demoLabel("before")),
+  );
+  for (const node of ["sim01", "sim02"])
+    ok &&= step(
+      `upgrade ${node} (A100) from 535.183.01 to 580.65.06 with a planted regression: 1g.10gb stress 20 % slower`,
+      [
+        "sim",
+        "upgrade-driver",
+        node,
+        "--to",
+        "580.65.06",
+        "--regress",
+        "1g.10gb:tflops=0.8",
+        "--inventory",
+        inv,
+      ],
+    );
+  ok &&= step(`measure after the upgrade (label '${demoLabel("after")}')`, run(demoLabel("after")));
+  ok &&= step(
+    "compare: the planted regression must show up (exit 1 expected: a regression was found)",
+    ["diff", "--before", demoLabel("before"), "--after", demoLabel("after")],
+    [1],
+  );
+  ok &&= step("the Allure report (history carried over) and the compliance PDF of the last run", [
+    "report",
+    "--results",
+    `reports/demo/${demoLabel("after")}/allure-results`,
+    "--single-file",
+    "--pdf",
+  ]);
 } finally {
   step("stop the simulated cluster", ["sim", "down", "--inventory", inv]);
 }
-console.log(ok ? "\ndemo finished: logs and measurements in reports/demo/" : "\ndemo failed");
+console.log(
+  ok
+    ? "\ndemo finished: logs and measurements in reports/demo/; Allure report in reports/allure-report/ (single file: reports/allure-report/single-file/index.html), compliance PDF: reports/allure-report/compliance.pdf"
+    : "\ndemo failed",
+);
 process.exit(ok ? 0 : 1);

@@ -86,4 +86,13 @@ if (!["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"].some((p) => exists
 if (!existsSync("/usr/bin/ssh-keygen"))
   apt(["openssh-client"], "host and user keys for the simulated nodes");
 
+// The compliance PDF is printed, and the report tests open the reports, in Debian's Chromium
+// through playwright-core (never `npx playwright install`: it downloads a browser).
+if (["test", "demo"].includes(purpose) && !existsSync("/usr/bin/chromium")) {
+  apt(
+    ["chromium"],
+    "slicecheck report --pdf prints the compliance summary with it; the report tests open the reports in it",
+  );
+} else if (existsSync("/usr/bin/chromium")) say("chromium is installed");
+
 say(`ready for ${purpose}`);

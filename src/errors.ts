@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   // a command on a node failed, or printed what slicecheck cannot read
   NODE_COMMAND: "cannot-check",
   INTERNAL: "cannot-check",
+  REPORT: "cannot-check",
   // a check failed (exit 1)
   CHECK_FAILED: "check-failed",
 } as const satisfies Record<string, ExitClass>;

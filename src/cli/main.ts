@@ -165,7 +165,21 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
     .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
     .option("--json", "print the summary as JSON")
+    .option("--no-allure", "do not write Allure results (<out>/allure-results) at the end")
     .action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));
+
+  program
+    .command("report")
+    .description(
+      "Allure report of a run (history carried from the previous report) and the compliance summary (HTML, --pdf)",
+    )
+    .option("--results <dir>", "the run's allure-results (default: the newest under reports/)")
+    .option("--out <dir>", "where the report goes (default reports/allure-report)")
+    .option("--single-file", "also write a single-file report that opens from file://")
+    .option("--pdf", "print the compliance summary to compliance.pdf with Chromium")
+    .action(async (o) =>
+      setCode(await (await import("./commands/report.js")).reportCommand(o, io)),
+    );
 
   program
     .command("diff")

@@ -1,6 +1,7 @@
 // `slicecheck run`: the suites on every selected node. This issue's suites are `stress` and
 // `nccl`: one workload on every MIG instance of a node at once, nodes in parallel, live progress,
 // a per-instance table, and every measurement written as it arrives, even when interrupted.
+import { setMaxListeners } from "node:events";
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -55,6 +56,8 @@ export interface RunCliOptions extends NodeOptions {
   tolerance?: number;
   /** isolation: at most this many aggressors per GPU (default every instance). */
   aggressors?: number;
+  /** `--no-allure`: skip the Allure results (run.json, junit.xml and the JSON summary stay). */
+  allure?: boolean;
 }
 
 export function parseSuites(s: string): (SuiteName | "isolation")[] {
@@ -133,6 +136,8 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   const measurementsFile = join(outDir, "measurements.jsonl");
   const started = Date.now();
   const ac = new AbortController();
+  // Every remote command of the run listens on this one signal: dozens of instances are normal.
+  setMaxListeners(0, ac.signal);
   const onSigint = () => {
     io.err("slicecheck: interrupted; stopping the workloads and writing what was measured");
     ac.abort();
@@ -249,6 +254,23 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     ? "interrupted"
     : ((["passed", "failed", "broken"] as const)[code] ?? "broken");
   recorder.finish(status);
+  await (await import("../../report/run-reports.js")).reportRun(
+    {
+      runId,
+      label: o.label ?? null,
+      startedMs: started,
+      exitCode: code,
+      suites: all,
+      results,
+      layout: config && o.layout ? { file: o.layout, config: config.name } : null,
+      rows: summary.rows,
+      problems: summary.problems,
+      isolation: isolationSummary,
+    },
+    outDir,
+    { allure: o.allure !== false },
+    io,
+  );
   return code;
 }
 

@@ -1,0 +1,88 @@
+// `allure generate` (allure-commandline 2, a Java program) with history carried across runs:
+// the previous report's history/ goes into the results before generating (Allure 2 reads it
+// from there), and the new history is kept beside the report for the next run.
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { SlicecheckError } from "../errors.js";
+
+function allureBin(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve("allure-commandline/package.json")), "dist", "bin", "allure");
+}
+
+function javaPresent(): boolean {
+  const r = spawnSync("java", ["-version"], { stdio: "ignore" });
+  return r.status === 0;
+}
+
+function generate(results: string, out: string, singleFile: boolean, name: string): void {
+  const args = ["generate", results, "-o", out, "--clean", "--name", name];
+  if (singleFile) args.push("--single-file");
+  const r = spawnSync(allureBin(), args, { encoding: "utf8" });
+  if (r.status !== 0)
+    throw new SlicecheckError(
+      "REPORT",
+      `allure generate exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(-800)}`,
+    );
+}
+
+export interface GenerateOptions {
+  results: string;
+  out: string;
+  /** Where the history is kept between reports (default: allure-history beside the report). */
+  historyDir: string;
+  singleFile: boolean;
+  name: string;
+}
+
+/** Returns the report's entry page (the single-file one when asked for). */
+export function generateReport(o: GenerateOptions): { index: string; singleFile: string | null } {
+  if (!existsSync(o.results))
+    throw new SlicecheckError(
+      "USAGE",
+      `no Allure results at ${o.results}; run \`slicecheck run\` first (without --no-allure)`,
+    );
+  if (!javaPresent())
+    throw new SlicecheckError(
+      "TOOL_MISSING",
+      "allure generate needs java on PATH (or JAVA_HOME); install a JRE 17 (apt-get install -y openjdk-17-jre-headless)",
+    );
+  const prior = [o.historyDir, join(o.out, "history")].find((d) =>
+    existsSync(join(d, "history.json")),
+  );
+  const into = join(o.results, "history");
+  rmSync(into, { recursive: true, force: true });
+  if (prior) cpSync(prior, into, { recursive: true });
+  fillBuildOrder(o.results, into);
+  // The multi-file report makes the history; the single-file one has none of its own.
+  generate(o.results, o.out, false, o.name);
+  rmSync(o.historyDir, { recursive: true, force: true });
+  cpSync(join(o.out, "history"), o.historyDir, { recursive: true });
+  let single: string | null = null;
+  if (o.singleFile) {
+    const dir = join(o.out, "single-file");
+    generate(o.results, dir, true, o.name);
+    single = join(dir, "index.html");
+  }
+  return { index: join(o.out, "index.html"), singleFile: single };
+}
+
+/** A local executor has no build number: number the reports by the trend so far. */
+function fillBuildOrder(results: string, history: string): void {
+  const file = join(results, "executor.json");
+  if (!existsSync(file)) return;
+  const ex = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  if (ex.type !== "local") return;
+  ex.runName ??= ex.buildName;
+  let n = 0;
+  try {
+    n = (JSON.parse(readFileSync(join(history, "history-trend.json"), "utf8")) as unknown[]).length;
+  } catch {
+    /* first report */
+  }
+  ex.buildOrder = n + 1;
+  ex.buildName = `#${n + 1} ${ex.runName ?? ""}`.trim();
+  writeFileSync(file, `${JSON.stringify(ex, null, 2)}\n`);
+}
