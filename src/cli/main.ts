@@ -131,7 +131,11 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
 
   nodeOpts(program.command("run"))
     .description("run suites on every MIG instance of the selected nodes (stress, nccl, isolation)")
-    .option("--suites <list>", "comma list of suites: stress, nccl, isolation", "stress")
+    .option(
+      "--suites <list>",
+      "comma list of suites: stress, nccl, isolation, layout (with --layout), health, regression",
+      "stress",
+    )
     .option(
       "--faults <list>",
       "isolation: faults to inject: oom, crash, kill, hang, noisy (default all)",

@@ -30,6 +30,18 @@ export interface ContextNode {
   error: string | null;
 }
 
+/** One check of the layout, health or regression suites: already decided, replayed in Allure. */
+export interface ExtraCheck {
+  suite: "layout" | "health" | "regression";
+  node: string;
+  gpu: number | null;
+  title: string;
+  status: TestStatus;
+  message: string;
+  parameters: Record<string, string>;
+  attachment: { name: string; content: string } | null;
+}
+
 export interface RunContext {
   runId: string;
   label: string | null;
@@ -43,6 +55,8 @@ export interface RunContext {
   rows: ContextRow[];
   isolation: IsolationRow[];
   problems: { node: string; suite: string | null; message: string }[];
+  /** The layout, health and regression suites' checks (absent in run.json of older runs). */
+  checks?: ExtraCheck[];
 }
 
 export const RUN_CONTEXT_FILE = "run.json";
@@ -73,6 +87,7 @@ export function countChecks(ctx: RunContext): Record<TestStatus, number> {
   const c = { passed: 0, failed: 0, broken: 0 };
   for (const r of ctx.rows) c[r.status === "ok" ? "passed" : r.status]++;
   for (const v of ctx.isolation) c[v.status]++;
+  for (const x of ctx.checks ?? []) c[x.status]++;
   c.broken += ctx.problems.length;
   return c;
 }

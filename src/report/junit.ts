@@ -31,6 +31,13 @@ function cases(ctx: RunContext): Case[] {
       status: v.status,
       message: v.summary,
     });
+  for (const x of ctx.checks ?? [])
+    out.push({
+      classname: `${x.node}.gpu${x.gpu ?? "?"}.${x.suite}`,
+      name: x.title,
+      status: x.status,
+      message: x.message,
+    });
   for (const p of ctx.problems)
     out.push({
       classname: p.node,

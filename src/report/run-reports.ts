@@ -4,7 +4,13 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IsolationSummary } from "../chaos/isolation.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
-import { type ContextNode, type ContextRow, RUN_CONTEXT_FILE, type RunContext } from "./context.js";
+import {
+  type ContextNode,
+  type ContextRow,
+  type ExtraCheck,
+  RUN_CONTEXT_FILE,
+  type RunContext,
+} from "./context.js";
 import { jsonSummary, junitXml } from "./junit.js";
 
 export async function writeRunReports(
@@ -48,6 +54,8 @@ export interface RunFacts {
   }[];
   problems: { node: string; suite: string | null; message: string }[];
   isolation: IsolationSummary | null;
+  /** The layout, health and regression suites' checks. */
+  checks?: ExtraCheck[];
 }
 
 export function buildRunContext(f: RunFacts): RunContext {
@@ -65,7 +73,7 @@ export function buildRunContext(f: RunFacts): RunContext {
       };
     })
     .sort((a, b) => a.node.localeCompare(b.node));
-  for (const v of f.isolation?.rows ?? [])
+  for (const v of [...(f.isolation?.rows ?? []), ...(f.checks ?? [])])
     if (!nodes.some((n) => n.node === v.node))
       nodes.push({ node: v.node, driver: null, cuda: null, gpus: [], error: null });
   const instances = f.results.flatMap((r) => r.inventory?.instances ?? []);
@@ -89,6 +97,7 @@ export function buildRunContext(f: RunFacts): RunContext {
       ...f.problems,
       ...(f.isolation?.problems ?? []).map((p) => ({ ...p, suite: "isolation" })),
     ],
+    checks: f.checks ?? [],
   };
 }
 

@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import * as allure from "allure-js-commons";
 import AllureMochaReporter from "allure-mocha";
 import Mocha from "mocha";
-import { type ContextRow, gpuTitle, type RunContext } from "./context.js";
+import { type ContextRow, type ExtraCheck, gpuTitle, type RunContext } from "./context.js";
 
 /** Allure's testCaseId hashes the file with the titles: one fixed name keeps history stable. */
 const SUITE_FILE = resolve("suites/slicecheck-run");
@@ -135,6 +135,24 @@ async function verdictTest(ctx: RunContext, v: RunContext["isolation"][number]):
     });
 }
 
+const EXTRA_FEATURE = {
+  layout: "Layout",
+  health: "GPU health",
+  regression: "Driver regression",
+} as const;
+
+async function extraTest(ctx: RunContext, x: ExtraCheck): Promise<void> {
+  await common(ctx, x.node, gpuTitle(ctx, x.node, x.gpu), x.suite);
+  await allure.epic("MIG partition validation");
+  await allure.feature(EXTRA_FEATURE[x.suite]);
+  await allure.severity(x.suite === "health" ? allure.Severity.CRITICAL : allure.Severity.NORMAL);
+  for (const [k, v] of Object.entries(x.parameters)) await allure.parameter(k, v);
+  await allure.description(x.message);
+  if (x.attachment) await allure.attachment(x.attachment.name, x.attachment.content, "text/plain");
+  if (x.status === "broken") throw new Error(`harness error: ${x.message}`);
+  if (x.status === "failed") throw new AssertionError({ message: x.message });
+}
+
 /** Builds the mocha tree from the run context. Exported for tests. */
 export function buildSuites(root: Mocha.Suite, ctx: RunContext): void {
   const suiteOf = (parent: Mocha.Suite, title: string): Mocha.Suite => {
@@ -164,6 +182,10 @@ export function buildSuites(root: Mocha.Suite, ctx: RunContext): void {
     add(s, `isolation ${v.fault} ${v.verdict} on ${v.node} (aggressor ${v.aggressor})`, () =>
       verdictTest(ctx, v),
     );
+  }
+  for (const x of ctx.checks ?? []) {
+    const s = suiteOf(suiteOf(suiteOf(root, x.node), gpuTitle(ctx, x.node, x.gpu)), x.suite);
+    add(s, x.title, () => extraTest(ctx, x));
   }
   for (const p of ctx.problems) {
     const s = suiteOf(root, p.node);

@@ -15,15 +15,20 @@ import { SlicecheckError } from "../../errors.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import {
   applyLayout,
+  assertLayout,
   DEFAULT_JOURNAL_DIR,
   restoreNodes,
   validateOffline,
 } from "../../mig/apply/index.js";
 import { loadLayout, selectConfig } from "../../mig/layout/index.js";
-import { dbPath } from "../../store/db.js";
+import type { ExtraCheck } from "../../report/context.js";
+import { readDmesgAll, readHealthAll } from "../../report/health-read.js";
+import { dbPath, openDb } from "../../store/db.js";
 import { Recorder, type RunStatus } from "../../store/recorder.js";
 import { readTopology } from "../../store/topology.js";
 import { newRunId } from "../../transport/open.js";
+import { healthChecks, layoutChecks } from "../../verdicts/health.js";
+import { regressionChecks } from "../../verdicts/regression.js";
 import type { InstanceOutcome } from "../../workloads/launcher.js";
 import {
   instanceLabel,
@@ -34,7 +39,17 @@ import {
 import { displayPath, loadSelected, type NodeOptions, type Out, table } from "../context.js";
 import { printChangeReports, worstExit } from "./apply.js";
 
-export const RUN_SUITES: readonly (SuiteName | "isolation")[] = ["stress", "nccl", "isolation"];
+/** Suites that are not workloads on the instances: checks of the layout, the GPUs, the records. */
+export type CheckSuite = "isolation" | "layout" | "health" | "regression";
+
+export const RUN_SUITES: readonly (SuiteName | CheckSuite)[] = [
+  "stress",
+  "nccl",
+  "isolation",
+  "layout",
+  "health",
+  "regression",
+];
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -60,7 +75,7 @@ export interface RunCliOptions extends NodeOptions {
   allure?: boolean;
 }
 
-export function parseSuites(s: string): (SuiteName | "isolation")[] {
+export function parseSuites(s: string): (SuiteName | CheckSuite)[] {
   const list = s
     .split(",")
     .map((x) => x.trim())
@@ -72,7 +87,7 @@ export function parseSuites(s: string): (SuiteName | "isolation")[] {
       `--suites: unknown suite ${bad.map((b) => `'${b}'`).join(", ") || "(none given)"}; available: ${RUN_SUITES.join(", ")}`,
     );
   }
-  return [...new Set(list)] as (SuiteName | "isolation")[];
+  return [...new Set(list)] as (SuiteName | CheckSuite)[];
 }
 
 async function restoreAfter(
@@ -107,11 +122,17 @@ export function statusOf(o: InstanceOutcome): InstanceStatus {
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   const all = parseSuites(o.suites);
   const isolation = all.includes("isolation");
-  const suites = all.filter((x): x is SuiteName => x !== "isolation");
+  const suites = all.filter((x): x is SuiteName => x === "stress" || x === "nccl");
+  const checks: ExtraCheck[] = [];
   const faults = isolation ? parseFaults(o.faults) : [];
   // The layout is checked before any node is touched, like everything else about the input.
   const config = o.layout ? selectConfig(loadLayout(o.layout), o.config) : null;
   if (config && o.layout) validateOffline(config, o.layout);
+  if (!o.layout && all.includes("layout"))
+    throw new SlicecheckError(
+      "USAGE",
+      "--suites layout checks the layout a run applies; give --layout FILE -c NAME too",
+    );
   if (!o.layout && o.config)
     throw new SlicecheckError(
       "USAGE",
@@ -149,6 +170,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   );
 
   const results: NodeRunResult[] = [];
+  const dmesgAtStart = all.includes("health") ? await readDmesgAll(nodes, runId) : null;
   let isolationSummary: IsolationSummary | null = null;
   if (config && o.layout) {
     io.err(`applying config '${config.name}' of ${o.layout}`);
@@ -166,6 +188,8 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       recorder.finish("broken");
       return worst;
     }
+    if (all.includes("layout"))
+      checks.push(...layoutChecks(await assertLayout(nodes, config, session), config.name));
   }
   try {
     const limit = pLimit(o.concurrency ?? 64);
@@ -225,6 +249,24 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   } finally {
     process.removeListener("SIGINT", onSigint);
     process.removeListener("SIGTERM", onSigint);
+    if (dmesgAtStart && !ac.signal.aborted) {
+      const read = await readHealthAll(nodes, runId);
+      for (const node of nodes) {
+        const h = read.get(node.name);
+        checks.push(
+          ...healthChecks({
+            node: node.name,
+            smiExit: h?.smiExit ?? null,
+            smiOutput: h?.smiOutput ?? "not read",
+            dmesgBefore: dmesgAtStart.get(node.name) ?? null,
+            dmesgAfter: h?.dmesg ?? null,
+            isolationGpus: new Set(
+              (isolationSummary?.rows ?? []).filter((r) => r.node === node.name).map((r) => r.gpu),
+            ),
+          }),
+        );
+      }
+    }
     if (config && !o.keep) await restoreAfter(nodes, session, io);
   }
 
@@ -242,12 +284,22 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   else {
     if (suites.length > 0) printRun(summary, io, outDir, Date.now() - started);
     if (isolationSummary) printIsolation(isolationSummary, io, outDir);
+    for (const c of checks)
+      io.out(`${c.suite}: ${c.status.toUpperCase()} ${c.title}: ${c.message}`);
   }
+  // The regression suite compares what the records hold, so this run's rows must be in first.
+  if (all.includes("regression") && !ac.signal.aborted)
+    checks.push(...regressionOf(recorder, runId));
   const code = ac.signal.aborted
     ? 2
-    : summary.rows.some((r) => r.status === "failed") || iso === 1
+    : summary.rows.some((r) => r.status === "failed") ||
+        iso === 1 ||
+        checks.some((c) => c.status === "failed")
       ? 1
-      : summary.rows.some((r) => r.status === "broken") || summary.problems.length || iso === 2
+      : summary.rows.some((r) => r.status === "broken") ||
+          summary.problems.length ||
+          iso === 2 ||
+          checks.some((c) => c.status === "broken")
         ? 2
         : 0;
   const status: RunStatus = ac.signal.aborted
@@ -266,12 +318,36 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       rows: summary.rows,
       problems: summary.problems,
       isolation: isolationSummary,
+      checks,
     },
     outDir,
     { allure: o.allure !== false },
     io,
   );
   return code;
+}
+
+/** The regression suite over the records; a database that cannot be read makes it broken. */
+function regressionOf(recorder: Recorder, runId: string): ExtraCheck[] {
+  const db = openDb(recorder.path, { mustExist: true });
+  try {
+    return regressionChecks(db, runId);
+  } catch (e) {
+    return [
+      {
+        suite: "regression",
+        node: "run",
+        gpu: null,
+        title: "measurements compared with another driver",
+        status: "broken",
+        message: `could not compare with the records: ${(e as Error).message}`,
+        parameters: {},
+        attachment: null,
+      },
+    ];
+  } finally {
+    db.close();
+  }
 }
 
 export interface RunRow {
