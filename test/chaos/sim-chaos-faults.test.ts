@@ -1,17 +1,17 @@
 // The planted isolation faults of the simulator (sim fault isolation-broken|xid-misattributed|
 // hang|drop-connection): each sets its flag, records itself, and `--clear` puts the node back.
+
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { clearFaults, plantFault } from "../../src/sim/faults.js";
 import { initState } from "../../src/sim/nvsmi/state.js";
 import { neighbourFault, readChaos, recordChaosEvent } from "../../src/sim/workloads/chaos.js";
+import { tempDir } from "../helpers/tmp.js";
 
 describe("simulator chaos faults (isolation-broken, xid-misattributed, hang, drop-connection)", () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "slicecheck-chaos-"));
+    dir = tempDir("chaos");
     initState(dir, { node: "sim01", product: "H100-80GB", gpus: 1, driver: "580.65.06" });
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const cap = (name: string) => join("fixtures/captures", name);
 
@@ -33,7 +33,7 @@ describe("slicecheck parse", () => {
   });
 
   it("exits 3 on a truncated record, naming the file and the line of the file", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "slicecheck-parse-"));
+    const dir = tempDir("parse");
     const f = join(dir, "cut.txt");
     writeFileSync(
       f,

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { loadInventory } from "../../src/inventory/load.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "slicecheck-inv-"));
+const dir = tempDir("inv");
 let n = 0;
 function write(text: string, name = `inv${n++}.yaml`): string {
   const p = join(dir, name);

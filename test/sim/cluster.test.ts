@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import { simDown, simStatus, simUp } from "../../src/sim/cluster.js";
 import { buildSimSpec } from "../../src/sim/spec.js";
 import { isAlive } from "../../src/sim/sshd.js";
+import { tempDir } from "../helpers/tmp.js";
 
 describe("simulated cluster lifecycle", function () {
   this.timeout(60_000);
-  const dir = mkdtempSync(join(tmpdir(), "slicecheck-simlc-"));
+  const dir = tempDir("simlc");
   const inv = join(dir, "sim.yaml");
   after(async () => {
     await simDown(inv);

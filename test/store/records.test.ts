@@ -1,7 +1,7 @@
 // The records database on a real SQLite file: schema migration, and diff's comparison rules.
+
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { openDb, SCHEMA_VERSION } from "../../src/store/db.js";
@@ -9,11 +9,12 @@ import { comparePerformance, compareTopology } from "../../src/store/diff.js";
 import type { GpuTopo, MeasurementRow } from "../../src/store/query.js";
 import { snapshot } from "../../src/store/query.js";
 import { Recorder } from "../../src/store/recorder.js";
+import { tempDir } from "../helpers/tmp.js";
 
 describe("store: records database", () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), "slicecheck-store-"));
+    dir = tempDir("store");
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   checkHostKey,
@@ -10,8 +9,9 @@ import {
   keyTypeOf,
   recordHostKey,
 } from "../../src/transport/known-hosts.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "slicecheck-kh-"));
+const dir = tempDir("kh");
 function newKey(name: string): { blob: Buffer; line: string } {
   const path = join(dir, name);
   execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path]);

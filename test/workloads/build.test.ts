@@ -9,12 +9,10 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { quote } from "../../src/util/shell.js";
@@ -29,8 +27,9 @@ import {
   WORKLOADS,
   workloadSources,
 } from "../../src/workloads/build.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const base = mkdtempSync(join(tmpdir(), "slicecheck-build-"));
+const base = tempDir("build");
 let serial = 0;
 function freshDir(name: string): string {
   const dir = join(base, `${name}-${serial++}`);

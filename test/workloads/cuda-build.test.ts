@@ -6,8 +6,7 @@
 
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { quote } from "../../src/util/shell.js";
@@ -19,6 +18,7 @@ import {
   workloadSources,
 } from "../../src/workloads/build.js";
 import { BUILTIN_PRINTF, CRASHER_MODES } from "../../src/workloads/parsers/builtin.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const run = promisify(execFile);
 const SRC = defaultWorkloadsDir();
@@ -83,7 +83,7 @@ describe("cuda workloads: sources agree with the builtin parser", () => {
 describe("cuda workloads: nvcc build", function () {
   // The first nvcc call of a cold machine reads the whole toolkit from disk.
   this.timeout(180_000);
-  const out = mkdtempSync(join(tmpdir(), "slicecheck-cuda-"));
+  const out = tempDir("cuda");
 
   it(`compiles and links each workload for sm_${ARCHS.join(", sm_")}, warnings as errors`, async function () {
     const cc = needNvcc(this);
@@ -130,7 +130,7 @@ describe("cuda workloads: nvcc build", function () {
 
   it("the build script builds the three binaries with the real nvcc, then reuses them", async function () {
     const cc = needNvcc(this);
-    const home = mkdtempSync(join(tmpdir(), "slicecheck-home-"));
+    const home = tempDir("home");
     // PATH without the CUDA folder: the script must find nvcc where the packages put it, or be
     // told. Told here, so that a CI machine with nvcc elsewhere is covered too.
     const env = { HOME: home, PATH: "/usr/bin:/bin" };
