@@ -6,7 +6,8 @@ import pLimit from "p-limit";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { FAULTS, type FaultName, History } from "./history.js";
-import { type IsolationMode, type IsolationNodeResult, runIsolationNode } from "./scenario.js";
+import { runIsolationNode } from "./node.js";
+import type { IsolationMode, IsolationNodeResult } from "./scenario.js";
 
 export function parseFaults(s: string | undefined): FaultName[] {
   if (s === undefined) return [...FAULTS];

@@ -1,26 +1,14 @@
-// Isolation scenarios on one node: on every GPU with two or more instances, each instance is the
-// aggressor once and the others its victims. Per aggressor: a baseline (the victims' stress
-// alone), then per fault: the victims' stress while the aggressor gets the fault (and, after an
-// OOM, a victim memory check), the Xids the kernel log gained, and a short stress on the
-// aggressor's instance to see it recover. Every step goes to the history; the verdicts judge it.
-// A step the harness loses (connection dropped) ends the node: what is left is broken, never
-// failed, and the run's processes on the node are killed over a fresh connection.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
-import type { NodeSpec } from "../inventory/types.js";
 import { parseXid } from "../nvsmi/xid.js";
-import { openTransport } from "../transport/open.js";
-import { MAX_CHANNELS } from "../transport/ssh.js";
 import type { Transport } from "../transport/types.js";
 import { judgeScenario, type ScenarioRef, type VerdictOptions } from "../verdicts/isolation.js";
 import type { Verdict } from "../verdicts/types.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
-import { parseBuiltinOutput } from "../workloads/parsers/builtin.js";
-import { parseCudaErrors } from "../workloads/parsers/cuda-errors.js";
 import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
+import { eventDataOf } from "./event-data.js";
 import { aggressorGraceS, aggressorSpec, memcheckSpec } from "./faults.js";
 import {
   type ChaosEvent,
@@ -70,7 +58,7 @@ export interface IsolationNodeResult {
 
 class HarnessLost extends Error {}
 
-function errText(e: unknown): string {
+export function errText(e: unknown): string {
   if (e instanceof SlicecheckError) return `[${e.code}] ${e.message}`;
   return e instanceof Error ? e.message : String(e);
 }
@@ -88,7 +76,7 @@ interface PlanEntry {
   victims: Instance[];
 }
 
-class NodeScenarios {
+export class NodeScenarios {
   private readonly node: string;
   /** Soft partitioning runs two processes on one device: they get labels of their own. */
   private readonly labels = new WeakMap<Instance, string>();
@@ -140,51 +128,13 @@ class NodeScenarios {
     });
     let lost: string | null = null;
     for (const out of outcomes) {
-      const data = this.dataOf(out, scenario);
+      const data = eventDataOf(out, scenario);
       const type = out.harnessError ? "info" : out.exitCode === 0 && !out.timedOut ? "ok" : "fail";
       this.event(out.instance, out.instance.gpu, process, op, type, data);
       lost ??= out.harnessError;
     }
     if (lost !== null) throw new HarnessLost(lost);
     return outcomes;
-  }
-
-  private dataOf(out: InstanceOutcome, scenario: string): EventData {
-    if (out.harnessError) return { scenario, harnessError: out.harnessError };
-    let text = out.stdout;
-    try {
-      text = readFileSync(out.log, "utf8");
-    } catch {
-      // The log is a copy; stdout alone still has the measurements.
-    }
-    const metric = (m: string) => out.measurements.find((x) => x.metric === m)?.value;
-    let builtin: ReturnType<typeof parseBuiltinOutput> | null = null;
-    try {
-      builtin = parseBuiltinOutput(text);
-    } catch {
-      builtin = null;
-    }
-    let cudaErrors: { kind: string; message: string }[] = [];
-    try {
-      cudaErrors = parseCudaErrors(text).map((e) => ({ kind: e.kind, message: e.message }));
-    } catch {
-      cudaErrors = [];
-    }
-    const data: EventData = {
-      scenario,
-      exitCode: out.exitCode,
-      signal: out.signal,
-      timedOut: out.timedOut,
-      cudaErrors,
-      tail: text.trimEnd().split("\n").slice(-4),
-    };
-    const tflops = metric("tflops");
-    if (tflops !== undefined) data.tflops = tflops;
-    const errors = metric("errors");
-    if (errors !== undefined) data.errors = errors;
-    if (builtin?.memhog) data.oom = builtin.memhog.oom;
-    if (builtin?.memhogChecks.length) data.checks = builtin.memhogChecks.map((c) => c.ok);
-    return data;
   }
 
   private async dmesgLines(): Promise<string[]> {
@@ -418,50 +368,5 @@ class NodeScenarios {
         graceS: Math.max(3, D),
       },
     );
-  }
-}
-
-/** Runs every scenario on `node`; never throws for the node's own failures. */
-export async function runIsolationNode(
-  node: NodeSpec,
-  o: IsolationOptions,
-): Promise<IsolationNodeResult> {
-  const first = openTransport(node, { runId: o.runId });
-  const transports: Transport[] = [first];
-  let result: IsolationNodeResult;
-  try {
-    await first.connect();
-    // Two connections at least: victims' stress on one, the aggressor and checks on the other.
-    const inv = await discoverInstances(first);
-    const need = Math.max(2, Math.ceil((inv.instances.length * 2) / MAX_CHANNELS));
-    for (let i = 1; i < need; i++) {
-      const t = openTransport(node, { runId: o.runId });
-      await t.connect();
-      transports.push(t);
-    }
-    result = await new NodeScenarios(transports, o).run();
-  } catch (e) {
-    result = { node: node.name, results: [], error: errText(e) };
-  } finally {
-    await Promise.all(transports.map((t) => t.close().catch(() => {})));
-  }
-  if (
-    result.error !== null ||
-    result.results.some((r) => r.verdicts.some((v) => v.status === "broken"))
-  )
-    await sweep(node, o.runId);
-  return result;
-}
-
-/** After a lost connection: kill whatever the run still has on the node, over a new one. */
-async function sweep(node: NodeSpec, runId: string): Promise<void> {
-  const t = openTransport(node, { runId });
-  try {
-    await t.connect();
-    await t.killRun();
-  } catch {
-    // Unreachable: the node's watchdog kills the run's processes once heartbeats stop.
-  } finally {
-    await t.close().catch(() => {});
   }
 }

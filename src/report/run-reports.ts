@@ -4,6 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IsolationSummary } from "../chaos/isolation.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
+import type { RunRow } from "../workloads/summary.js";
 import {
   type ContextNode,
   type ContextRow,
@@ -39,19 +40,7 @@ export interface RunFacts {
   layout: { file: string; config: string } | null;
   suites: string[];
   results: NodeRunResult[];
-  rows: {
-    node: string;
-    instance: string;
-    instanceUuid: string;
-    profile: string;
-    placement: string | null;
-    sm: number | null;
-    suite: string;
-    metrics: Record<string, number>;
-    status: "ok" | "failed" | "broken";
-    note: string | null;
-    log: string;
-  }[];
+  rows: RunRow[];
   problems: { node: string; suite: string | null; message: string }[];
   isolation: IsolationSummary | null;
   /** The layout, health and regression suites' checks. */

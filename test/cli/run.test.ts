@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RunRow } from "../../src/cli/commands/run.js";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
+import type { RunRow } from "../../src/workloads/summary.js";
 import { cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 

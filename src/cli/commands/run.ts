@@ -29,15 +29,16 @@ import { readTopology } from "../../store/topology.js";
 import { newRunId } from "../../transport/open.js";
 import { healthChecks, layoutChecks } from "../../verdicts/health.js";
 import { regressionChecks } from "../../verdicts/regression.js";
-import type { InstanceOutcome } from "../../workloads/launcher.js";
 import {
   instanceLabel,
   type NodeRunResult,
   runNode,
   type SuiteName,
 } from "../../workloads/node-run.js";
-import { displayPath, loadSelected, type NodeOptions, type Out, table } from "../context.js";
+import { summarize } from "../../workloads/summary.js";
+import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
 import { printChangeReports, worstExit } from "./apply.js";
+import { printIsolation, printRun } from "./run-print.js";
 
 /** Suites that are not workloads on the instances: checks of the layout, the GPUs, the records. */
 export type CheckSuite = "isolation" | "layout" | "health" | "regression";
@@ -103,20 +104,6 @@ async function restoreAfter(
       "slicecheck: the original layout could not be restored everywhere; run `slicecheck restore` once the cause is fixed",
     );
   }
-}
-
-export type InstanceStatus = "ok" | "failed" | "broken";
-
-/** A died or erroring workload is a failed check; one the harness could not run is broken. */
-export function statusOf(o: InstanceOutcome): InstanceStatus {
-  if (o.harnessError) return "broken";
-  if (o.died || o.timedOut) return "failed";
-  const errors = o.measurements.find(
-    (m) => m.metric === "errors" || m.metric === "wrong" || m.metric === "faulty",
-  );
-  if (errors && errors.value > 0) return "failed";
-  if (o.parseError || o.measurements.length === 0) return "broken";
-  return "ok";
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
@@ -348,121 +335,4 @@ function regressionOf(recorder: Recorder, runId: string): ExtraCheck[] {
   } finally {
     db.close();
   }
-}
-
-export interface RunRow {
-  node: string;
-  instance: string;
-  gpuUuid: string;
-  instanceUuid: string;
-  profile: string;
-  placement: string | null;
-  sm: number | null;
-  suite: string;
-  metrics: Record<string, number>;
-  exitCode: number | null;
-  status: InstanceStatus;
-  log: string;
-  note: string | null;
-}
-
-export function summarize(runId: string, results: NodeRunResult[]) {
-  const rows: RunRow[] = [];
-  const problems: { node: string; suite: string | null; message: string }[] = [];
-  for (const r of [...results].sort((a, b) => a.node.localeCompare(b.node))) {
-    if (r.error) problems.push({ node: r.node, suite: null, message: r.error });
-    for (const s of r.suites) {
-      if (s.skipped) problems.push({ node: r.node, suite: s.suite, message: s.skipped });
-      for (const out of s.outcomes) {
-        const status = statusOf(out);
-        rows.push({
-          node: r.node,
-          instance: instanceLabel(out.instance),
-          gpuUuid: out.instance.gpuUuid,
-          instanceUuid: out.instance.uuid,
-          profile: out.instance.profile,
-          placement: out.instance.placement,
-          sm: out.instance.sm,
-          suite: s.suite,
-          metrics: Object.fromEntries(out.measurements.map((m) => [m.metric, m.value])),
-          exitCode: out.exitCode,
-          status,
-          log: out.log,
-          note:
-            out.harnessError ??
-            out.parseError ??
-            (out.timedOut
-              ? "killed at its deadline"
-              : out.died
-                ? `exit ${out.exitCode ?? out.signal}`
-                : null),
-        });
-      }
-    }
-  }
-  return { runId, rows, problems };
-}
-
-function printIsolation(s: IsolationSummary, io: Out, outDir: string): void {
-  io.out(
-    table([
-      ["NODE", "GPU", "MODE", "AGGRESSOR", "FAULT", "VERDICT", "STATUS", "EVIDENCE"],
-      ...s.rows.map((r) => [
-        r.node,
-        String(r.gpu),
-        r.mode,
-        `${r.aggressor} (${r.profile})`,
-        r.fault,
-        r.verdict,
-        r.status.toUpperCase(),
-        r.summary,
-      ]),
-    ]),
-  );
-  for (const p of s.problems) io.out(`  ${p.node}: ${p.message}`);
-  if (s.rows.some((r) => r.mode !== "mig"))
-    io.out(
-      "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
-    );
-  const counts = ["passed", "failed", "broken"]
-    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
-    .join(", ");
-  io.out(`isolation: ${counts}; history and verdicts in ${displayPath(outDir)}`);
-}
-
-function printRun(s: ReturnType<typeof summarize>, io: Out, outDir: string, ms: number): void {
-  const fmt = (v: number | undefined, d = 2) => (v === undefined ? "-" : v.toFixed(d));
-  io.out(
-    table([
-      [
-        "NODE",
-        "INSTANCE",
-        "PROFILE",
-        "SLICES",
-        "SUITE",
-        "TFLOP/S",
-        "ALGBW GB/S",
-        "ERRORS",
-        "STATUS",
-        "NOTE",
-      ],
-      ...s.rows.map((r) => [
-        r.node,
-        r.instance,
-        r.profile,
-        r.placement ?? "-",
-        r.suite,
-        fmt(r.metrics.tflops),
-        fmt(r.metrics.algbw),
-        fmt(r.metrics.errors ?? r.metrics.wrong, 0),
-        r.status.toUpperCase(),
-        r.note ?? "",
-      ]),
-    ]),
-  );
-  for (const p of s.problems) io.out(`  ${p.node}${p.suite ? ` (${p.suite})` : ""}: ${p.message}`);
-  const counts = ["ok", "failed", "broken"]
-    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
-    .join(", ");
-  io.out(`${counts}; ${(ms / 1000).toFixed(1)} s; results in ${displayPath(outDir)}`);
 }

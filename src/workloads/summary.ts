@@ -1,0 +1,70 @@
+// The per-instance rows of a run: what the terminal table, the reports and the records show.
+// Pure: a died or erroring workload is a failed check; one the harness could not run is broken.
+import type { InstanceOutcome } from "./launcher.js";
+import { instanceLabel, type NodeRunResult } from "./node-run.js";
+
+export type InstanceStatus = "ok" | "failed" | "broken";
+
+export function statusOf(o: InstanceOutcome): InstanceStatus {
+  if (o.harnessError) return "broken";
+  if (o.died || o.timedOut) return "failed";
+  const errors = o.measurements.find(
+    (m) => m.metric === "errors" || m.metric === "wrong" || m.metric === "faulty",
+  );
+  if (errors && errors.value > 0) return "failed";
+  if (o.parseError || o.measurements.length === 0) return "broken";
+  return "ok";
+}
+
+export interface RunRow {
+  node: string;
+  instance: string;
+  gpuUuid: string;
+  instanceUuid: string;
+  profile: string;
+  placement: string | null;
+  sm: number | null;
+  suite: string;
+  metrics: Record<string, number>;
+  exitCode: number | null;
+  status: InstanceStatus;
+  log: string;
+  note: string | null;
+}
+
+export function summarize(runId: string, results: NodeRunResult[]) {
+  const rows: RunRow[] = [];
+  const problems: { node: string; suite: string | null; message: string }[] = [];
+  for (const r of [...results].sort((a, b) => a.node.localeCompare(b.node))) {
+    if (r.error) problems.push({ node: r.node, suite: null, message: r.error });
+    for (const s of r.suites) {
+      if (s.skipped) problems.push({ node: r.node, suite: s.suite, message: s.skipped });
+      for (const out of s.outcomes) {
+        const status = statusOf(out);
+        rows.push({
+          node: r.node,
+          instance: instanceLabel(out.instance),
+          gpuUuid: out.instance.gpuUuid,
+          instanceUuid: out.instance.uuid,
+          profile: out.instance.profile,
+          placement: out.instance.placement,
+          sm: out.instance.sm,
+          suite: s.suite,
+          metrics: Object.fromEntries(out.measurements.map((m) => [m.metric, m.value])),
+          exitCode: out.exitCode,
+          status,
+          log: out.log,
+          note:
+            out.harnessError ??
+            out.parseError ??
+            (out.timedOut
+              ? "killed at its deadline"
+              : out.died
+                ? `exit ${out.exitCode ?? out.signal}`
+                : null),
+        });
+      }
+    }
+  }
+  return { runId, rows, problems };
+}
