@@ -28,6 +28,10 @@ export const ERROR_CODES = {
   TOOL_MISSING: "cannot-check",
   SIM: "cannot-check",
   INTERLOCK: "cannot-check",
+  // another controller holds the node (run, apply and restore lock it)
+  NODE_LOCKED: "cannot-check",
+  // a run stopped by SIGINT/SIGTERM
+  INTERRUPTED: "cannot-check",
   // a command on a node failed, or printed what slicecheck cannot read
   NODE_COMMAND: "cannot-check",
   INTERNAL: "cannot-check",

@@ -30,6 +30,10 @@ export interface IsolationOptions extends VerdictOptions {
   history: History;
   signal?: AbortSignal;
   onProgress?: (line: string) => void;
+  /** The node's instances, when the caller read them already. */
+  inventory?: { instances: Instance[] };
+  /** Each scenario's verdicts as soon as they are judged. */
+  onScenario?: (r: ScenarioResult, ref: ScenarioRef) => void;
 }
 
 /**
@@ -69,11 +73,50 @@ export function busKey(pci: string): string {
   return m ? `${m[1]}:${m[2]}`.toLowerCase() : pci.toLowerCase();
 }
 
-interface PlanEntry {
+export interface PlanEntry {
   mode: IsolationMode;
   gpu: number;
   aggressor: Instance;
   victims: Instance[];
+  aggressorLabel: string;
+  /** Soft partitioning runs two processes on one device: the victim's own label. */
+  victimLabel: string | null;
+}
+
+/** The scenarios of a node, in the order they run: per GPU, each instance (the first
+ * `aggressors`) faults once while the others are measured; a GPU without MIG is tried as
+ * soft partitioning, plain (time-slicing) and under MPS. Pure, so a suite can name its tests
+ * before anything runs. */
+export function planScenarios(instances: readonly Instance[], aggressors?: number): PlanEntry[] {
+  const byGpu = new Map<number, Instance[]>();
+  for (const i of instances) byGpu.set(i.gpu, [...(byGpu.get(i.gpu) ?? []), i]);
+  const plan: PlanEntry[] = [];
+  for (const [gpu, list] of byGpu) {
+    if (list.length >= 2 && list.every((i) => i.gpuInstanceId !== null)) {
+      for (const a of list.slice(0, aggressors ?? list.length))
+        plan.push({
+          mode: "mig",
+          gpu,
+          aggressor: a,
+          victims: list.filter((x) => x !== a),
+          aggressorLabel: instanceLabel(a),
+          victimLabel: null,
+        });
+    } else if (list.length === 1 && list[0]!.gpuInstanceId === null) {
+      for (const mode of ["time-slicing", "mps"] as const) {
+        const tag = mode === "mps" ? "mps" : "ts";
+        plan.push({
+          mode,
+          gpu,
+          aggressor: { ...list[0]! },
+          victims: [{ ...list[0]! }],
+          aggressorLabel: `gpu${gpu}/${tag}-a`,
+          victimLabel: `gpu${gpu}/${tag}-b`,
+        });
+      }
+    }
+  }
+  return plan;
 }
 
 export class NodeScenarios {
@@ -148,25 +191,12 @@ export class NodeScenarios {
   }
 
   async run(): Promise<IsolationNodeResult> {
-    const inv = await discoverInstances(this.transports[0]!);
+    const inv = this.o.inventory ?? (await discoverInstances(this.transports[0]!));
     const pci = await this.pciMap();
-    const byGpu = new Map<number, Instance[]>();
-    for (const i of inv.instances) byGpu.set(i.gpu, [...(byGpu.get(i.gpu) ?? []), i]);
-    const plan: PlanEntry[] = [];
-    for (const [gpu, list] of byGpu) {
-      if (list.length >= 2 && list.every((i) => i.gpuInstanceId !== null)) {
-        for (const a of list.slice(0, this.o.aggressors ?? list.length))
-          plan.push({ mode: "mig", gpu, aggressor: a, victims: list.filter((x) => x !== a) });
-      } else if (list.length === 1 && list[0]!.gpuInstanceId === null) {
-        for (const mode of ["time-slicing", "mps"] as const) {
-          const tag = mode === "mps" ? "mps" : "ts";
-          const a = { ...list[0]! };
-          const v = { ...list[0]! };
-          this.labels.set(a, `gpu${gpu}/${tag}-a`);
-          this.labels.set(v, `gpu${gpu}/${tag}-b`);
-          plan.push({ mode, gpu, aggressor: a, victims: [v] });
-        }
-      }
+    const plan = planScenarios(inv.instances, this.o.aggressors);
+    for (const p of plan) {
+      this.labels.set(p.aggressor, p.aggressorLabel);
+      for (const v of p.victims) if (p.victimLabel) this.labels.set(v, p.victimLabel);
     }
     if (plan.length === 0)
       return {
@@ -210,7 +240,7 @@ export class NodeScenarios {
             harnessError: lostAt ?? "interrupted before this scenario ran",
           });
         }
-        results.push({
+        const result: ScenarioResult = {
           mode: p.mode,
           node: this.node,
           gpu: p.gpu,
@@ -218,7 +248,9 @@ export class NodeScenarios {
           profile: p.aggressor.profile,
           fault,
           verdicts: judgeScenario(this.o.history.events, ref, this.o),
-        });
+        };
+        results.push(result);
+        this.o.onScenario?.(result, ref);
       }
       if (p.mode === "mps" && lostAt === null) await this.mps(p, false);
     }

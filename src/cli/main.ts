@@ -130,12 +130,20 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     );
 
   nodeOpts(program.command("run"))
-    .description("run suites on every MIG instance of the selected nodes (stress, nccl, isolation)")
+    .description(
+      "run the suites (mocha files of suites/, and your own) on every MIG instance of the selected nodes",
+    )
     .option(
       "--suites <list>",
-      "comma list of suites: stress, nccl, isolation, layout (with --layout), health, regression",
+      "comma list of built-in suites (stress, nccl, isolation, layout (with --layout), health, regression) and suite files (./my-suite.mjs)",
       "stress",
     )
+    .option("--grep <pattern>", "run only the tests whose full title matches this pattern")
+    .option(
+      "--list",
+      "print the tests that would run per node, GPU and instance (read-only discovery) and exit",
+    )
+    .option("--bail", "stop at the first check that does not pass")
     .option(
       "--faults <list>",
       "isolation: faults to inject: oom, crash, kill, hang, noisy (default all)",
@@ -165,11 +173,12 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "leave the layout in place after the run (restore later with `slicecheck restore`)",
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
+    .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
     .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
-    .option("--json", "print the summary as JSON")
-    .option("--no-allure", "do not write Allure results (<out>/allure-results) at the end")
+    .option("--json", "print every check, the counts and the exit code as JSON")
+    .option("--no-allure", "do not write Allure results (<out>/allure-results)")
     .action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));
 
   program

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IsolationRow } from "../chaos/isolation.js";
 import { SlicecheckError } from "../errors.js";
+import type { CheckRecord } from "../verdicts/checks.js";
 
 export interface ContextRow {
   node: string;
@@ -57,6 +58,8 @@ export interface RunContext {
   problems: { node: string; suite: string | null; message: string }[];
   /** The layout, health and regression suites' checks (absent in run.json of older runs). */
   checks?: ExtraCheck[];
+  /** Every check record of the run, as the sink received them (runs from the harness on). */
+  allChecks?: CheckRecord[];
 }
 
 export const RUN_CONTEXT_FILE = "run.json";

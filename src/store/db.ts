@@ -98,6 +98,39 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX steps_run ON step_durations(run_id, node);
   `,
+  // 2: every check of every suite (the one record the reports read), and the Xids a run saw.
+  `
+  CREATE TABLE checks (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    check_id TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    node TEXT,
+    gpu INTEGER,
+    instance TEXT,
+    identity TEXT NOT NULL,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL,
+    code TEXT NOT NULL,
+    message TEXT NOT NULL,
+    figures TEXT NOT NULL DEFAULT '{}',
+    evidence TEXT NOT NULL DEFAULT '[]',
+    started TEXT NOT NULL,
+    stopped TEXT NOT NULL
+  );
+  CREATE INDEX checks_run ON checks(run_id, identity);
+  CREATE TABLE xids (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    node TEXT NOT NULL,
+    pci TEXT,
+    xid INTEGER NOT NULL,
+    gpu_instance INTEGER,
+    compute_instance INTEGER,
+    line TEXT NOT NULL
+  );
+  CREATE INDEX xids_run ON xids(run_id, node);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

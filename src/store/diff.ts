@@ -213,9 +213,24 @@ export function compareTopology(before: GpuTopo[], after: GpuTopo[]): Finding[] 
 
 export function compareBehaviour(before: Snapshot, after: Snapshot, tolerance: number): Finding[] {
   const out: Finding[] = [];
+  // Every check of every suite by its identity (suite, node, GPU, instance by profile and
+  // placement, title): one that passed before and fails after is a behaviour regression.
+  const ac = new Map(after.checks.map((c) => [c.identity, c]));
+  for (const c of before.checks) {
+    const w = ac.get(c.identity);
+    if (!w || w.status === c.status) continue;
+    out.push({
+      area: "behaviour",
+      subject: c.identity,
+      detail: `${c.status} → ${w.status}${w.message ? `: ${w.message}` : ""}`,
+      regression: c.status === "passed" && w.status === "failed",
+    });
+  }
+  // Runs recorded before checks existed compare by their isolation verdicts.
   const vKey = (v: Snapshot["verdicts"][number]) => `${v.node} ${v.gpu ?? "-"} ${v.name}`;
   const av = new Map(after.verdicts.map((v) => [vKey(v), v]));
-  for (const v of before.verdicts) {
+  const checked = before.checks.length > 0 && after.checks.length > 0;
+  for (const v of checked ? [] : before.verdicts) {
     const w = av.get(vKey(v));
     if (!w || w.status === v.status) continue;
     out.push({

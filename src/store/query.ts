@@ -43,6 +43,8 @@ export interface Snapshot {
   measurements: MeasurementRow[];
   verdicts: { node: string; gpu: string | null; name: string; status: string; summary: string }[];
   steps: { node: string; gpu: number | null; step: string; ms: number }[];
+  /** Every check of the picked runs (schema 2 on); its identity survives drivers and GI ids. */
+  checks: { node: string; identity: string; suite: string; status: string; message: string }[];
 }
 
 const PICK = `SELECT r.id AS runId, n.node AS node, r.label AS label, n.driver AS driver,
@@ -91,6 +93,7 @@ export function snapshot(db: Db, selector: string): Snapshot {
     measurements: [],
     verdicts: [],
     steps: [],
+    checks: [],
   };
   for (const p of picked) {
     const topo = db
@@ -134,6 +137,13 @@ export function snapshot(db: Db, selector: string): Snapshot {
           "SELECT node, gpu_uuid AS gpu, name, status, summary FROM verdicts WHERE run_id = ? AND node = ?",
         )
         .all(p.runId, p.node) as Snapshot["verdicts"]),
+    );
+    snap.checks.push(
+      ...(db
+        .prepare(
+          "SELECT node, identity, suite, status, message FROM checks WHERE run_id = ? AND node = ?",
+        )
+        .all(p.runId, p.node) as Snapshot["checks"]),
     );
     snap.steps.push(
       ...(db

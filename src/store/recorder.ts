@@ -5,6 +5,7 @@
 
 import type { StepTimings } from "../mig/apply/types.js";
 import { resolveProduct } from "../mig/catalog/catalog.js";
+import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
 import { type Db, openDb } from "./db.js";
@@ -150,6 +151,62 @@ export class Recorder {
         v.summary,
         JSON.stringify(v.evidence ?? {}),
       );
+  }
+
+  /** One check, one transaction; isolation verdicts also go to `verdicts` (diff's history). */
+  check(c: CheckRecord): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO checks (run_id, check_id, suite, node, gpu, instance, identity, title, status, code,
+            message, figures, evidence, started, stopped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          this.runId,
+          c.id,
+          c.suite,
+          c.node,
+          c.gpu,
+          c.instance ? JSON.stringify(c.instance) : null,
+          checkKey(c),
+          c.title,
+          c.status,
+          c.code,
+          c.message,
+          JSON.stringify(c.figures),
+          JSON.stringify(c.evidence.map((e) => ({ ...e, content: e.content?.slice(0, 4000) }))),
+          new Date(c.startMs).toISOString(),
+          new Date(c.stopMs).toISOString(),
+        );
+      if (c.suite === "isolation" && c.node)
+        this.verdict({
+          node: c.node,
+          gpuUuid: c.parameters["GPU UUID"] ?? null,
+          instanceUuid: c.instance?.uuid ?? null,
+          name: checkKey(c),
+          status: c.status,
+          summary: c.message,
+          evidence: c.figures,
+        });
+    })();
+  }
+
+  /** Xid lines the kernel log gained during the run. */
+  xid(
+    node: string,
+    x: {
+      pci: string | null;
+      xid: number;
+      gpuInstanceId: number | null;
+      computeInstanceId: number | null;
+      line: string;
+    },
+  ): void {
+    this.db
+      .prepare(
+        "INSERT INTO xids (run_id, node, pci, xid, gpu_instance, compute_instance, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(this.runId, node, x.pci, x.xid, x.gpuInstanceId, x.computeInstanceId, x.line);
   }
 
   finish(status: RunStatus): void {

@@ -1,11 +1,10 @@
 // The live profile catalogue of a node's GPUs, read for the records while MIG is on: a driver
 // upgrade that renames, drops or resizes a profile shows up in `slicecheck diff` only if the
 // run kept what `nvidia-smi mig -lgip`/`-lgipp` said at the time.
-import type { NodeSpec } from "../inventory/types.js";
 import { parseLgip } from "../nvsmi/lgip.js";
 import { parseLgipp } from "../nvsmi/lgipp.js";
 import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
-import { openTransport } from "../transport/open.js";
+import type { Transport } from "../transport/types.js";
 
 export interface GpuTopology {
   profiles: GpuInstanceProfile[];
@@ -13,14 +12,9 @@ export interface GpuTopology {
 }
 
 /** Per GPU index; empty when the node could not be read (the run itself reports why). */
-export async function readTopology(
-  node: NodeSpec,
-  runId: string,
-): Promise<Map<number, GpuTopology>> {
+export async function readTopology(t: Transport): Promise<Map<number, GpuTopology>> {
   const out = new Map<number, GpuTopology>();
-  const t = openTransport(node, { runId });
   try {
-    await t.connect();
     const lgip = await t.exec({ argv: ["nvidia-smi", "mig", "-lgip"] }, { timeoutMs: 60_000 });
     const lgipp = await t.exec({ argv: ["nvidia-smi", "mig", "-lgipp"] }, { timeoutMs: 60_000 });
     if (lgip.exitCode !== 0 || lgipp.exitCode !== 0) return out;
@@ -35,7 +29,5 @@ export async function readTopology(
   } catch {
     // Topology is evidence for diff, not a check of its own: a failed read must not fail the run.
     return out;
-  } finally {
-    await t.close().catch(() => {});
   }
 }

@@ -28,7 +28,7 @@ export interface ExecResult {
   pgid: number | null;
 }
 
-export interface Transport {
+export interface Transport extends RawShell {
   readonly node: NodeSpec;
   readonly runId: string;
   /** Opens the connection (and its watchdog) if needed. Idempotent. */

@@ -30,6 +30,9 @@ export interface InstanceOutcome {
   signal: string | null;
   timedOut: boolean;
   durationMs: number;
+  /** When the command started and ended, on this machine's clock. */
+  startMs: number;
+  stopMs: number;
   /** It ended other than with exit 0 (a fault, a kill, a crash): an event to judge, not an error. */
   died: boolean;
   /** The harness could not run it (connection lost, channel refused): the result is unknown. */
@@ -91,6 +94,8 @@ async function runOne(
   mkdirSync(join(o.outDir, inst.node), { recursive: true });
   const file = createWriteStream(log);
   let pending = "";
+  // What the workload printed so far: an interrupted run keeps the figures already printed.
+  let seenOut = "";
   const lines = (chunk: string) => {
     file.write(chunk);
     if (!o.onLine) return;
@@ -99,14 +104,18 @@ async function runOne(
     pending = parts.pop() ?? "";
     for (const l of parts) if (l) o.onLine(inst, l);
   };
-  const base = { instance: inst, workload: spec.name, repetition, log };
+  const startMs = Date.now();
+  const base = { instance: inst, workload: spec.name, repetition, log, startMs };
   try {
     const r = await t.exec(
       { argv: [spec.program, ...spec.args] },
       {
         env: { CUDA_VISIBLE_DEVICES: inst.uuid },
         timeoutMs: (spec.durationS + (o.graceS ?? 30)) * 1000,
-        onStdout: lines,
+        onStdout: (c) => {
+          seenOut += c;
+          lines(c);
+        },
         onStderr: lines,
         signal: o.signal,
       },
@@ -124,6 +133,7 @@ async function runOne(
       signal: r.signal,
       timedOut: r.timedOut,
       durationMs: r.durationMs,
+      stopMs: Date.now(),
       died: r.exitCode !== 0,
       harnessError: null,
       stdout: r.stdout,
@@ -140,20 +150,38 @@ async function runOne(
       parseError,
     };
   } catch (e) {
+    let partial: Metric[] = [];
+    try {
+      partial = metricsOf(spec.name, seenOut);
+    } catch {
+      /* a cut line: nothing to keep */
+    }
     return {
       ...base,
       exitCode: null,
       signal: null,
       timedOut: false,
       durationMs: 0,
+      stopMs: Date.now(),
       died: false,
       harnessError: isSlicecheckError(e)
         ? `[${e.code}] ${e.message}`
         : e instanceof Error
           ? e.message
           : String(e),
-      stdout: "",
-      measurements: [],
+      stdout: seenOut,
+      // Figures printed before the connection was lost or the run interrupted: kept, and the
+      // outcome is still broken (harnessError), never a pass.
+      measurements: partial.map((m) => ({
+        node: inst.node,
+        gpuUuid: inst.gpuUuid,
+        instanceUuid: inst.uuid,
+        profile: inst.profile,
+        placement: inst.placement,
+        workload: spec.name,
+        repetition,
+        ...m,
+      })),
       parseError: null,
     };
   } finally {

@@ -1,19 +1,15 @@
-// One node's part of a run: connections enough for all its instances at once, the instances
-// found on it, and each suite's workload run on all of them together.
-import { SlicecheckError } from "../errors.js";
-import type { NodeSpec } from "../inventory/types.js";
-import { openTransport } from "../transport/open.js";
-import { MAX_CHANNELS } from "../transport/ssh.js";
+// One node's part of a run: a suite's workload on all of the node's instances together, over
+// the node's session (which opens a second connection only when the channels run out).
 import type { Transport } from "../transport/types.js";
 import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
-import { discoverInstances, type Instance, type NodeInventory } from "./instances.js";
+import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
-import { ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
+import { gpuBurnSpec, ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
 
 export type SuiteName = "stress" | "nccl";
 
 export interface SuiteResult {
-  suite: SuiteName;
+  suite: SuiteName | "gpu-burn";
   /** Why the suite could not run on this node (tool missing…); null when it ran. */
   skipped: string | null;
   outcomes: InstanceOutcome[];
@@ -51,57 +47,34 @@ async function programs(t: Transport, names: readonly string[]): Promise<Set<str
   return new Set(r.stdout.split("\n").filter(Boolean));
 }
 
-export async function runNode(node: NodeSpec, o: NodeRunOptions): Promise<NodeRunResult> {
-  const first = openTransport(node, { runId: o.runId });
-  const transports: Transport[] = [first];
-  try {
-    await first.connect();
-    const inventory = await discoverInstances(first);
-    const extra = Math.ceil(inventory.instances.length / MAX_CHANNELS) - 1;
-    for (let i = 0; i < extra; i++) {
-      const t = openTransport(node, { runId: o.runId });
-      await t.connect();
-      transports.push(t);
+/** One suite's workload on the given instances of one node, all at once. `skipped` says why
+ * it could not run there (its program is missing, the built-ins could not be built). */
+export async function runWorkloadOnNode(
+  t: Transport,
+  instances: readonly Instance[],
+  suite: SuiteName | "gpu-burn",
+  o: Omit<LaunchOptions, "repetition"> & { durationS: number },
+): Promise<SuiteResult> {
+  let spec: WorkloadSpec;
+  if (suite === "stress") {
+    spec = stressSpec(o.durationS);
+    try {
+      spec.program = (await builtins(t)).binaries.stress;
+    } catch (e) {
+      return { suite, skipped: e instanceof Error ? e.message : String(e), outcomes: [] };
     }
-    const have = await programs(first, ["all_reduce_perf"]);
-    const suites: SuiteResult[] = [];
-    for (const suite of o.suites) {
-      if (o.signal?.aborted) break;
-      let spec: WorkloadSpec;
-      if (suite === "stress") {
-        spec = stressSpec(o.durationS);
-        try {
-          spec.program = (await builtins(first)).binaries.stress;
-        } catch (e) {
-          suites.push({ suite, skipped: e instanceof Error ? e.message : String(e), outcomes: [] });
-          continue;
-        }
-      } else {
-        spec = ncclSpec();
-        if (!have.has(spec.program)) {
-          suites.push({
-            suite,
-            skipped: "all_reduce_perf (nccl-tests) is not on the node's PATH",
-            outcomes: [],
-          });
-          continue;
-        }
-      }
-      const outcomes = await runOnInstances(transports, inventory.instances, spec, o);
-      suites.push({ suite, skipped: null, outcomes });
-    }
-    return { node: node.name, inventory, suites, error: null };
-  } catch (e) {
-    const msg =
-      e instanceof SlicecheckError
-        ? `[${e.code}] ${e.message}`
-        : e instanceof Error
-          ? e.message
-          : String(e);
-    return { node: node.name, inventory: null, suites: [], error: msg };
-  } finally {
-    await Promise.all(transports.map((t) => t.close().catch(() => {})));
+  } else {
+    spec = suite === "nccl" ? ncclSpec() : gpuBurnSpec(o.durationS);
+    const have = await programs(t, [spec.program]);
+    if (!have.has(spec.program))
+      return {
+        suite,
+        skipped: `${spec.program} (${suite === "nccl" ? "nccl-tests" : "gpu-burn"}) is not on the node's PATH`,
+        outcomes: [],
+      };
   }
+  const outcomes = await runOnInstances([t], instances, spec, o);
+  return { suite, skipped: null, outcomes };
 }
 
 export function instanceLabel(i: Instance): string {

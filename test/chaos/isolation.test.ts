@@ -58,7 +58,7 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
       ...extra,
       ...(extra.includes("--nodes") ? [] : ["--nodes", "sim01"]),
     );
-    const s = (JSON.parse(r.stdout) as { isolation: IsolationSummary }).isolation;
+    const s = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
     return { r, s, out };
   }
 

@@ -4,15 +4,20 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
-import type { RunRow } from "../../src/workloads/summary.js";
+import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 
 interface Summary {
   runId: string;
-  rows: RunRow[];
-  problems: { node: string; message: string }[];
+  exitCode: number;
+  checks: CheckRecord[];
 }
+
+/** The stress checks of a run, one per instance. */
+const stressOf = (s: Summary, node?: string) =>
+  s.checks.filter((c) => c.suite === "stress" && (node === undefined || c.node === node));
+const num = (c: CheckRecord, k: string) => c.figures[k] as number;
 
 function runTagged(runId: string): number[] {
   return ["sim01", "sim02"].flatMap((n) => taggedPids(`SLICECHECK_RUN=${runId}@${n}`));
@@ -44,23 +49,27 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
     assert.equal(r.code, 0, r.stderr);
     const s = JSON.parse(r.stdout) as Summary;
     for (const node of ["sim01", "sim02"]) {
-      const rows = s.rows.filter((x) => x.node === node);
+      const rows = stressOf(s, node);
       assert.ok(rows.length >= 3, `${node} ran on every instance of the balanced layout`);
-      assert.ok(rows.every((x) => x.status === "ok" && x.sm !== null && x.metrics.errors === 0));
-      const perSm = rows.map((x) => x.metrics.tflops! / x.sm!);
+      assert.ok(
+        rows.every((x) => x.status === "passed" && num(x, "sm") > 0 && num(x, "errors") === 0),
+      );
+      const perSm = rows.map((x) => num(x, "tflops") / num(x, "sm"));
       const spread = (Math.max(...perSm) - Math.min(...perSm)) / Math.min(...perSm);
       assert.ok(
         spread < 0.05,
-        `${node}: TFLOP/s per SM varies by ${(spread * 100).toFixed(1)}% across ${rows.map((x) => x.profile).join(", ")}`,
+        `${node}: TFLOP/s per SM varies by ${(spread * 100).toFixed(1)}% across ${rows.map((x) => x.instance?.profile).join(", ")}`,
       );
     }
-    const h100 = s.rows.filter((x) => x.node === "sim01").map((x) => x.metrics.tflops! / x.sm!)[0]!;
-    const a100 = s.rows.filter((x) => x.node === "sim02").map((x) => x.metrics.tflops! / x.sm!)[0]!;
+    const perSm = (node: string) =>
+      stressOf(s, node).map((x) => num(x, "tflops") / num(x, "sm"))[0]!;
+    const h100 = perSm("sim01");
+    const a100 = perSm("sim02");
     assert.ok(h100 > 2 * a100, "an H100 SM does more than twice an A100 SM's FP32 work");
     const lines = readFileSync(join(out, "measurements.jsonl"), "utf8").trim().split("\n");
     assert.equal(
       lines.length,
-      s.rows.length * 2,
+      stressOf(s).length * 2,
       "tflops and errors of every instance were written",
     );
     for (const n of ["sim01", "sim02"]) {
@@ -105,10 +114,14 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
     const r = await running;
     const s = JSON.parse(r.stdout) as Summary;
     assert.equal(r.code, 1, "a died instance is a failed check");
-    const failed = s.rows.filter((x) => x.status === "failed");
+    const failed = stressOf(s).filter((x) => x.status === "failed");
     assert.equal(failed.length, 1);
-    assert.match(failed[0]!.note ?? "", /exit|SIGKILL|137/);
-    assert.equal(s.rows.filter((x) => x.status === "ok").length, 6, "the other six finished");
+    assert.match(failed[0]!.message, /exit|SIGKILL|137/);
+    assert.equal(
+      stressOf(s).filter((x) => x.status === "passed").length,
+      6,
+      "the other six finished",
+    );
     assert.deepEqual(runTagged(s.runId), []);
   });
 });

@@ -54,11 +54,11 @@ describe("suites-extra: layout suite, health suite, regression suite (real sshd,
     const byName = (re: RegExp) => res.filter((x) => re.test(x.name));
     assert.deepEqual(
       byName(/matches config all-balanced/).map((x) => [x.name, x.status]),
-      [["sim01 GPU 0 matches config all-balanced", "passed"]],
+      [["matches config all-balanced", "passed"]],
     );
     for (const re of [
-      /GPU 0 driver answers/,
-      /GPU 0 persistence mode/,
+      /^driver answers$/,
+      /^persistence mode$/,
       /uncorrected ECC/,
       /logged no new Xid/,
     ]) {
@@ -123,7 +123,7 @@ describe("suites-extra: layout suite, health suite, regression suite (real sshd,
     assert.deepEqual(failed, ["H100-80GB 1g.10gb stress tflops holds across drivers"]);
     assert.match(
       res.find((x) => x.status === "failed")?.statusDetails?.message ?? "",
-      /driver regression/,
+      /^\[DRIVER_REGRESSION\] driver regression/,
     );
     assert.ok(
       res.some((x) => x.status === "passed"),

@@ -30,6 +30,7 @@ describe("store: records database", () => {
       }[]
     ).map((t) => t.name);
     assert.deepEqual(tables, [
+      "checks",
       "gpus",
       "measurements",
       "nodes",
@@ -37,6 +38,7 @@ describe("store: records database", () => {
       "step_durations",
       "topology",
       "verdicts",
+      "xids",
     ]);
     db.close();
     const again = openDb(path);

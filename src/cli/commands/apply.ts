@@ -4,6 +4,7 @@
 // only when all of them pass is the original state journalled and the change made. The
 // printing here is shared with `restore`.
 
+import { withNodeLocks } from "../../harness/locked.js";
 import {
   applyLayout,
   DEFAULT_JOURNAL_DIR,
@@ -149,14 +150,22 @@ export async function applyCommand(
   validateOffline(config, layoutPath);
   const { nodes } = loadSelected(o);
   const runId = newRunId();
-  const reports = await applyLayout(nodes, config, {
+  // A dry run changes nothing, so it takes no lock (and works beside a running controller).
+  const reports = await withNodeLocks(
+    nodes,
     runId,
-    journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
-    allowReset: o.allowReset ?? false,
-    dryRun: o.dryRun ?? false,
-    keep: o.keep ?? false,
-    layout: { file: layoutPath, config: config.name },
-  });
+    { command: `apply ${layoutPath} -c ${config.name}`, lock: !o.dryRun },
+    (transports) =>
+      applyLayout(nodes, config, {
+        runId,
+        journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
+        allowReset: o.allowReset ?? false,
+        dryRun: o.dryRun ?? false,
+        keep: o.keep ?? false,
+        layout: { file: layoutPath, config: config.name },
+        transports,
+      }),
+  );
   if (o.json) {
     io.out(
       JSON.stringify(

@@ -3,6 +3,7 @@
 // both journal copies. Works after a controller was killed in the middle of an apply, since it
 // compares the node as it is now with the journal, not with what the apply meant to do.
 
+import { withNodeLocks } from "../../harness/locked.js";
 import { DEFAULT_JOURNAL_DIR, restoreNodes } from "../../mig/apply/index.js";
 import { newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
@@ -18,12 +19,19 @@ export interface RestoreCliOptions extends NodeOptions {
 export async function restoreCommand(o: RestoreCliOptions, io: Out): Promise<number> {
   const { nodes } = loadSelected(o);
   const runId = newRunId();
-  const reports = await restoreNodes(nodes, {
+  const reports = await withNodeLocks(
+    nodes,
     runId,
-    journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
-    allowReset: o.allowReset ?? false,
-    dryRun: o.dryRun ?? false,
-  });
+    { command: "restore", lock: !o.dryRun },
+    (transports) =>
+      restoreNodes(nodes, {
+        runId,
+        journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
+        allowReset: o.allowReset ?? false,
+        dryRun: o.dryRun ?? false,
+        transports,
+      }),
+  );
   if (o.json) {
     io.out(JSON.stringify({ run: runId, dryRun: o.dryRun ?? false, nodes: reports }, null, 2));
   } else {

@@ -2,13 +2,14 @@
 // refuse on interlocks, journal the original state, converge GPU by GPU and verify by re-reading.
 
 export { changePlan, describeGi, driftOf, matchGeometry } from "./compare.js";
-export { slurmRefusal } from "./interlocks.js";
+export { faultRefusals, slurmRefusal } from "./interlocks.js";
 export {
   DEFAULT_JOURNAL_DIR,
   type Journal,
   localJournalPath,
   readLocalJournal,
 } from "./journal.js";
+export { interlockRefusals } from "./read.js";
 export { restoreNodes } from "./restore.js";
 export {
   applyLayout,

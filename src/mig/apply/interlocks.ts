@@ -82,3 +82,20 @@ export function interlocks(
   }
   return out;
 }
+
+/** Before a suite faults or disturbs a node's tenants: Slurm must be drained (when the
+ * inventory names the Slurm node) and no GPU may run someone else's compute process. There is
+ * no override for a foreign process: faulting a GPU someone uses is never a test. */
+export function faultRefusals(s: NodeSnapshot): string[] {
+  const out: string[] = [];
+  if (s.slurm) {
+    const r = slurmRefusal(s.slurm);
+    if (r) out.push(r);
+  }
+  for (const g of s.gpus) {
+    const p = processRefusal(g);
+    if (p)
+      out.push(p.replace("slicecheck changes no GPU in use", "slicecheck faults no GPU in use"));
+  }
+  return out;
+}

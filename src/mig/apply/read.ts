@@ -27,6 +27,7 @@ import type { Transport } from "../../transport/types.js";
 import { quote } from "../../util/shell.js";
 import { normaliseDeviceId } from "../layout/index.js";
 import { type Output, type Read, readBundle } from "./bundle.js";
+import { faultRefusals } from "./interlocks.js";
 import type {
   GiState,
   GpuListings,
@@ -296,4 +297,9 @@ export async function readNode(t: Transport, spec: NodeSpec): Promise<NodeSnapsh
     holders: holdersOf(holders!),
     slurm: spec.slurmNode && slurm ? slurmOf(spec.slurmNode, slurm) : null,
   };
+}
+
+/** What stops a suite from faulting this node (see faultRefusals); empty when nothing does. */
+export async function interlockRefusals(t: Transport, spec: NodeSpec): Promise<string[]> {
+  return faultRefusals(await readNode(t, spec));
 }

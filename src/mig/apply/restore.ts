@@ -43,65 +43,70 @@ export async function restoreNodes(
   nodes: readonly NodeSpec[],
   o: SessionOptions,
 ): Promise<NodeReport[]> {
-  return withLinks(nodes, o.runId, async (links) => {
-    const prepared = await Promise.all(
-      links.map(async (l): Promise<Prepared | NodeReport> => {
-        if (!l.t) return errorReport(l.spec.name, l.error, "unreachable");
-        let loaded: Awaited<ReturnType<typeof loadJournal>>;
-        try {
-          loaded = await loadJournal(l.t, o.journalDir);
-        } catch (e) {
-          return errorReport(l.spec.name, e);
-        }
-        if (!loaded) {
-          return {
-            node: l.spec.name,
-            status: "no-journal",
-            error: null,
-            refusals: [],
-            journal: null,
-            gpus: [],
-          };
-        }
-        const { journal, from } = loaded;
-        return prepare(
-          l,
-          (s) => {
-            checkJournalOwner(journal, s, from);
-            return journalTargeter(journal);
-          },
-          o,
-          loaded,
-        );
-      }),
-    );
-    const reports = await changeNodes(prepared, o, true);
-    return Promise.all(
-      reports.map(async (r, i) => {
-        const p = prepared[i];
-        const t = links[i]?.t;
-        if (!p || isReport(p) || !t || !p.journal || o.dryRun) return withJournal(r, p);
-        if (r.status !== "changed" && r.status !== "unchanged") return withJournal(r, p);
-        // Verified (or nothing to do): both copies go, the node's first.
-        try {
-          const remote = await removeRemoteJournal(t);
-          removeLocalJournal(o.journalDir, r.node);
-          return {
-            ...r,
-            status: "restored" as const,
-            journal: {
-              local: localJournalPath(o.journalDir, r.node),
-              remote,
-              reused: false,
-              removed: true,
+  return withLinks(
+    nodes,
+    o.runId,
+    async (links) => {
+      const prepared = await Promise.all(
+        links.map(async (l): Promise<Prepared | NodeReport> => {
+          if (!l.t) return errorReport(l.spec.name, l.error, "unreachable");
+          let loaded: Awaited<ReturnType<typeof loadJournal>>;
+          try {
+            loaded = await loadJournal(l.t, o.journalDir);
+          } catch (e) {
+            return errorReport(l.spec.name, e);
+          }
+          if (!loaded) {
+            return {
+              node: l.spec.name,
+              status: "no-journal",
+              error: null,
+              refusals: [],
+              journal: null,
+              gpus: [],
+            };
+          }
+          const { journal, from } = loaded;
+          return prepare(
+            l,
+            (s) => {
+              checkJournalOwner(journal, s, from);
+              return journalTargeter(journal);
             },
-          };
-        } catch (e) {
-          return { ...errorReport(r.node, e), gpus: r.gpus };
-        }
-      }),
-    );
-  });
+            o,
+            loaded,
+          );
+        }),
+      );
+      const reports = await changeNodes(prepared, o, true);
+      return Promise.all(
+        reports.map(async (r, i) => {
+          const p = prepared[i];
+          const t = links[i]?.t;
+          if (!p || isReport(p) || !t || !p.journal || o.dryRun) return withJournal(r, p);
+          if (r.status !== "changed" && r.status !== "unchanged") return withJournal(r, p);
+          // Verified (or nothing to do): both copies go, the node's first.
+          try {
+            const remote = await removeRemoteJournal(t);
+            removeLocalJournal(o.journalDir, r.node);
+            return {
+              ...r,
+              status: "restored" as const,
+              journal: {
+                local: localJournalPath(o.journalDir, r.node),
+                remote,
+                reused: false,
+                removed: true,
+              },
+            };
+          } catch (e) {
+            return { ...errorReport(r.node, e), gpus: r.gpus };
+          }
+        }),
+      );
+    },
+    o.transports,
+  );
 }
 
 function withJournal(r: NodeReport, p: Prepared | NodeReport | undefined): NodeReport {

@@ -57,12 +57,16 @@ export interface SessionOptions {
   dryRun?: boolean;
   keep?: boolean;
   layout?: { file: string; config: string };
+  /** Connections the caller already holds (the run's node sessions): used, never closed. */
+  transports?: ReadonlyMap<string, Transport>;
 }
 
 export interface Link {
   spec: NodeSpec;
   t: Transport | null;
   error: unknown;
+  /** The caller's connection: not closed here. */
+  held?: boolean;
 }
 
 interface PreparedGpu {
@@ -93,12 +97,15 @@ export async function withLinks<T>(
   nodes: readonly NodeSpec[],
   runId: string,
   fn: (links: Link[]) => Promise<T>,
+  held?: ReadonlyMap<string, Transport>,
 ): Promise<T> {
   // sshd's MaxStartups drops unauthenticated connections beyond 10 in flight on one host.
   const limit = pLimit(8);
   const links = await Promise.all(
     nodes.map((spec) =>
       limit(async (): Promise<Link> => {
+        const mine = held?.get(spec.name);
+        if (mine) return { spec, t: mine, error: undefined, held: true };
         const t = openTransport(spec, { runId });
         try {
           await t.connect();
@@ -113,7 +120,7 @@ export async function withLinks<T>(
   try {
     return await fn(links);
   } finally {
-    await Promise.all(links.map((l) => l.t?.close().catch(() => {})));
+    await Promise.all(links.map((l) => (l.held ? undefined : l.t?.close().catch(() => {}))));
   }
 }
 
@@ -256,12 +263,17 @@ export async function applyLayout(
   config: LayoutConfig,
   o: SessionOptions,
 ): Promise<NodeReport[]> {
-  return withLinks(nodes, o.runId, async (links) => {
-    const prepared = await Promise.all(
-      links.map((l) => prepare(l, () => layoutTargeter(config), o)),
-    );
-    return changeNodes(prepared, o, false);
-  });
+  return withLinks(
+    nodes,
+    o.runId,
+    async (links) => {
+      const prepared = await Promise.all(
+        links.map((l) => prepare(l, () => layoutTargeter(config), o)),
+      );
+      return changeNodes(prepared, o, false);
+    },
+    o.transports,
+  );
 }
 
 export async function assertLayout(
@@ -269,22 +281,27 @@ export async function assertLayout(
   config: LayoutConfig,
   o: SessionOptions,
 ): Promise<NodeReport[]> {
-  return withLinks(nodes, o.runId, async (links) => {
-    const prepared = await Promise.all(
-      links.map((l) => prepare(l, () => layoutTargeter(config), o)),
-    );
-    return prepared.map((p) => {
-      if (isReport(p)) return p;
-      const gpus = p.gpus.map((g) => {
-        const r = plannedReport(g, false);
-        if (g.target) r.status = r.drift.length > 0 ? "drift" : "match";
-        r.planned = [];
-        return r;
+  return withLinks(
+    nodes,
+    o.runId,
+    async (links) => {
+      const prepared = await Promise.all(
+        links.map((l) => prepare(l, () => layoutTargeter(config), o)),
+      );
+      return prepared.map((p) => {
+        if (isReport(p)) return p;
+        const gpus = p.gpus.map((g) => {
+          const r = plannedReport(g, false);
+          if (g.target) r.status = r.drift.length > 0 ? "drift" : "match";
+          r.planned = [];
+          return r;
+        });
+        const drift = gpus.some((g) => g.status === "drift");
+        return { ...nodeReport(p, drift ? "drift" : "match", gpus), refusals: [] };
       });
-      const drift = gpus.some((g) => g.status === "drift");
-      return { ...nodeReport(p, drift ? "drift" : "match", gpus), refusals: [] };
-    });
-  });
+    },
+    o.transports,
+  );
 }
 
 /** The exit code a node contributes: 3 bad input, 2 could not do it, 1 a mismatch or drift. */

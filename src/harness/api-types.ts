@@ -1,0 +1,189 @@
+// The types of the public suite API (`slicecheck/suite`). Interfaces only: the implementation
+// lives on the run (src/harness/context.ts) and reaches suite files through globalThis, so a
+// suite that resolves another copy of slicecheck still talks to the run that loaded it.
+import type { CheckRecord, CheckStatus } from "../verdicts/checks.js";
+
+export interface ExecAnswer {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface SuiteExecOptions {
+  /** Seconds before the command is killed on the node (default 120). */
+  timeoutS?: number;
+  env?: Record<string, string>;
+  /** Through `sudo -n` where the inventory says `become: sudo`. */
+  privileged?: boolean;
+}
+
+export interface SuiteInstance {
+  node: string;
+  gpu: number;
+  gpuName: string;
+  gpuUuid: string;
+  /** What CUDA_VISIBLE_DEVICES gets. */
+  uuid: string;
+  /** `3g.40gb`; `whole-gpu` where MIG is off. */
+  profile: string;
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+  /** Memory slices `start:size`; null for a whole GPU. */
+  placement: string | null;
+  sm: number | null;
+  memoryMiB: number | null;
+  /** `gpu0/gi1/ci0` in this run (GI ids change when a layout is re-created). */
+  label: string;
+  /** What identifies the instance across runs: `3g.40gb at 0:4`. */
+  title: string;
+}
+
+export interface SuiteGpu {
+  node: string;
+  index: number;
+  name: string;
+  uuid: string;
+  migEnabled: boolean;
+  instances: SuiteInstance[];
+  /** `GPU 0 (NVIDIA H100 80GB HBM3)`. */
+  title: string;
+}
+
+export interface SuiteNode {
+  name: string;
+  driver: string | null;
+  cuda: string | null;
+  gpus: SuiteGpu[];
+  instances: SuiteInstance[];
+  /** Why the node could not be read (unreachable, locked…): its tests are broken. */
+  error: string | null;
+  /** Why this suite may not fault the node (a foreign process, Slurm not drained), if it
+   * declared that it injects faults. */
+  refusal: string | null;
+  exec(command: readonly string[] | { shell: string }, o?: SuiteExecOptions): Promise<ExecAnswer>;
+}
+
+export interface WorkloadMeasurement {
+  metric: string;
+  value: number;
+  unit: string;
+}
+
+export interface WorkloadResult {
+  instance: SuiteInstance;
+  workload: string;
+  /** passed: ran its whole duration without error; failed: died or reported errors; broken:
+   * the harness could not run or follow it. */
+  status: Exclude<CheckStatus, "skipped">;
+  reason: string | null;
+  exitCode: number | null;
+  measurements: WorkloadMeasurement[];
+  /** Metric name → value, for quick reading. */
+  metrics: Record<string, number>;
+  log: string;
+  startMs: number;
+  stopMs: number;
+}
+
+export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";
+
+export interface WorkloadBatch {
+  /** Starts the workload on every instance at once (nodes in parallel); idempotent. */
+  start(): void;
+  /** The instance's result (starts the batch if it was not). */
+  result(instance: SuiteInstance): Promise<WorkloadResult>;
+}
+
+/** A judgement made by one of the built-in engines (health, layout, regression, isolation). */
+export interface VerdictView {
+  title: string;
+  gpu: number | null;
+  status: Exclude<CheckStatus, "skipped">;
+  code: string;
+  message: string;
+  figures: Record<string, number | string | boolean | null>;
+  evidence: { name: string; content: string }[];
+}
+
+export interface ScenarioView {
+  gpu: number;
+  /** mig; time-slicing and mps where MIG is off (soft partitioning). */
+  mode: string;
+  aggressor: { label: string; profile: string; placement: string | null; title: string };
+  fault: string;
+  /** The verdicts it yields: victimsUnaffected, faultContained, xidAttributed, recovered. */
+  verdictNames: string[];
+  /** Resolves when the scenario ran (every scenario of the node is run in order). */
+  result(): Promise<ScenarioOutcome>;
+}
+
+export interface ScenarioOutcome {
+  verdicts: VerdictView[];
+  startMs: number;
+  stopMs: number;
+  steps: { name: string; status: CheckStatus; startMs: number; stopMs: number }[];
+}
+
+export interface IsolationPlan {
+  /** Starts the node's scenarios (idempotent); nodes run in parallel, scenarios in order. */
+  start(): void;
+  scenarios: ScenarioView[];
+  /** Why nothing can be planned (no GPU with two instances, or the node is refused). */
+  problem: string | null;
+}
+
+export interface RunOptionsView {
+  runId: string;
+  durationS: number;
+  /** Allowed relative loss, as a fraction (0.05 = 5 %). */
+  tolerance: number;
+  faults: string[];
+  aggressors: number | null;
+  layout: { file: string; config: string } | null;
+  outDir: string;
+}
+
+export interface SuiteRun {
+  readonly options: RunOptionsView;
+  readonly nodes: SuiteNode[];
+  /** A built-in workload on these instances (default: every instance of every node). */
+  workload(
+    name: BuiltinWorkload,
+    o?: { durationS?: number; instances?: readonly SuiteInstance[] },
+  ): WorkloadBatch;
+  /** Checks finished so far in this run (earlier suites' included). */
+  checks(): readonly CheckRecord[];
+  /** The built-in isolation scenarios for a node (refused nodes plan nothing). */
+  isolation(node: SuiteNode): IsolationPlan;
+  /** The node's health at this moment against its state at the run's start, per GPU. */
+  health(node: SuiteNode): Promise<VerdictView[]>;
+  /** The run's --layout asserted on the node, per GPU; null without --layout. */
+  layout(node: SuiteNode): Promise<VerdictView[] | null>;
+  /** This run's measurements against the latest run of the same nodes on another driver. */
+  regressions(): Promise<VerdictView[]>;
+}
+
+export interface HarnessOptions {
+  /** The suite injects faults or otherwise disturbs tenants: the interlocks guard it. */
+  injectsFaults?: boolean;
+}
+
+export interface CheckHandle {
+  /** Figures of the check (shown in every report, recorded in the database). */
+  figures(f: Record<string, number | string | boolean | null>): void;
+  /** Evidence: text inline, or a file the run wrote. */
+  evidence(name: string, content: string, contentType?: string): void;
+  evidenceFile(name: string, path: string, contentType?: string): void;
+  /** A measurement of an instance, recorded with the run (what `diff` compares). */
+  measure(instance: SuiteInstance, metric: string, value: number, unit: string): void;
+  /** A live step: timed while `fn` runs, failed or broken with what it throws. */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** A step already timed (work that ran concurrently with other checks). */
+  phase(name: string, startMs: number, stopMs: number, status?: CheckStatus): void;
+  /** The time span of the work this check judges, when it ran before or beside the test. */
+  window(startMs: number, stopMs: number): void;
+  parameter(name: string, value: string): void;
+  /** What the check found, shown when it passes too ("Xid 31 names the aggressor"). A failed
+   * or broken check's message is its error's. */
+  note(text: string): void;
+}

@@ -1,0 +1,112 @@
+// slicecheck/suite: what a suite file imports. Ordinary mocha files (`describe`, `it`) use it to
+// reach the run's nodes, run built-in workloads on MIG instances, and record figures, evidence
+// and measurements on the check a test makes. See docs/writing-suites.md.
+//
+// Everything here reads the run from globalThis, so it works whichever copy of this module a
+// suite file resolves (a global install, the project's own node_modules, the source tree).
+import { AssertionError } from "node:assert";
+import type {
+  CheckHandle,
+  HarnessOptions,
+  SuiteGpu,
+  SuiteInstance,
+  SuiteNode,
+  SuiteRun,
+} from "./api-types.js";
+
+export type * from "./api-types.js";
+
+export const CONTEXT_KEY = Symbol.for("slicecheck.suite.context");
+export const SCOPE_KEY = Symbol.for("slicecheck.suite.scope");
+
+/** What the run installs on globalThis for the suite files it loads. */
+export interface SuiteContext {
+  harness(o?: HarnessOptions): SuiteRun;
+  current(): CheckHandle;
+}
+
+export interface Scope {
+  node?: string;
+  gpu?: number;
+  instance?: SuiteInstance;
+}
+
+function context(): SuiteContext {
+  const c = (globalThis as Record<symbol, unknown>)[CONTEXT_KEY] as SuiteContext | undefined;
+  if (!c)
+    throw new Error(
+      "slicecheck/suite: no slicecheck run is loading this file; run it with `slicecheck run --suites FILE`",
+    );
+  return c;
+}
+
+/** The run this suite file belongs to. Call it at the top of the file. */
+export function harness(o?: HarnessOptions): SuiteRun {
+  return context().harness(o);
+}
+
+/** The check the running test makes: figures, evidence, steps, measurements. */
+export function current(): CheckHandle {
+  return context().current();
+}
+
+type Describe = (title: string, fn: () => void) => { [SCOPE_KEY]?: Scope };
+
+function describeWith(title: string, scope: Scope, fn: () => void): void {
+  const d = (globalThis as unknown as { describe?: Describe }).describe;
+  if (!d) throw new Error("slicecheck/suite: describe() is not defined: load the file with mocha");
+  const suite = d(title, fn);
+  suite[SCOPE_KEY] = scope;
+}
+
+/** A `describe` for one node: tests inside it are that node's checks. */
+export function describeNode(node: SuiteNode, fn: () => void, title = node.name): void {
+  describeWith(title, { node: node.name }, fn);
+}
+
+/** A `describe` for one GPU. */
+export function describeGpu(gpu: SuiteGpu, fn: () => void, title = gpu.title): void {
+  describeWith(title, { node: gpu.node, gpu: gpu.index }, fn);
+}
+
+/** A `describe` for one instance (its title by default: profile and placement, which survive
+ * re-creation, unlike GI ids). */
+export function describeInstance(inst: SuiteInstance, fn: () => void, title = inst.title): void {
+  describeWith(title, { node: inst.node, gpu: inst.gpu, instance: inst }, fn);
+}
+
+/** A `describe` per node; tests inside it are that node's checks. */
+export function forEachNode(nodes: readonly SuiteNode[], fn: (node: SuiteNode) => void): void {
+  for (const n of nodes) describeWith(n.name, { node: n.name }, () => fn(n));
+}
+
+/** A `describe` per GPU of the node. */
+export function forEachGpu(node: SuiteNode, fn: (gpu: SuiteGpu) => void): void {
+  for (const g of node.gpus) describeWith(g.title, { node: node.name, gpu: g.index }, () => fn(g));
+}
+
+/** A `describe` per MIG instance (or the whole GPU where MIG is off). */
+export function forEachInstance(gpu: SuiteGpu, fn: (instance: SuiteInstance) => void): void {
+  for (const i of gpu.instances)
+    describeWith(i.title, { node: gpu.node, gpu: gpu.index, instance: i }, () => fn(i));
+}
+
+const FAILED = Symbol.for("slicecheck.CheckFailed");
+
+/** Fails the check (the node broke a promise): Allure `failed`, exit 1. `code` groups it in
+ * the reports (ISOLATION_VIOLATION, LAYOUT_DRIFT…); the message carries the figures. */
+export function fail(code: string, message: string): never {
+  const e = new AssertionError({ message }) as AssertionError & { [FAILED]?: boolean };
+  e[FAILED] = true;
+  (e as unknown as { code: string }).code = code;
+  throw e;
+}
+
+/** The harness could not decide (a disturbed measurement, a lost node): Allure `broken`,
+ * exit 2, never a pass and never a failure of the node. */
+export function broken(code: string, message: string): never {
+  const e = new Error(message) as Error & { code: string; brokenCheck: true };
+  e.code = code;
+  e.brokenCheck = true;
+  throw e;
+}

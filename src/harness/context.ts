@@ -1,0 +1,424 @@
+// The run as suite files see it: the implementation behind `slicecheck/suite`. It is installed
+// on globalThis while the run loads and runs its suite files, and holds the draft of the check
+// the running test makes (mocha runs tests one at a time, so there is one at a time).
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import pLimit from "p-limit";
+import { SlicecheckError } from "../errors.js";
+import {
+  type CheckEvidence,
+  type CheckRecord,
+  type CheckSink,
+  type CheckStep,
+  classify,
+} from "../verdicts/checks.js";
+import type { Instance } from "../workloads/instances.js";
+import type { InstanceOutcome } from "../workloads/launcher.js";
+import { instanceLabel, runWorkloadOnNode } from "../workloads/node-run.js";
+import { statusOf } from "../workloads/summary.js";
+import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
+import type {
+  BuiltinWorkload,
+  CheckHandle,
+  HarnessOptions,
+  IsolationPlan,
+  RunOptionsView,
+  SuiteGpu,
+  SuiteInstance,
+  SuiteNode,
+  SuiteRun,
+  VerdictView,
+  WorkloadBatch,
+  WorkloadResult,
+} from "./api-types.js";
+import type { NodeSession } from "./session.js";
+
+/** The engines behind the built-in suites, provided by the run (they need the records, the
+ * layout and the isolation scenarios, which a suite file never reaches directly). */
+export interface RunServices {
+  health(s: NodeSession): Promise<VerdictView[]>;
+  layout(s: NodeSession): Promise<VerdictView[] | null>;
+  regressions(): Promise<VerdictView[]>;
+  isolation(s: NodeSession, node: SuiteNode): IsolationPlan;
+  /** Measurements of a finished workload, recorded as they arrive. */
+  measured(suite: string, outcomes: readonly InstanceOutcome[]): void;
+  onLine?(inst: Instance, line: string): void;
+}
+
+interface Draft {
+  record: CheckRecord;
+  windowSet: boolean;
+  note: string | null;
+}
+
+export function instanceTitle(
+  i: Pick<Instance, "profile" | "placement" | "gpuInstanceId">,
+): string {
+  if (i.gpuInstanceId === null) return "whole GPU";
+  return `${i.profile} at ${i.placement ?? "?"}`;
+}
+
+/** The nodes as suites see them, built from each session's discovery. */
+export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNode> {
+  const out = new Map<string, SuiteNode>();
+  for (const s of sessions) {
+    const inv = s.discovered;
+    const gpus = new Map<number, SuiteGpu>();
+    const instances: SuiteInstance[] = [];
+    for (const i of inv?.instances ?? []) {
+      let g = gpus.get(i.gpu);
+      if (!g) {
+        g = {
+          node: s.node.name,
+          index: i.gpu,
+          name: i.gpuName,
+          uuid: i.gpuUuid,
+          migEnabled: i.gpuInstanceId !== null,
+          instances: [],
+          title: `GPU ${i.gpu} (${i.gpuName})`,
+        };
+        gpus.set(i.gpu, g);
+      }
+      let title = instanceTitle(i);
+      // Two compute instances of one profile in one GPU instance share profile and placement.
+      const same = g.instances.filter((x) => x.title === title || x.title.startsWith(`${title} #`));
+      if (same.length > 0) title = `${title} #${same.length + 1}`;
+      const view: SuiteInstance = { ...i, label: instanceLabel(i), title };
+      g.instances.push(view);
+      instances.push(view);
+    }
+    out.set(s.node.name, {
+      name: s.node.name,
+      driver: inv?.driver ?? null,
+      cuda: inv?.cuda ?? null,
+      gpus: [...gpus.values()].sort((a, b) => a.index - b.index),
+      instances,
+      error: s.error ? `[${s.error.code}] ${s.error.message}` : null,
+      refusal: null,
+      exec: async (command, o = {}) => {
+        const r = await s.exec("shell" in command ? { shell: command.shell } : { argv: command }, {
+          timeoutMs: (o.timeoutS ?? 120) * 1000,
+          env: o.env,
+          privileged: o.privileged,
+        });
+        return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+      },
+    });
+  }
+  return out;
+}
+
+function resultOf(o: InstanceOutcome, view: SuiteInstance): WorkloadResult {
+  const st = statusOf(o);
+  const reason =
+    o.harnessError ??
+    o.parseError ??
+    (o.timedOut
+      ? "killed at its deadline"
+      : o.died
+        ? `exit ${o.exitCode ?? o.signal}`
+        : st === "failed"
+          ? "it reported errors"
+          : st === "broken"
+            ? "it printed no figures"
+            : null);
+  return {
+    instance: view,
+    workload: o.workload,
+    status: st === "ok" ? "passed" : st,
+    reason,
+    exitCode: o.exitCode,
+    measurements: o.measurements.map((m) => ({ metric: m.metric, value: m.value, unit: m.unit })),
+    metrics: Object.fromEntries(o.measurements.map((m) => [m.metric, m.value])),
+    log: o.log,
+    startMs: o.startMs,
+    stopMs: o.stopMs,
+  };
+}
+
+export class HarnessContext implements SuiteContext {
+  private draft: Draft | null = null;
+  /** Attachments as they are produced (allure-mocha, while the test runs). */
+  onEvidence: ((e: CheckEvidence) => void) | null = null;
+  /** The suite whose file is being loaded: `harness()` calls bind to it. */
+  loading: string | null = null;
+  readonly faultSuites = new Set<string>();
+  readonly views: Map<string, SuiteNode>;
+
+  constructor(
+    readonly sessions: readonly NodeSession[],
+    readonly options: RunOptionsView,
+    readonly sink: CheckSink,
+    private readonly services: RunServices,
+    /** Per node: why a fault-injecting suite may not touch it (interlocks), or null. */
+    readonly refusals: ReadonlyMap<string, string | null>,
+    private readonly signal: AbortSignal,
+    /** Nodes that run a workload batch at once (`--concurrency`). */
+    concurrency = 64,
+  ) {
+    this.views = nodeViews(sessions);
+    this.nodeLimit = pLimit(Math.max(1, concurrency));
+  }
+
+  private readonly nodeLimit: ReturnType<typeof pLimit>;
+
+  install(): void {
+    (globalThis as Record<symbol, unknown>)[CONTEXT_KEY] = this;
+  }
+
+  uninstall(): void {
+    const g = globalThis as Record<symbol, unknown>;
+    if (g[CONTEXT_KEY] === this) delete g[CONTEXT_KEY];
+  }
+
+  private session(name: string): NodeSession {
+    const s = this.sessions.find((x) => x.node.name === name);
+    if (!s) throw new SlicecheckError("INTERNAL", `no session for node ${name}`);
+    return s;
+  }
+
+  harness(o: HarnessOptions = {}): SuiteRun {
+    const suite = this.loading ?? "suite";
+    const faults = o.injectsFaults === true;
+    if (faults) this.faultSuites.add(suite);
+    const nodes = [...this.views.values()].map((n): SuiteNode => {
+      const refusal = faults ? (this.refusals.get(n.name) ?? null) : null;
+      if (!refusal) return n;
+      return {
+        ...n,
+        refusal,
+        exec: () =>
+          Promise.reject(
+            new SlicecheckError(
+              "INTERLOCK",
+              `${n.name}: suite ${suite} injects faults and the node is refused: ${refusal}`,
+              { node: n.name },
+            ),
+          ),
+      };
+    });
+    const refused = (name: string) => (faults ? (this.refusals.get(name) ?? null) : null);
+    return {
+      options: this.options,
+      nodes,
+      workload: (name, wo = {}) =>
+        this.batch(suite, name, wo.durationS ?? this.options.durationS, wo.instances, refused),
+      checks: () => this.sink.checks,
+      isolation: (node) => {
+        const why = refused(node.name) ?? node.error;
+        if (why) return { start() {}, scenarios: [], problem: why };
+        return this.services.isolation(this.session(node.name), node);
+      },
+      health: (node) => this.services.health(this.session(node.name)),
+      layout: (node) => this.services.layout(this.session(node.name)),
+      regressions: () => this.services.regressions(),
+    };
+  }
+
+  private batch(
+    suite: string,
+    name: BuiltinWorkload,
+    durationS: number,
+    only: readonly SuiteInstance[] | undefined,
+    refused: (node: string) => string | null,
+  ): WorkloadBatch {
+    const all = only ?? [...this.views.values()].flatMap((n) => n.instances);
+    const byNode = new Map<string, SuiteInstance[]>();
+    for (const i of all) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
+    let started: Map<string, Promise<Map<string, WorkloadResult>>> | null = null;
+    const start = () => {
+      if (started) return started;
+      started = new Map();
+      for (const [node, list] of byNode) {
+        const why = refused(node);
+        const p = this.nodeLimit(async () => {
+          if (why) throw new SlicecheckError("INTERLOCK", `${node}: refused: ${why}`, { node });
+          const s = this.session(node);
+          if (s.error) throw s.error;
+          const r = await runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
+            durationS,
+            // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
+            // a user suite's get a folder of their own, so the same workload never collides.
+            outDir:
+              suite === "stress" || suite === "nccl"
+                ? this.options.outDir
+                : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
+            signal: this.signal,
+            onLine: this.services.onLine,
+          });
+          if (r.skipped)
+            throw new SlicecheckError("TOOL_MISSING", `${node}: ${r.skipped}`, { node });
+          this.services.measured(suite, r.outcomes);
+          const m = new Map<string, WorkloadResult>();
+          for (const o of r.outcomes) {
+            const view = list.find((v) => v.uuid === o.instance.uuid);
+            if (view) m.set(view.uuid, resultOf(o, view));
+          }
+          return m;
+        });
+        p.catch(() => {});
+        started.set(node, p);
+      }
+      return started;
+    };
+    return {
+      start: () => void start(),
+      result: async (inst) => {
+        const p = start().get(inst.node);
+        if (!p) throw new SlicecheckError("USAGE", `${inst.label} is not in this workload batch`);
+        const r = (await p).get(inst.uuid);
+        if (!r)
+          throw new SlicecheckError("INTERNAL", `${inst.node} ${inst.label}: no result came back`);
+        return r;
+      },
+    };
+  }
+
+  // --- the check of the running test --------------------------------------------------------
+
+  begin(
+    c: Omit<CheckRecord, "id" | "startMs" | "stopMs" | "status" | "code" | "message">,
+  ): CheckRecord {
+    const now = Date.now();
+    const record: CheckRecord = {
+      ...c,
+      id: this.sink.nextId(),
+      status: "passed",
+      code: "OK",
+      message: "",
+      startMs: now,
+      stopMs: now,
+    };
+    this.draft = { record, windowSet: false, note: null };
+    return record;
+  }
+
+  /** Ends the running check with the test's outcome; returns the finished record. */
+  end(err: unknown, pending = false): CheckRecord | null {
+    const d = this.draft;
+    this.draft = null;
+    if (!d) return null;
+    const r = d.record;
+    if (!d.windowSet) r.stopMs = Date.now();
+    if (pending) {
+      r.status = "skipped";
+      r.code = "SKIPPED";
+      r.message = "skipped";
+    } else {
+      const c = classify(err);
+      r.status = c.status;
+      r.code = c.code;
+      r.message = c.status === "passed" ? (d.note ?? "") : c.message;
+    }
+    this.sink.add(r);
+    return r;
+  }
+
+  get running(): CheckRecord | null {
+    return this.draft?.record ?? null;
+  }
+
+  current(): CheckHandle {
+    const d = this.draft;
+    if (!d)
+      throw new Error(
+        "slicecheck/suite: current() is only valid inside a test (it, not describe or a hook)",
+      );
+    const r = d.record;
+    return {
+      figures: (f) => Object.assign(r.figures, f),
+      evidence: (name, content, contentType = "text/plain") => {
+        const e = { name, content, contentType };
+        r.evidence.push(e);
+        this.onEvidence?.(e);
+      },
+      evidenceFile: (name, path, contentType = "text/plain") => {
+        const e = { name, path, contentType };
+        r.evidence.push(e);
+        this.onEvidence?.(e);
+      },
+      measure: (inst, metric, value, unit) => {
+        this.services.measured(r.suite, [
+          {
+            instance: { ...inst },
+            workload: r.suite,
+            repetition: 1,
+            exitCode: 0,
+            signal: null,
+            timedOut: false,
+            durationMs: 0,
+            startMs: Date.now(),
+            stopMs: Date.now(),
+            died: false,
+            harnessError: null,
+            log: "",
+            stdout: "",
+            parseError: null,
+            measurements: [
+              {
+                node: inst.node,
+                gpuUuid: inst.gpuUuid,
+                instanceUuid: inst.uuid,
+                profile: inst.profile,
+                placement: inst.placement,
+                workload: r.suite,
+                metric,
+                value,
+                unit,
+                repetition: 1,
+              },
+            ],
+          },
+        ]);
+      },
+      step: async (name, fn) => {
+        const step: CheckStep = { name, status: "passed", startMs: Date.now(), stopMs: 0 };
+        r.steps.push(step);
+        try {
+          return await fn();
+        } catch (e) {
+          const c = classify(e);
+          step.status = c.status;
+          throw e;
+        } finally {
+          step.stopMs = Date.now();
+        }
+      },
+      phase: (name, startMs, stopMs, status = "passed") =>
+        void r.steps.push({ name, status, startMs, stopMs }),
+      window: (startMs, stopMs) => {
+        d.windowSet = true;
+        r.startMs = Math.min(r.startMs, startMs);
+        r.stopMs = Math.max(stopMs, Date.now());
+      },
+      parameter: (name, value) => {
+        r.parameters[name] = value;
+      },
+      note: (text) => {
+        d.note = text;
+      },
+    };
+  }
+
+  /** The scope (node, GPU, instance) a test sits in, from the describes the API made. */
+  static scopeOf(test: { parent?: unknown }, key: symbol): Scope {
+    const out: Scope = {};
+    let s = test.parent as ({ parent?: unknown } & Record<symbol, Scope | undefined>) | undefined;
+    while (s) {
+      const sc = s[key];
+      if (sc) {
+        out.node ??= sc.node;
+        out.gpu ??= sc.gpu;
+        out.instance ??= sc.instance;
+      }
+      s = s.parent as typeof s;
+    }
+    return out;
+  }
+}
+
+/** checks.jsonl: one line per check as it finishes, so an interrupted run keeps them. */
+export function checksFileWriter(outDir: string): (c: CheckRecord) => void {
+  const file = join(outDir, "checks.jsonl");
+  return (c) => appendFileSync(file, `${JSON.stringify(c)}\n`);
+}

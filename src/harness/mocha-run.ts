@@ -1,0 +1,312 @@
+// Runs the suite files in-process with mocha (serially: allure-mocha does not work in mocha 12's
+// parallel mode), while allure-mocha reports live and every test becomes one check record.
+// Work that ran concurrently with other tests (all instances' stress at once) carries its own
+// time span, which replaces the test's in the Allure result, so durations are the real ones.
+import { pathToFileURL } from "node:url";
+import * as allure from "allure-js-commons";
+import AllureMochaReporter from "allure-mocha";
+import Mocha from "mocha";
+import type { CheckRecord } from "../verdicts/checks.js";
+import { classify } from "../verdicts/checks.js";
+import { broken, fail, SCOPE_KEY } from "./api.js";
+import { HarnessContext } from "./context.js";
+import type { SuiteFile } from "./suites.js";
+
+export interface MochaRunOptions {
+  files: readonly SuiteFile[];
+  grep?: string;
+  bail?: boolean;
+  /** Allure results go here; null for none (--no-allure). */
+  allureResults: string | null;
+  environmentInfo: Record<string, string>;
+  categories: unknown[];
+  /** Shown in Allure as parameters, kept out of the history id. */
+  parameters(node: string | null): Record<string, string>;
+  /** The Allure labels of a check's suite (epic, feature, severity). */
+  labels(suite: string): { epic: string; feature: string; severity: string };
+  runId: string;
+  /** Checks the harness itself decided before the suites (a node unreachable, an apply
+   * refused): reported through the same mocha run, so Allure shows them as well. */
+  preChecks?: PreCheck[];
+}
+
+export type PreCheck = Pick<
+  CheckRecord,
+  "suite" | "node" | "title" | "status" | "code" | "message"
+>;
+
+const RUN_FILE = "suites/run";
+
+/** The harness's own checks as a first root suite: each test ends as the check was decided. */
+function addPreChecks(mocha: Mocha, pre: readonly PreCheck[]): void {
+  if (pre.length === 0) return;
+  const root = Mocha.Suite.create(mocha.suite, "run");
+  root.file = RUN_FILE;
+  const byNode = new Map<string, PreCheck[]>();
+  for (const p of pre) byNode.set(p.node ?? "run", [...(byNode.get(p.node ?? "run") ?? []), p]);
+  for (const [node, list] of byNode) {
+    const s = Mocha.Suite.create(root, node);
+    s.file = RUN_FILE;
+    (s as unknown as Record<symbol, unknown>)[SCOPE_KEY] = { node };
+    for (const p of list) {
+      const t = new Mocha.Test(p.title, () => {
+        if (p.status === "failed") fail(p.code, p.message);
+        if (p.status === "broken") broken(p.code, p.message);
+      });
+      t.file = RUN_FILE;
+      s.addTest(t);
+    }
+  }
+}
+
+let tsxReady: Promise<void> | null = null;
+/** `.ts` suites need tsx's loader, unless this process already runs under it (the tests). */
+function ensureTsx(): Promise<void> {
+  tsxReady ??= (async () => {
+    const argv = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ");
+    if (/\btsx\b/.test(argv)) return;
+    const { register } = await import("tsx/esm/api");
+    register();
+  })();
+  return tsxReady;
+}
+
+/** Loads every suite file into a fresh mocha root. The query string gives each run its own
+ * module instance: ES modules are cached per URL, and a suite defines its tests at load time. */
+export async function loadSuites(
+  mocha: Mocha,
+  ctx: HarnessContext,
+  files: readonly SuiteFile[],
+  runId: string,
+): Promise<void> {
+  for (const f of files) {
+    if (/\.(c|m)?ts$/.test(f.path)) await ensureTsx();
+    ctx.loading = f.name;
+    const ctxObj = globalThis as unknown as Mocha.MochaGlobals;
+    // The `file` handed to mocha is the suite's stable name: Allure's history id hashes it.
+    mocha.suite.emit("pre-require", ctxObj, f.identity, mocha);
+    try {
+      const mod = await import(`${pathToFileURL(f.path).href}?run=${runId}`);
+      mocha.suite.emit("require", mod, f.identity, mocha);
+      mocha.suite.emit("post-require", ctxObj, f.identity, mocha);
+    } finally {
+      ctx.loading = null;
+    }
+  }
+}
+
+type AnyTest = Mocha.Test & { [k: symbol]: unknown };
+
+function suiteNameOf(test: Mocha.Runnable, files: readonly SuiteFile[]): string {
+  if (test.file === RUN_FILE) return "run";
+  return files.find((f) => f.identity === test.file)?.name ?? test.file ?? "suite";
+}
+
+function fullTitleBelowRoot(test: Mocha.Runnable): string {
+  return test.titlePath().join(" › ");
+}
+
+/** Tests below `suite` that have not run (their before-all hook failed). */
+function unrun(suite: Mocha.Suite): Mocha.Test[] {
+  const out: Mocha.Test[] = [];
+  const walk = (s: Mocha.Suite) => {
+    for (const t of s.tests) if (t.state === undefined && !t.isPending()) out.push(t);
+    for (const c of s.suites) walk(c);
+  };
+  walk(suite);
+  return out;
+}
+
+export interface MochaOutcome {
+  /** Tests that mocha ran (or skipped). */
+  total: number;
+}
+
+export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promise<MochaOutcome> {
+  let failure: unknown;
+  let live: CheckRecord | null = null;
+  const allureOn = o.allureResults !== null;
+  const mocha = new Mocha({
+    reporter: allureOn
+      ? (AllureMochaReporter as unknown as Mocha.ReporterConstructor)
+      : (class extends Mocha.reporters.Base {} as unknown as Mocha.ReporterConstructor),
+    reporterOptions: allureOn
+      ? {
+          resultsDir: o.allureResults,
+          environmentInfo: o.environmentInfo,
+          categories: o.categories,
+          listeners: [
+            {
+              beforeTestResultWrite: (result: {
+                start?: number;
+                stop?: number;
+                status?: string;
+                statusDetails?: { message?: string };
+                steps: unknown[];
+              }) => {
+                const r = ctx.running ?? live;
+                if (!r) return;
+                // The time span of the work judged, not of the test that waited for it.
+                result.start = r.startMs;
+                result.stop = Math.max(r.stopMs, Date.now());
+                const c = classify(failure);
+                if (result.status !== "skipped") {
+                  result.status = c.status;
+                  if (c.status !== "passed")
+                    result.statusDetails = {
+                      ...result.statusDetails,
+                      message: `[${c.code}] ${c.message}`,
+                    };
+                }
+                for (const s of r.steps)
+                  result.steps.push({
+                    name: s.name,
+                    status: s.status,
+                    stage: "finished",
+                    start: s.startMs,
+                    stop: s.stopMs,
+                    steps: [],
+                    attachments: [],
+                    parameters: [],
+                    statusDetails: {},
+                  });
+              },
+            },
+          ],
+        }
+      : {},
+    timeout: 0,
+    forbidOnly: false,
+  });
+  if (allureOn)
+    ctx.onEvidence = (e) => {
+      if (e.path) void allure.attachmentPath(e.name, e.path, e.contentType);
+      else void allure.attachment(e.name, e.content ?? "", e.contentType);
+    };
+  if (o.grep) mocha.grep(o.grep);
+  if (o.bail) mocha.bail(true);
+  addPreChecks(mocha, o.preChecks ?? []);
+  await loadSuites(mocha, ctx, o.files, o.runId);
+  let total = 0;
+  const files = o.files;
+  await new Promise<void>((resolve) => {
+    const runner = mocha.run(() => resolve());
+    runner.on(Mocha.Runner.constants.EVENT_TEST_BEGIN, (test: Mocha.Test) => {
+      failure = undefined;
+      total++;
+      const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
+      const suite = suiteNameOf(test, files);
+      const inst = scope.instance ?? null;
+      const record = ctx.begin({
+        suite,
+        node: scope.node ?? null,
+        gpu: scope.gpu ?? null,
+        instance: inst
+          ? { profile: inst.profile, placement: inst.placement, label: inst.label, uuid: inst.uuid }
+          : null,
+        title: test.title,
+        fullTitle: fullTitleBelowRoot(test),
+        figures: {},
+        evidence: [],
+        steps: [],
+        parameters: {},
+      });
+      live = record;
+      if (!allureOn) return;
+      const view = scope.node ? ctx.views.get(scope.node) : undefined;
+      const gpu = view?.gpus.find((g) => g.index === scope.gpu);
+      const l = o.labels(suite);
+      void allure.epic(l.epic);
+      void allure.feature(l.feature);
+      void allure.severity(l.severity);
+      if (scope.node) void allure.parentSuite(scope.node);
+      void allure.suite(gpu?.title ?? suite);
+      void allure.subSuite(inst?.title ?? suite);
+      if (scope.node) void allure.parameter("node", scope.node);
+      // Shown, but not part of the history id: one test keeps one identity across drivers.
+      for (const [k, v] of Object.entries(o.parameters(scope.node ?? null)))
+        void allure.parameter(k, v, { excluded: true });
+      if (inst) void allure.parameter("instance UUID", inst.uuid, { excluded: true });
+      void allure.parameter("check", record.id, { excluded: true, mode: "hidden" });
+    });
+    runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test: Mocha.Runnable, err: unknown) => {
+      if ((test as { type?: string }).type === "hook") {
+        // A failed before-all hook: the tests below it never start. Each is a broken check.
+        const parent = test.parent;
+        const tests = parent ? unrun(parent) : [];
+        const c = classify(err);
+        for (const t of tests) {
+          const scope = HarnessContext.scopeOf(t as AnyTest, SCOPE_KEY);
+          const inst = scope.instance ?? null;
+          ctx.sink.harness({
+            suite: suiteNameOf(t, files),
+            node: scope.node ?? null,
+            gpu: scope.gpu ?? null,
+            instance: inst
+              ? {
+                  profile: inst.profile,
+                  placement: inst.placement,
+                  label: inst.label,
+                  uuid: inst.uuid,
+                }
+              : null,
+            title: t.title,
+            fullTitle: fullTitleBelowRoot(t),
+            status: "broken",
+            code: c.status === "broken" ? c.code : "HOOK_FAILED",
+            message: `not run: ${test.title} failed: ${c.message}`,
+          });
+        }
+        return;
+      }
+      failure = err;
+    });
+    runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test: Mocha.Test) => {
+      if (ctx.running) return; // this.skip() inside a running test: ended at its test end
+      const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
+      ctx.sink.harness({
+        suite: suiteNameOf(test, files),
+        node: scope.node ?? null,
+        gpu: scope.gpu ?? null,
+        instance: null,
+        title: test.title,
+        fullTitle: fullTitleBelowRoot(test),
+        status: "skipped",
+        code: "SKIPPED",
+        message: "skipped",
+      });
+    });
+    runner.on(Mocha.Runner.constants.EVENT_TEST_END, (test: Mocha.Test) => {
+      if (!ctx.running) return;
+      ctx.end(failure, test.isPending());
+      live = null;
+      failure = undefined;
+    });
+  });
+  mocha.dispose();
+  ctx.onEvidence = null;
+  return { total };
+}
+
+/** `--list`: the tests that would run, per node, GPU and instance, without running them. */
+export async function listSuites(
+  ctx: HarnessContext,
+  files: readonly SuiteFile[],
+  runId: string,
+  grep?: string,
+): Promise<{ suite: string; path: string[]; title: string }[]> {
+  const mocha = new Mocha({ forbidOnly: false });
+  await loadSuites(mocha, ctx, files, runId);
+  const re = grep ? new RegExp(grep) : null;
+  const out: { suite: string; path: string[]; title: string }[] = [];
+  const walk = (s: Mocha.Suite) => {
+    for (const t of s.tests) {
+      if (re && !re.test(t.fullTitle())) continue;
+      out.push({ suite: suiteNameOf(t, files), path: t.titlePath().slice(0, -1), title: t.title });
+    }
+    for (const c of s.suites) walk(c);
+  };
+  walk(mocha.suite);
+  mocha.dispose();
+  return out;
+}

@@ -1,0 +1,533 @@
+// `slicecheck run` as an ordered task list with teardowns: connect and lock → dmesg → apply
+// (teardown: restore) → interlocks → suites → record → reports. Every node's failure is that
+// node's: it becomes broken checks, and the others go on. Reports are written in every case:
+// after a refused or failed apply and after an interrupt.
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { FaultName } from "../chaos/history.js";
+import { isSlicecheckError } from "../errors.js";
+import type { NodeSpec } from "../inventory/types.js";
+import type { NodeReport } from "../mig/apply/index.js";
+import { applyLayout, interlockRefusals, restoreNodes } from "../mig/apply/index.js";
+import type { LayoutConfig } from "../mig/layout/index.js";
+import { parseXid } from "../nvsmi/xid.js";
+import { writeCheckReports } from "../report/from-checks.js";
+import { CATEGORIES, environmentOf, executorInfo } from "../report/suites.js";
+import { openDb } from "../store/db.js";
+import { Recorder, type RunStatus } from "../store/recorder.js";
+import { readTopology } from "../store/topology.js";
+import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
+import { regressionChecks } from "../verdicts/regression.js";
+import type { Instance } from "../workloads/instances.js";
+import type { InstanceOutcome } from "../workloads/launcher.js";
+import type { RunOptionsView } from "./api-types.js";
+import { checksFileWriter, HarnessContext } from "./context.js";
+import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
+import {
+  healthOf,
+  isolationHistory,
+  isolationOf,
+  layoutOf,
+  readStartDmesg,
+  viewOfExtra,
+} from "./services.js";
+import { type NodeSession, openSessions } from "./session.js";
+import type { SuiteFile } from "./suites.js";
+import { TaskList } from "./tasks.js";
+
+export interface HarnessRunOptions {
+  runId: string;
+  nodes: NodeSpec[];
+  inventoryFile: string;
+  suites: SuiteFile[];
+  outDir: string;
+  durationS: number;
+  tolerance: number;
+  faults: FaultName[];
+  aggressors: number | null;
+  layout: { file: string; config: LayoutConfig } | null;
+  keep: boolean;
+  allowReset: boolean;
+  journalDir: string;
+  db: string;
+  label: string | null;
+  argv: string[];
+  grep?: string;
+  bail?: boolean;
+  list?: boolean;
+  allure: boolean;
+  concurrency: number;
+  /** Live lines: progress, and each check as it finishes. */
+  progress(line: string): void;
+  onCheck?(c: CheckRecord): void;
+  /** Messages for the person running it (stderr). */
+  err(line: string): void;
+  /** After a second interrupt (tests replace process.exit). */
+  exit?(code: number): void;
+}
+
+export interface HarnessRunResult {
+  runId: string;
+  exitCode: number;
+  interrupted: boolean;
+  checks: CheckRecord[];
+  nodes: {
+    node: string;
+    driver: string | null;
+    cuda: string | null;
+    error: string | null;
+    connections: number;
+    tookOver: string | null;
+  }[];
+  listed?: { suite: string; path: string[]; title: string }[];
+  outDir: string;
+}
+
+const SUITE_LABELS: Record<string, { epic: string; feature: string; severity: string }> = {
+  stress: { epic: "MIG partition validation", feature: "Stress", severity: "normal" },
+  nccl: { epic: "MIG partition validation", feature: "NCCL", severity: "normal" },
+  isolation: { epic: "Tenant isolation", feature: "Isolation", severity: "critical" },
+  layout: { epic: "MIG partition validation", feature: "Layout", severity: "normal" },
+  health: { epic: "MIG partition validation", feature: "GPU health", severity: "critical" },
+  regression: {
+    epic: "MIG partition validation",
+    feature: "Driver regression",
+    severity: "normal",
+  },
+};
+
+function errText(e: unknown): string {
+  return isSlicecheckError(e)
+    ? `[${e.code}] ${e.message}`
+    : e instanceof Error
+      ? e.message
+      : String(e);
+}
+
+function codeOf(e: unknown, fallback = "HARNESS_ERROR"): string {
+  return isSlicecheckError(e) ? e.code : fallback;
+}
+
+export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
+  const tasks = new TaskList();
+  const sink = new CheckSink();
+  mkdirSync(o.outDir, { recursive: true });
+  sink.on(checksFileWriter(o.outDir));
+  if (o.onCheck) sink.on(o.onCheck);
+  const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
+  const recorder = o.list
+    ? null
+    : Recorder.start(o.db, { runId: o.runId, label: o.label ?? undefined, argv: o.argv });
+  if (recorder) sink.on((c) => recorder.check(c));
+  const measurementsFile = join(o.outDir, "measurements.jsonl");
+  const sessions: NodeSession[] = [];
+  const nodeOf = (s: NodeSession) => s.node.name;
+  const where = `-i ${o.inventoryFile} --nodes ${o.nodes.map((n) => n.name).join(",")}`;
+  let applied: NodeReport[] | null = null;
+  // Checks the harness decides before the suites run; they go through the mocha run (so every
+  // report has them), or straight to the sink if the run never gets there.
+  const pre: PreCheck[] = [];
+  const early = (c: PreCheck) => pre.push(c);
+  let listed: HarnessRunResult["listed"];
+  let exitCode = 0;
+  try {
+    // 1. One session per node, locked for the whole run.
+    const opened = await tasks.task("connect and lock", () =>
+      openSessions(o.nodes, o.runId, {
+        lock: !o.list,
+        command: o.argv.join(" ") || "run",
+        concurrency: o.concurrency,
+      }),
+    );
+    sessions.push(...(opened ?? []));
+    tasks.teardown({
+      name: "release the node locks and close the connections",
+      manual: null,
+      run: () => Promise.all(sessions.map((s) => s.close())).then(() => {}),
+    });
+    for (const s of sessions) {
+      if (s.tookOver)
+        o.err(
+          `${nodeOf(s)}: took over the lock of run ${s.tookOver.runId} (from ${s.tookOver.controller}, since ${s.tookOver.started}): its holder is gone`,
+        );
+    }
+    // Processes of the run die with it: killed at the end over the session, and by each
+    // connection's watchdog if the controller itself dies.
+    tasks.teardown({
+      name: "kill whatever the run left on the nodes",
+      manual: `slicecheck cleanup --run ${o.runId} ${where}`,
+      run: async () => {
+        await Promise.all(sessions.filter((s) => !s.error).map((s) => s.killRun().catch(() => 0)));
+      },
+    });
+    const live = () => sessions.filter((s) => !s.error);
+    // 2. What each node has, read once for every suite.
+    await tasks.task("discover", async () => {
+      await Promise.all(
+        live().map(async (s) => {
+          try {
+            await s.discover();
+          } catch (e) {
+            s.error = isSlicecheckError(e) ? e : null;
+            early({
+              suite: "run",
+              node: nodeOf(s),
+              title: "the node's GPUs can be read",
+              status: "broken",
+              code: codeOf(e, "NODE_COMMAND"),
+              message: errText(e),
+            });
+            if (!s.error)
+              s.error = new (await import("../errors.js")).SlicecheckError(
+                "NODE_COMMAND",
+                errText(e),
+              );
+          }
+        }),
+      );
+    });
+    for (const s of sessions)
+      if (s.error && !pre.some((c) => c.node === nodeOf(s)))
+        early({
+          suite: "run",
+          node: nodeOf(s),
+          title: "the node can be checked",
+          status: "broken",
+          code: s.error.code,
+          message: s.error.message,
+        });
+    const wantsHealth = o.suites.some((f) => f.name === "health");
+    const dmesgAtStart =
+      wantsHealth && !o.list
+        ? ((await tasks.task("read dmesg", () => readStartDmesg(live()))) ?? new Map())
+        : new Map();
+    // 3. The layout, restored at the end whatever happens next (unless --keep).
+    if (o.layout && !o.list) {
+      const layout = o.layout;
+      const transports = new Map(live().map((s) => [nodeOf(s), s as NodeSession]));
+      const session = {
+        runId: o.runId,
+        journalDir: o.journalDir,
+        allowReset: o.allowReset,
+        keep: o.keep,
+      };
+      if (!o.keep)
+        tasks.teardown({
+          name: "restore the original MIG layout",
+          manual: `slicecheck restore ${where}${o.journalDir !== "reports/journal" ? ` --journal-dir ${o.journalDir}` : ""}`,
+          run: async () => {
+            const targets = live().map((s) => s.node);
+            if (targets.length === 0) return;
+            o.err(
+              "restoring the original MIG layout (use --keep to leave the run's layout in place)",
+            );
+            const restored = await restoreNodes(targets, { ...session, transports });
+            for (const r of restored)
+              if (r.error)
+                o.err(
+                  `${r.node}: restore ${r.status}: ${r.error.message} [${r.error.code}]; run \`slicecheck restore ${where}\` once the cause is fixed`,
+                );
+          },
+        });
+      applied = await tasks.task("apply the layout", async () => {
+        o.progress(`applying config '${layout.config.name}' of ${layout.file}`);
+        return applyLayout(
+          live().map((s) => s.node),
+          layout.config,
+          {
+            ...session,
+            dryRun: false,
+            layout: { file: layout.file, config: layout.config.name },
+            transports,
+          },
+        );
+      });
+      for (const r of applied ?? []) {
+        for (const g of r.gpus) recorder?.steps(r.node, g.index, g.timings);
+        const bad =
+          r.status === "refused" ||
+          r.status === "failed" ||
+          r.status === "mismatch" ||
+          r.status === "held" ||
+          r.status === "unreachable" ||
+          r.status === "bad-input";
+        if (!bad) continue;
+        const s = sessions.find((x) => nodeOf(x) === r.node);
+        early({
+          suite: "layout",
+          node: r.node,
+          title: `config ${layout.config.name} applied`,
+          status: r.status === "mismatch" ? "failed" : "broken",
+          code:
+            r.status === "refused"
+              ? "INTERLOCK"
+              : r.status === "mismatch"
+                ? "LAYOUT_DRIFT"
+                : (r.error?.code ?? "APPLY_FAILED"),
+          message:
+            r.status === "refused"
+              ? `refused, nothing was changed: ${r.refusals.join("; ")}`
+              : r.status === "held"
+                ? "not changed, because another node was refused or could not be read"
+                : (r.error?.message ?? `apply ${r.status}`),
+        });
+        if (s && !s.error)
+          s.error = new (await import("../errors.js")).SlicecheckError(
+            r.status === "refused" ? "INTERLOCK" : "NODE_COMMAND",
+            `the layout was not applied (${r.status})`,
+          );
+      }
+      if (applied?.every((r) => r.status !== "refused" && r.status !== "held"))
+        await Promise.all(live().map((s) => s.discover(true).catch(() => {})));
+    }
+    // 4. Interlocks for every suite that injects faults: read now, enforced by the suite API.
+    const refusals = new Map<string, string | null>();
+    if (!o.list && o.suites.some((f) => f.name === "isolation" || !f.builtin)) {
+      await tasks.task("interlocks", () =>
+        Promise.all(
+          live().map(async (s) => {
+            try {
+              const r = await interlockRefusals(s, s.node);
+              refusals.set(nodeOf(s), r.length ? r.join("; ") : null);
+            } catch (e) {
+              refusals.set(
+                nodeOf(s),
+                `its state could not be read for the interlocks: ${errText(e)}`,
+              );
+            }
+          }),
+        ),
+      );
+    }
+    for (const [n, why] of refusals)
+      if (why) o.err(`${n}: suites that inject faults are refused: ${why}`);
+    // Records: each node's inventory and live catalogue while the run's layout is in place.
+    if (recorder)
+      await Promise.all(
+        live().map(async (s) => {
+          const inv = s.discovered;
+          const migOn = inv?.instances.some((i) => i.gpuInstanceId !== null) ?? false;
+          const topology = migOn ? await readTopology(s) : new Map();
+          recorder.node(
+            { node: nodeOf(s), inventory: inv, suites: [], error: null },
+            topology,
+            o.layout?.config.name ?? null,
+          );
+        }),
+      );
+    for (const s of sessions)
+      if (s.error && recorder)
+        recorder.node(
+          { node: nodeOf(s), inventory: null, suites: [], error: errText(s.error) },
+          new Map(),
+          null,
+        );
+    // 5. The suites, live.
+    const history = isolationHistory(o.outDir);
+    const view: RunOptionsView = {
+      runId: o.runId,
+      durationS: o.durationS,
+      tolerance: o.tolerance,
+      faults: o.faults,
+      aggressors: o.aggressors,
+      layout: o.layout ? { file: o.layout.file, config: o.layout.config.name } : null,
+      outDir: o.outDir,
+    };
+    const ctx = new HarnessContext(
+      sessions,
+      view,
+      sink,
+      {
+        health: (s) => healthOf(s, dmesgAtStart, sink),
+        layout: (s) =>
+          layoutOf(s, o.layout?.config ?? null, { runId: o.runId, journalDir: o.journalDir }),
+        regressions: async () => {
+          if (!recorder) return [];
+          const db = openDb(recorder.path, { mustExist: true });
+          try {
+            return regressionChecks(db, o.runId, o.tolerance).map(viewOfExtra);
+          } finally {
+            db.close();
+          }
+        },
+        isolation: (s, node) =>
+          isolationOf(s, node, {
+            runId: o.runId,
+            faults: o.faults,
+            durationS: o.durationS,
+            aggressors: o.aggressors ?? undefined,
+            outDir: o.outDir,
+            history,
+            tolerance: o.tolerance,
+            signal: tasks.signal,
+            onProgress: (line) => o.progress(line),
+          }),
+        measured: (suite, outcomes) => record(recorder, measurementsFile, o.runId, suite, outcomes),
+        onLine: (inst: Instance, line: string) => {
+          if (/^SLICECHECK stress |^# Avg bus bandwidth/.test(line))
+            o.progress(
+              `${inst.node} gpu${inst.gpu} ${inst.profile}: ${line.replace(/^SLICECHECK /, "")}`,
+            );
+        },
+      },
+      refusals,
+      tasks.signal,
+      o.concurrency,
+    );
+    ctx.install();
+    try {
+      if (o.list) {
+        listed = await listSuites(ctx, o.suites, o.runId, o.grep);
+      } else {
+        const nodes = [...ctx.views.values()];
+        await tasks.task("suites", () =>
+          runSuites(ctx, {
+            files: o.suites,
+            grep: o.grep,
+            bail: o.bail,
+            allureResults: o.allure ? join(o.outDir, "allure-results") : null,
+            environmentInfo: environmentOf({
+              runId: o.runId,
+              label: o.label,
+              suites: o.suites.map((f) => f.name),
+              layout: view.layout,
+              nodes: nodes.map((n) => ({
+                node: n.name,
+                driver: n.driver,
+                cuda: n.cuda,
+                gpus: n.gpus.map((g) => g.name),
+              })),
+            }),
+            categories: CATEGORIES,
+            parameters: (node) => {
+              const n = node ? ctx.views.get(node) : undefined;
+              return {
+                driver: n?.driver ?? "unknown",
+                CUDA: n?.cuda ?? "unknown",
+                layout: view.layout ? `${view.layout.file} -c ${view.layout.config}` : "as found",
+              };
+            },
+            preChecks: pre.splice(0),
+            labels: (suite) =>
+              SUITE_LABELS[suite] ?? { epic: "Site checks", feature: suite, severity: "normal" },
+            runId: o.runId,
+          }),
+        );
+      }
+    } finally {
+      ctx.uninstall();
+    }
+    // Xids the run saw, for the records (health judges them; diff and readers keep them).
+    if (recorder && wantsHealth) {
+      for (const s of live()) {
+        const before = new Set(dmesgAtStart.get(nodeOf(s)) ?? []);
+        const r = await s.exec({ argv: ["dmesg"] }, { timeoutMs: 30_000 }).catch(() => null);
+        for (const line of r?.stdout.split("\n") ?? []) {
+          if (!line || before.has(line)) continue;
+          try {
+            for (const x of parseXid(line).events)
+              recorder.xid(nodeOf(s), {
+                pci: x.pci,
+                xid: x.xid,
+                gpuInstanceId: x.gpuInstanceId,
+                computeInstanceId: x.computeInstanceId,
+                line,
+              });
+          } catch {
+            /* not an Xid line */
+          }
+        }
+      }
+    }
+  } catch (e) {
+    for (const p of pre.splice(0)) sink.harness(p);
+    sink.harness({
+      suite: "run",
+      title: "the run completes",
+      status: "broken",
+      code: codeOf(e),
+      message: errText(e),
+    });
+  } finally {
+    for (const p of pre.splice(0)) sink.harness(p);
+    await tasks.tearDown((name, e) => {
+      o.err(`slicecheck: ${name} failed: ${errText(e)}`);
+      sink.harness({
+        suite: "run",
+        title: name,
+        status: "broken",
+        code: codeOf(e),
+        message: errText(e),
+      });
+    });
+    removeSignals();
+  }
+  exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
+  const status: RunStatus = tasks.interrupted
+    ? "interrupted"
+    : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");
+  recorder?.finish(status);
+  const nodes = sessions.map((s) => ({
+    node: nodeOf(s),
+    driver: s.discovered?.driver ?? null,
+    cuda: s.discovered?.cuda ?? null,
+    error: s.error ? errText(s.error) : null,
+    connections: s.connectionsOpened,
+    tookOver: s.tookOver?.runId ?? null,
+  }));
+  if (!o.list) {
+    try {
+      writeCheckReports({
+        runId: o.runId,
+        label: o.label,
+        exitCode,
+        interrupted: tasks.interrupted,
+        suites: o.suites.map((f) => f.name),
+        layout: o.layout ? { file: o.layout.file, config: o.layout.config.name } : null,
+        checks: sink.checks,
+        nodes: sessions.map((s) => ({
+          node: nodeOf(s),
+          driver: s.discovered?.driver ?? null,
+          cuda: s.discovered?.cuda ?? null,
+          instances: s.discovered?.instances ?? [],
+          error: s.error ? errText(s.error) : null,
+        })),
+        history: join(o.outDir, "history.jsonl"),
+        outDir: o.outDir,
+        allure: o.allure,
+        executor: executorInfo({ runId: o.runId, label: o.label }),
+      });
+    } catch (e) {
+      // A report that cannot be written never changes the verdict; say so, keep the rest.
+      o.err(`slicecheck: could not write the run's reports in ${o.outDir}: ${errText(e)}`);
+    }
+  }
+  return {
+    runId: o.runId,
+    exitCode,
+    interrupted: tasks.interrupted,
+    checks: sink.checks,
+    nodes,
+    listed,
+    outDir: o.outDir,
+  };
+}
+
+/** Measurements as they arrive: the JSON-lines file and the records, one transaction each. */
+function record(
+  recorder: Recorder | null,
+  file: string,
+  runId: string,
+  suite: string,
+  outcomes: readonly InstanceOutcome[],
+): void {
+  for (const out of outcomes)
+    for (const m of out.measurements) {
+      try {
+        appendFileSync(file, `${JSON.stringify({ runId, suite, ...m })}\n`);
+      } catch {
+        /* the records still get it */
+      }
+      recorder?.measurement(suite, m, out.instance.gpuName);
+    }
+}

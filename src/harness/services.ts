@@ -1,0 +1,264 @@
+// The engines behind the built-in suites, over the run's sessions: health (nvidia-smi and the
+// kernel log against the run's start), the layout assert, the regression comparison over the
+// records, and the isolation scenarios. Each answers in VerdictViews, which a suite turns into
+// its tests' outcomes.
+import { join } from "node:path";
+import type { FaultName } from "../chaos/history.js";
+import { History } from "../chaos/history.js";
+import {
+  type IsolationOptions,
+  NodeScenarios,
+  planScenarios,
+  type ScenarioResult,
+} from "../chaos/scenario.js";
+import { assertLayout } from "../mig/apply/index.js";
+import type { LayoutConfig } from "../mig/layout/index.js";
+import type { ExtraCheck } from "../report/context.js";
+import type { Transport } from "../transport/types.js";
+import type { CheckSink, CheckStatus } from "../verdicts/checks.js";
+import { HEALTH_QUERY, healthChecks, layoutChecks } from "../verdicts/health.js";
+import type { ScenarioRef } from "../verdicts/isolation.js";
+import type { Verdict } from "../verdicts/types.js";
+import type {
+  IsolationPlan,
+  ScenarioOutcome,
+  ScenarioView,
+  SuiteNode,
+  VerdictView,
+} from "./api-types.js";
+import { instanceTitle } from "./context.js";
+import type { NodeSession } from "./session.js";
+
+const FAIL_CODE: Record<ExtraCheck["suite"], string> = {
+  layout: "LAYOUT_DRIFT",
+  health: "HEALTH",
+  regression: "DRIVER_REGRESSION",
+};
+
+export function viewOfExtra(x: ExtraCheck): VerdictView {
+  return {
+    title: x.title,
+    gpu: x.gpu,
+    status: x.status,
+    code:
+      x.status === "failed" ? FAIL_CODE[x.suite] : x.status === "broken" ? "NODE_COMMAND" : "OK",
+    message: x.message,
+    figures: { ...x.parameters },
+    evidence: x.attachment ? [x.attachment] : [],
+  };
+}
+
+export function viewOfVerdict(v: Verdict, gpu: number): VerdictView {
+  return {
+    title: v.name,
+    gpu,
+    status: v.status,
+    code:
+      v.status === "failed"
+        ? "ISOLATION_VIOLATION"
+        : v.status === "broken"
+          ? "ISOLATION_UNDECIDED"
+          : "OK",
+    message: v.summary,
+    figures: v.evidence.figures,
+    evidence: v.evidence.logLines.length
+      ? [{ name: "log lines", content: v.evidence.logLines.join("\n") }]
+      : [],
+  };
+}
+
+async function dmesg(t: Transport): Promise<string[] | null> {
+  const r = await t.exec({ argv: ["dmesg"] }, { timeoutMs: 30_000 });
+  return r.exitCode === 0 ? r.stdout.split("\n").filter(Boolean) : null;
+}
+
+/** The kernel log at the run's start, per node (the health suite compares against it). */
+export async function readStartDmesg(
+  sessions: readonly NodeSession[],
+): Promise<Map<string, string[] | null>> {
+  const out = new Map<string, string[] | null>();
+  await Promise.all(
+    sessions.map(async (s) => {
+      if (s.error) return;
+      out.set(s.node.name, await dmesg(s).catch(() => null));
+    }),
+  );
+  return out;
+}
+
+export async function healthOf(
+  s: NodeSession,
+  dmesgAtStart: ReadonlyMap<string, string[] | null>,
+  sink: CheckSink,
+): Promise<VerdictView[]> {
+  let smiExit: number | null = null;
+  let smiOutput = "not read";
+  let after: string[] | null = null;
+  try {
+    const smi = await s.exec(
+      { argv: ["nvidia-smi", `--query-gpu=${HEALTH_QUERY}`, "--format=csv,noheader,nounits"] },
+      { timeoutMs: 60_000 },
+    );
+    smiExit = smi.exitCode;
+    smiOutput = smi.exitCode === 0 ? smi.stdout : `${smi.stdout}${smi.stderr}`;
+    after = await dmesg(s);
+  } catch (e) {
+    smiOutput = (e as Error).message;
+  }
+  const isolationGpus = new Set(
+    sink.checks
+      .filter((c) => c.suite === "isolation" && c.node === s.node.name && c.gpu !== null)
+      .map((c) => c.gpu as number),
+  );
+  return healthChecks({
+    node: s.node.name,
+    smiExit,
+    smiOutput,
+    dmesgBefore: dmesgAtStart.get(s.node.name) ?? null,
+    dmesgAfter: after,
+    isolationGpus,
+  }).map(viewOfExtra);
+}
+
+export async function layoutOf(
+  s: NodeSession,
+  config: LayoutConfig | null,
+  o: { runId: string; journalDir: string },
+): Promise<VerdictView[] | null> {
+  if (!config) return null;
+  const reports = await assertLayout([s.node], config, {
+    runId: o.runId,
+    journalDir: o.journalDir,
+    transports: new Map([[s.node.name, s]]),
+  });
+  return layoutChecks(reports, config.name).map(viewOfExtra);
+}
+
+function stepsOf(history: History, ref: ScenarioRef): ScenarioOutcome["steps"] {
+  const mine = history.events.filter(
+    (e) => e.data.scenario === ref.scenario || e.data.scenario === ref.baseline,
+  );
+  const ops = new Map<string, { start: number; stop: number; status: CheckStatus }>();
+  for (const e of mine) {
+    const t = Date.parse(e.time);
+    const name =
+      e.data.scenario === ref.baseline && e.op === "baseline"
+        ? "baseline (victims alone)"
+        : (STEP_NAMES[e.op] ?? e.op);
+    const cur = ops.get(name) ?? { start: t, stop: t, status: "passed" as CheckStatus };
+    cur.start = Math.min(cur.start, t);
+    cur.stop = Math.max(cur.stop, t);
+    if (e.type === "info" && e.data.harnessError) cur.status = "broken";
+    ops.set(name, cur);
+  }
+  return [...ops].map(([name, v]) => ({
+    name,
+    status: v.status,
+    startMs: v.start,
+    stopMs: v.stop,
+  }));
+}
+
+const STEP_NAMES: Record<string, string> = {
+  fault: "fault injected in the aggressor",
+  load: "victims under load",
+  memcheck: "victims' memory check",
+  dmesg: "kernel log read",
+  recovery: "aggressor recovery",
+  harness: "harness",
+};
+
+/** The node's isolation scenarios: planned now (so the suite can name its tests), run when
+ * started, each resolving as soon as it is judged. */
+export function isolationOf(
+  s: NodeSession,
+  node: SuiteNode,
+  o: Omit<IsolationOptions, "history" | "inventory" | "onScenario" | "faults"> & {
+    faults: readonly FaultName[];
+    history: History;
+  },
+): IsolationPlan {
+  const inv = s.discovered;
+  const plan = planScenarios(inv?.instances ?? [], o.aggressors);
+  const waiting = new Map<
+    string,
+    {
+      resolve: (r: ScenarioOutcome) => void;
+      reject: (e: unknown) => void;
+      p: Promise<ScenarioOutcome>;
+    }
+  >();
+  const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
+  for (const p of plan)
+    for (const fault of o.faults) {
+      let resolve!: (r: ScenarioOutcome) => void;
+      let reject!: (e: unknown) => void;
+      const pr = new Promise<ScenarioOutcome>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      pr.catch(() => {});
+      waiting.set(key(p.gpu, p.aggressorLabel, fault), { resolve, reject, p: pr });
+    }
+  let started = false;
+  const startAll = () => {
+    if (started) return;
+    started = true;
+    void (async () => {
+      let scenarioStart = Date.now();
+      const onScenario = (r: ScenarioResult, ref: ScenarioRef) => {
+        const w = waiting.get(key(r.gpu, r.aggressor, r.fault));
+        const now = Date.now();
+        w?.resolve({
+          verdicts: r.verdicts.map((v) => viewOfVerdict(v, r.gpu)),
+          startMs: scenarioStart,
+          stopMs: now,
+          steps: stepsOf(o.history, ref),
+        });
+        scenarioStart = now;
+      };
+      try {
+        const res = await new NodeScenarios([s], {
+          ...o,
+          faults: [...o.faults],
+          inventory: inv ?? { instances: [] },
+          onScenario,
+        }).run();
+        const why = res.error ?? "the scenario did not run";
+        for (const w of waiting.values()) w.reject(new Error(why));
+      } catch (e) {
+        for (const w of waiting.values()) w.reject(e);
+      }
+    })();
+  };
+  const scenarios: ScenarioView[] = plan.flatMap((p) =>
+    o.faults.map((fault) => ({
+      gpu: p.gpu,
+      mode: p.mode,
+      aggressor: {
+        label: p.aggressorLabel,
+        profile: p.aggressor.profile,
+        placement: p.aggressor.placement,
+        title: p.mode === "mig" ? instanceTitle(p.aggressor) : `${p.mode} process A (whole GPU)`,
+      },
+      fault,
+      verdictNames: ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"],
+      result: () => {
+        startAll();
+        return waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p;
+      },
+    })),
+  );
+  return {
+    start: startAll,
+    scenarios,
+    problem:
+      plan.length === 0
+        ? `${node.name}: no GPU with two or more MIG instances or without MIG: nothing to partition`
+        : null,
+  };
+}
+
+export function isolationHistory(outDir: string): History {
+  return new History(join(outDir, "history.jsonl"));
+}

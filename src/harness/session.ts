@@ -1,0 +1,185 @@
+// One session per node per run: one SSH connection (a second only while more than
+// MAX_CHANNELS commands must be open at once), the node lock held for the whole command, and
+// the node's discovery read once and shared by every suite. It is itself a Transport, so the
+// layers below (apply, the launcher, the isolation scenarios) run over it unchanged.
+import { isSlicecheckError, SlicecheckError } from "../errors.js";
+import type { NodeSpec } from "../inventory/types.js";
+import { openTransport } from "../transport/open.js";
+import { MAX_CHANNELS } from "../transport/ssh.js";
+import type {
+  Command,
+  ExecOptions,
+  ExecResult,
+  RawProcess,
+  RunProcess,
+  Transport,
+} from "../transport/types.js";
+import { discoverInstances, type NodeInventory } from "../workloads/instances.js";
+import { acquireLock, type HeldLock, type LockInfo } from "./lock.js";
+
+interface Pooled {
+  t: Transport;
+  inflight: number;
+  ready: Promise<void>;
+}
+
+export interface SessionOpenOptions {
+  /** Take the node lock (run, apply, restore); read-only commands do not. */
+  lock: boolean;
+  /** The command that holds the lock, for the message a second controller gets. */
+  command: string;
+}
+
+export class NodeSession implements Transport {
+  readonly kind: "ssh" | "local";
+  private readonly pool: Pooled[] = [];
+  private lock: HeldLock | null = null;
+  private inventory: NodeInventory | null = null;
+  /** SSH connections this session opened (the bench reports it per node per run). */
+  connectionsOpened = 0;
+  /** Set once the session could not be opened or was lost: the node's own failure. */
+  error: SlicecheckError | null = null;
+  tookOver: LockInfo | null = null;
+  private closed = false;
+
+  constructor(
+    readonly node: NodeSpec,
+    readonly runId: string,
+  ) {
+    this.kind = openTransport(node, { runId }).kind;
+  }
+
+  private add(): Pooled {
+    const t = openTransport(this.node, { runId: this.runId });
+    this.connectionsOpened++;
+    const p: Pooled = { t, inflight: 0, ready: t.connect() };
+    p.ready.catch(() => {});
+    this.pool.push(p);
+    return p;
+  }
+
+  /** Connects and, when asked, locks the node. Throws the node's error (never for others). */
+  async open(o: SessionOpenOptions): Promise<void> {
+    const first = this.pool[0] ?? this.add();
+    try {
+      await first.ready;
+      if (o.lock) {
+        this.lock = await acquireLock(first.t, { runId: this.runId, command: o.command });
+        this.tookOver = this.lock.tookOver;
+      }
+    } catch (e) {
+      this.error = isSlicecheckError(e)
+        ? e
+        : new SlicecheckError("CONNECT", `${this.node.name}: ${(e as Error).message ?? e}`, {
+            node: this.node.name,
+          });
+      throw this.error;
+    }
+  }
+
+  get locked(): boolean {
+    return this.lock !== null;
+  }
+
+  connect(): Promise<void> {
+    return (this.pool[0] ?? this.add()).ready;
+  }
+
+  /** The connection with a free channel, or a new one when every channel is busy. */
+  private async pick(): Promise<Pooled> {
+    if (this.closed)
+      throw new SlicecheckError("CONNECTION_LOST", `${this.node.name}: the session is closed`, {
+        node: this.node.name,
+      });
+    const free = this.pool.find((p) => p.inflight < MAX_CHANNELS) ?? this.add();
+    free.inflight++;
+    try {
+      await free.ready;
+    } catch (e) {
+      free.inflight--;
+      throw e;
+    }
+    return free;
+  }
+
+  async exec(command: Command, opts?: ExecOptions): Promise<ExecResult> {
+    const p = await this.pick();
+    try {
+      return await p.t.exec(command, opts);
+    } finally {
+      p.inflight--;
+    }
+  }
+
+  start(commandLine: string): Promise<RawProcess> {
+    return this.first().start(commandLine);
+  }
+
+  private first(): Transport {
+    const p = this.pool[0];
+    if (!p) throw new SlicecheckError("CONNECT", `${this.node.name}: not connected`, {});
+    return p.t;
+  }
+
+  async killRun(runTag?: string): Promise<number> {
+    // Over a connection that still answers: after a lost one, the others (or a new one) do it.
+    for (const p of this.pool) {
+      try {
+        return await p.t.killRun(runTag);
+      } catch {
+        /* try the next connection */
+      }
+    }
+    const t = openTransport(this.node, { runId: this.runId });
+    this.connectionsOpened++;
+    try {
+      await t.connect();
+      return await t.killRun(runTag);
+    } finally {
+      await t.close().catch(() => {});
+    }
+  }
+
+  listRun(runTag: string): Promise<RunProcess[]> {
+    return this.first().listRun(runTag);
+  }
+
+  /** The node's GPUs and instances, read once; `refresh` after the layout changed. */
+  async discover(refresh = false): Promise<NodeInventory> {
+    if (!this.inventory || refresh) this.inventory = await discoverInstances(this);
+    return this.inventory;
+  }
+
+  get discovered(): NodeInventory | null {
+    return this.inventory;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.lock?.release().catch(() => {});
+    this.lock = null;
+    await Promise.all(this.pool.map((p) => p.t.close().catch(() => {})));
+  }
+}
+
+/** Opens a session per node, at most `concurrency` connecting at once (sshd's MaxStartups
+ * drops unauthenticated connections beyond 10 in flight). A node that cannot be opened keeps
+ * its error in `session.error`; it never costs the other nodes theirs. */
+export async function openSessions(
+  nodes: readonly NodeSpec[],
+  runId: string,
+  o: SessionOpenOptions & { concurrency?: number },
+): Promise<NodeSession[]> {
+  const sessions = nodes.map((n) => new NodeSession(n, runId));
+  const width = Math.max(1, Math.min(o.concurrency ?? 16, 16));
+  let next = 0;
+  const worker = async () => {
+    while (next < sessions.length) {
+      const s = sessions[next++]!;
+      await s.open(o).catch(() => {});
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, sessions.length) }, worker));
+  return sessions;
+}

@@ -1,0 +1,90 @@
+// A run as an ordered list of tasks, each of which may leave a teardown (as Playwright's runner
+// does with its setup and teardown tasks): the teardowns run in reverse order whatever
+// happened, on an error and on an interrupt. The first SIGINT/SIGTERM aborts the run's signal
+// (workloads stop, teardowns run); the second stops waiting and says exactly what is left.
+
+export interface Teardown {
+  name: string;
+  /** The command that finishes this teardown by hand, printed after a second interrupt. */
+  manual: string | null;
+  run(): Promise<void>;
+}
+
+export class TaskList {
+  private readonly teardowns: Teardown[] = [];
+  private current: string | null = null;
+  private tearing = false;
+  readonly ac = new AbortController();
+  interrupted = false;
+
+  get signal(): AbortSignal {
+    return this.ac.signal;
+  }
+
+  /** Runs a task unless the run was interrupted; returns its value or null when skipped. */
+  async task<T>(name: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T | null> {
+    if (this.ac.signal.aborted) return null;
+    this.current = name;
+    try {
+      return await fn(this.ac.signal);
+    } finally {
+      this.current = null;
+    }
+  }
+
+  /** Registers what undoes a task; it runs at the end, after every later task's teardown. */
+  teardown(t: Teardown): void {
+    this.teardowns.push(t);
+  }
+
+  /** Teardowns in reverse order; one that fails never stops the others. */
+  async tearDown(onError: (name: string, e: unknown) => void): Promise<void> {
+    this.tearing = true;
+    while (this.teardowns.length > 0) {
+      const t = this.teardowns[this.teardowns.length - 1]!;
+      this.current = t.name;
+      try {
+        await t.run();
+      } catch (e) {
+        onError(t.name, e);
+      }
+      this.teardowns.pop();
+    }
+    this.current = null;
+  }
+
+  /** What is left to do by hand, for the message of a second interrupt. */
+  leftover(): { doing: string | null; left: Teardown[] } {
+    return { doing: this.current, left: [...this.teardowns].reverse() };
+  }
+
+  /** Installs the interrupt handlers; returns their removal. */
+  onSignals(io: { err(line: string): void }, exit: (code: number) => void): () => void {
+    let count = 0;
+    const handler = (sig: NodeJS.Signals) => {
+      count++;
+      if (count === 1) {
+        this.interrupted = true;
+        io.err(
+          `slicecheck: ${sig}: stopping the workloads, keeping what they measured, ${this.tearing ? "finishing the teardown" : "then restoring and writing the reports"} (interrupt again to stop waiting)`,
+        );
+        this.ac.abort();
+        return;
+      }
+      const { doing, left } = this.leftover();
+      io.err(`slicecheck: ${sig} again: stopped waiting${doing ? ` during: ${doing}` : ""}.`);
+      if (left.length === 0) io.err("Nothing was left to undo.");
+      else {
+        io.err("Left to do, in this order:");
+        for (const t of left) io.err(`  - ${t.name}${t.manual ? `: ${t.manual}` : ""}`);
+      }
+      exit(130);
+    };
+    process.on("SIGINT", handler);
+    process.on("SIGTERM", handler);
+    return () => {
+      process.removeListener("SIGINT", handler);
+      process.removeListener("SIGTERM", handler);
+    };
+  }
+}

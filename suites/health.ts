@@ -1,0 +1,53 @@
+// health: at the end of the run, per GPU: the driver answers, persistence mode (reported, never
+// failed), no uncorrected volatile ECC errors, and no new Xid on the GPU's bus since the run
+// started (Xids the isolation suite's faults caused in this run are excused, with a note).
+import {
+  current,
+  fail,
+  forEachGpu,
+  forEachNode,
+  harness,
+  type VerdictView,
+} from "slicecheck/suite";
+import { brokenIf } from "./lib/judge.js";
+
+const run = harness();
+const TITLES = [
+  "driver answers",
+  "persistence mode",
+  "has no uncorrected ECC errors",
+  "logged no new Xid",
+];
+
+describe("health", () => {
+  forEachNode(run.nodes, (node) => {
+    let verdicts: VerdictView[] = [];
+    let problem: string | null = null;
+    before(async () => {
+      if (node.error) return;
+      try {
+        verdicts = await run.health(node);
+      } catch (e) {
+        problem = (e as Error).message;
+      }
+    });
+    const judge = (gpu: number | null, title: string) => {
+      brokenIf(node.error ?? problem);
+      // A driver that does not answer at all yields one node-wide verdict.
+      const v =
+        verdicts.find((x) => x.gpu === gpu && x.title.endsWith(title)) ??
+        verdicts.find((x) => x.gpu === null);
+      if (!v) return brokenIf(`no ${title} verdict came back`, "HEALTH_UNDECIDED");
+      const check = current();
+      check.figures(v.figures);
+      check.note(v.message);
+      for (const e of v.evidence) check.evidence(e.name, e.content);
+      if (v.status === "broken") brokenIf(v.message, v.code);
+      if (v.status === "failed") fail("HEALTH", v.message);
+    };
+    if (node.gpus.length === 0) it("driver answers", () => judge(null, "driver answers"));
+    forEachGpu(node, (gpu) => {
+      for (const t of TITLES) it(t, () => judge(gpu.index, t));
+    });
+  });
+});

@@ -1,0 +1,16 @@
+// Small helpers the built-in suites share. Users' suites may copy them: they use only the
+// public API.
+import { broken, type CheckHandle, type WorkloadResult } from "slicecheck/suite";
+
+/** Broken (the harness could not decide) with this reason, when there is one. */
+export function brokenIf(reason: string | null | undefined, code = "NODE_UNREADABLE"): void {
+  if (reason) broken(code, reason);
+}
+
+/** A workload's figures, its time span and its log on the check. */
+export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
+  check.figures({ ...r.metrics, exitCode: r.exitCode, sm: r.instance.sm });
+  check.window(r.startMs, r.stopMs);
+  check.parameter("placement", r.instance.placement ?? "whole GPU");
+  if (r.log) check.evidenceFile("workload log", r.log, "text/plain");
+}
