@@ -47,6 +47,17 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       setCode(await (await import("./commands/exec.js")).execCommand(cmd, o, io)),
     );
 
+  nodeOpts(program.command("inventory"))
+    .description(
+      "show every node as resolved from the inventory and ssh_config, and where each value came from (connects to nothing)",
+    )
+    .option("--list", "every node and group (the default)")
+    .option("--host <name>", "one node, each value with its origin (file:line)")
+    .option("--json", "machine-readable output")
+    .action(async (o) =>
+      setCode((await import("./commands/inventory.js")).inventoryCommand(o, io)),
+    );
+
   nodeOpts(program.command("doctor"))
     .description("check reachability, host keys, login, sudo, driver, MIG capability and tools")
     .option("--timeout <s>", "per-node deadline in seconds", parsePositiveNumber("--timeout"), 60)
