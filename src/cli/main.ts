@@ -24,7 +24,7 @@ function nodeOpts(cmd: Command): Command {
     )
     .option(
       "--nodes <selector>",
-      "nodes to act on: names, gpu[01-04], @group, tag:NAME, comma lists (default: all)",
+      "nodes to act on: names, gpu[01-04], @group, tag:NAME, all, !TERM to leave out, comma lists (default: all)",
     );
 }
 
@@ -37,11 +37,15 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .exitOverride();
 
   nodeOpts(program.command("exec"))
-    .description("run one command on many nodes at once (each argument is shell-quoted)")
+    .description(
+      "run one command on many nodes at once: one argument runs through the node's shell (as with ssh and pdsh), several are quoted one by one",
+    )
     .argument("<cmd...>", "the command and its arguments, after --")
+    .option("-x, --exclude <selector>", "leave these nodes out (same grammar as --nodes)")
+    .option("-b, --gather", "print each distinct output once under its nodes (like clush -b)")
     .option("--timeout <s>", "per-node deadline in seconds", parsePositiveNumber("--timeout"), 120)
     .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
-    .option("--shell", "pass the command to the node's sh -c as one line (pipes, globs)")
+    .option("--shell", "join several arguments into one line for the node's shell")
     .option("--json", "print {nodes:[{name,exitCode,stdout,stderr,error}]}")
     .action(async (cmd: string[], o) =>
       setCode(await (await import("./commands/exec.js")).execCommand(cmd, o, io)),
