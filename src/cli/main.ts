@@ -88,6 +88,10 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .argument("<kind>", PARSE_KINDS)
     .argument("<file>", "the captured output; leading `# source:` lines are ignored")
     .option("--json", "print JSON (the documented interface) instead of YAML")
+    .option(
+      "--fields <list>",
+      "query/apps: the fields of a headerless --format=csv,noheader output, as given to --query-gpu",
+    )
     .action(async (kind: string, file: string, o) =>
       setCode((await import("./commands/parse.js")).parseCommand(kind, file, o, io)),
     );
