@@ -7,7 +7,7 @@
 //   ansible_group_priority, then name) < group_vars/all < group_vars/<group> by depth
 //   < the host's own inventory vars < host_vars/<host>.
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { expandHostRange } from "./host-range.js";
 import type { AnsibleGroup } from "./schema.js";
@@ -134,7 +134,9 @@ export interface ResolvedAnsible {
   varFiles: string[];
 }
 
-export function resolveAnsible(m: AnsibleModel, dir: string): ResolvedAnsible {
+/** `file` is the inventory (for messages); group_vars/ and host_vars/ are looked up beside it. */
+export function resolveAnsible(m: AnsibleModel, file: string): ResolvedAnsible {
+  const dir = dirname(file);
   const all = groupOf(m, "all");
   const isChild = new Set([...m.groups.values()].flatMap((g) => g.children));
   for (const g of m.groups.values()) {
@@ -152,15 +154,27 @@ export function resolveAnsible(m: AnsibleModel, dir: string): ResolvedAnsible {
     if (!all.children.includes("ungrouped")) all.children.push("ungrouped");
   }
 
+  // A loop of children (a in b, b in a) is refused: Ansible refuses it too.
+  const state = new Map<string, "open" | "done">();
+  const check = (name: string, trail: string[]) => {
+    if (state.get(name) === "done") return;
+    if (state.get(name) === "open")
+      throw inventoryError(
+        file,
+        `children of groups form a loop: ${[...trail, name].join(" -> ")}`,
+      );
+    state.set(name, "open");
+    for (const c of m.groups.get(name)?.children ?? []) check(c, [...trail, name]);
+    state.set(name, "done");
+  };
+  for (const g of m.groups.keys()) check(g, []);
   const depth = new Map<string, number>();
-  const visit = (name: string, d: number, trail: string[]) => {
-    if (trail.includes(name))
-      throw inventoryError(dir, `groups form a loop: ${[...trail, name].join(" -> ")}`);
+  const visit = (name: string, d: number) => {
     if ((depth.get(name) ?? -1) >= d) return;
     depth.set(name, d);
-    for (const c of m.groups.get(name)?.children ?? []) visit(c, d + 1, [...trail, name]);
+    for (const c of m.groups.get(name)?.children ?? []) visit(c, d + 1);
   };
-  visit("all", 0, []);
+  visit("all", 0);
 
   const membersMemo = new Map<string, Set<string>>();
   const members = (name: string): Set<string> => {

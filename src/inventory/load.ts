@@ -191,7 +191,7 @@ function loadAnsibleIni(file: string, opts: LoadOptions): Inventory {
 
 function loadAnsible(file: string, model: AnsibleModel, opts: LoadOptions): Inventory {
   const baseDir = dirname(file);
-  const resolved = resolveAnsible(model, baseDir);
+  const resolved = resolveAnsible(model, file);
   if (resolved.hosts.length === 0) {
     throw inventoryError(
       file,

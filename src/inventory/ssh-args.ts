@@ -86,7 +86,7 @@ export function parseSshArgs(args: string): ParsedSshArgs {
       const field = (HONOURED_SSH_OPTIONS as Record<string, Field>)[key];
       if (!field) {
         warnings.push(
-          `-o ${m[1]} is not used by slicecheck (it honours ${Object.keys(HONOURED_SSH_OPTIONS).join(", ")})`,
+          `-o ${m[1]} is not used by slicecheck (it honours UserKnownHostsFile, StrictHostKeyChecking, ProxyJump, ProxyCommand, Port, User, IdentityFile, ConnectTimeout)`,
         );
         continue;
       }

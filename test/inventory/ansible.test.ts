@@ -128,6 +128,13 @@ describe("Ansible INI inventories", () => {
     );
   });
 
+  it("refuses children that loop", () => {
+    assert.match(
+      failure(write("[a:children]\nb\n[b:children]\na\n[b]\nh1\n")),
+      /inv\d+\.ini: children of groups form a loop: a -> b -> a/,
+    );
+  });
+
   it("refuses a Jinja template it cannot render, and renders inventory_hostname", () => {
     const ok = loadInventory(write("h1 ansible_host={{inventory_hostname}}.example\n"), {
       sshConfig: null,
