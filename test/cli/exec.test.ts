@@ -119,6 +119,15 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
     assert.match(r.stderr, /slicecheck: sim02: exited with exit code 4/);
   });
 
+  it("runs an ansible_connection: local host on this machine, without ssh", async () => {
+    const inv = join(c.dir, "local.ini");
+    // Port 1 on an address nothing listens on: ssh would fail, the local transport never tries.
+    writeFileSync(inv, "ctl ansible_connection=local ansible_host=127.0.0.250 ansible_port=1\n");
+    const r = await cli("exec", "-i", inv, "--", "echo $((40 + 2)) $SLICECHECK_RUN");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ctl: 42 sc-\S+@ctl\n$/);
+  });
+
   it("exits with the worst exit code of the nodes, and gives JSON", async () => {
     const r = await cli(
       "exec",

@@ -58,7 +58,7 @@ describe("slicecheck inventory", () => {
     const r = await cli("inventory", "-i", inv, "--host", "gpu02");
     assert.equal(r.code, 0, r.stderr);
     const line = (k: string) => r.stdout.split("\n").find((l) => l.trimStart().startsWith(k)) ?? "";
-    const file = resolve(inv).replace(process.cwd() + "/", "");
+    const file = resolve(inv).replace(`${process.cwd()}/`, "");
     assert.match(line("port"), new RegExp(`2222 +from ${file}:5 \\(ansible_port\\)`));
     assert.match(line("user"), new RegExp(`ops +from ${file}:3 \\(ansible_user\\)`));
     assert.match(
