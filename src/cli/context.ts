@@ -10,6 +10,8 @@ import { DEFAULT_SIM_INVENTORY } from "../sim/cluster.js";
 export interface NodeOptions {
   inventory?: string;
   nodes?: string;
+  /** `exec -x`: nodes to leave out, in the same selector grammar. */
+  exclude?: string;
 }
 
 export function inventoryPath(opt: string | undefined): string {
@@ -26,9 +28,15 @@ export function inventoryPath(opt: string | undefined): string {
   return p;
 }
 
-export function loadSelected(o: NodeOptions): { inventory: Inventory; nodes: NodeSpec[] } {
+/** With `io`, the inventory's warnings (options it asks for that slicecheck does not do) go to
+ * stderr. */
+export function loadSelected(
+  o: NodeOptions,
+  io?: Out,
+): { inventory: Inventory; nodes: NodeSpec[] } {
   const inventory = loadInventory(inventoryPath(o.inventory));
-  const nodes = selectNodes(inventory, o.nodes);
+  for (const w of inventory.warnings ?? []) io?.err(`slicecheck: warning: ${w}`);
+  const nodes = selectNodes(inventory, o.nodes, o.exclude);
   if (nodes.length === 0) {
     throw new SlicecheckError("SELECTOR", `no nodes selected from ${inventory.file}`);
   }

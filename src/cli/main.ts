@@ -24,7 +24,7 @@ function nodeOpts(cmd: Command): Command {
     )
     .option(
       "--nodes <selector>",
-      "nodes to act on: names, gpu[01-04], @group, tag:NAME, comma lists (default: all)",
+      "nodes to act on: names, gpu[01-04], @group, tag:NAME, all, !TERM to leave out, comma lists (default: all)",
     );
 }
 
@@ -37,14 +37,29 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .exitOverride();
 
   nodeOpts(program.command("exec"))
-    .description("run one command on many nodes at once (each argument is shell-quoted)")
+    .description(
+      "run one command on many nodes at once: one argument runs through the node's shell (as with ssh and pdsh), several are quoted one by one",
+    )
     .argument("<cmd...>", "the command and its arguments, after --")
+    .option("-x, --exclude <selector>", "leave these nodes out (same grammar as --nodes)")
+    .option("-b, --gather", "print each distinct output once under its nodes (like clush -b)")
     .option("--timeout <s>", "per-node deadline in seconds", parsePositiveNumber("--timeout"), 120)
     .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
-    .option("--shell", "pass the command to the node's sh -c as one line (pipes, globs)")
+    .option("--shell", "join several arguments into one line for the node's shell")
     .option("--json", "print {nodes:[{name,exitCode,stdout,stderr,error}]}")
     .action(async (cmd: string[], o) =>
       setCode(await (await import("./commands/exec.js")).execCommand(cmd, o, io)),
+    );
+
+  nodeOpts(program.command("inventory"))
+    .description(
+      "show every node as resolved from the inventory and ssh_config, and where each value came from (connects to nothing)",
+    )
+    .option("--list", "every node and group (the default)")
+    .option("--host <name>", "one node, each value with its origin (file:line)")
+    .option("--json", "machine-readable output")
+    .action(async (o) =>
+      setCode((await import("./commands/inventory.js")).inventoryCommand(o, io)),
     );
 
   nodeOpts(program.command("doctor"))
@@ -73,6 +88,10 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .argument("<kind>", PARSE_KINDS)
     .argument("<file>", "the captured output; leading `# source:` lines are ignored")
     .option("--json", "print JSON (the documented interface) instead of YAML")
+    .option(
+      "--fields <list>",
+      "query/apps: the fields of a headerless --format=csv,noheader output, as given to --query-gpu",
+    )
     .action(async (kind: string, file: string, o) =>
       setCode((await import("./commands/parse.js")).parseCommand(kind, file, o, io)),
     );

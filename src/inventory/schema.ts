@@ -55,6 +55,10 @@ export const nodeFields = z.strictObject({
     .regex(/^[A-Za-z0-9._-]+$/, "expected a Slurm node name")
     .optional(),
   connect_timeout: z.number().positive("expected a positive number of seconds").optional(),
+  // ssh's ProxyCommand: started locally, SSH spoken over its stdin/stdout (%h %p %r %n expanded).
+  proxy_command: z.string().min(1, "expected a command line").nullable().optional(),
+  // `local` runs commands on this machine (Ansible's ansible_connection: local).
+  connection: z.enum(["ssh", "local"], { error: "expected 'ssh' or 'local'" }).optional(),
 });
 export type NodeFields = z.infer<typeof nodeFields>;
 

@@ -1,21 +1,47 @@
-// Node selectors: `gpu[01-04]`, `gpu[01-03,07]`, `gpu*`, `@group`, `tag:NAME`, `all`, and
-// comma lists of these. A term that matches nothing is an error: a typo must not silently
-// shrink a maintenance run.
+// Node selectors: `gpu[01-04]`, `gpu[01-03,07]`, `gpu*`, `@group`, `tag:NAME`, `all`, comma
+// lists of these, and `!term` to leave nodes out (`@a100,!gpu03`; only `!` terms: all nodes but
+// those). A term that matches nothing is an error, and so is an empty selector or term: a typo
+// must not silently shrink, or widen, a maintenance run. foldNames() is the inverse, for
+// printing node lists the way pdsh and clush do (`sim[01-03,05]`).
 import { SlicecheckError } from "../errors.js";
 import type { Inventory, NodeSpec } from "./types.js";
 
-export function selectNodes(inv: Inventory, selector: string | undefined): NodeSpec[] {
-  if (selector === undefined || selector.trim() === "" || selector.trim() === "all")
-    return inv.nodes;
-  const wanted = new Set<string>();
-  for (const term of splitTerms(selector)) {
-    for (const name of matchTerm(inv, term)) wanted.add(name);
-  }
+/** The nodes `selector` names, minus those `exclude` names (`exec -x`), in inventory order.
+ * No selector means every node. */
+export function selectNodes(
+  inv: Inventory,
+  selector: string | undefined,
+  exclude?: string,
+): NodeSpec[] {
+  const wanted =
+    selector === undefined
+      ? new Set(inv.nodes.map((n) => n.name))
+      : namesOf(inv, selector, "--nodes");
+  if (exclude !== undefined) for (const n of namesOf(inv, exclude, "--exclude")) wanted.delete(n);
   return inv.nodes.filter((n) => wanted.has(n.name));
 }
 
+function namesOf(inv: Inventory, selector: string, option: string): Set<string> {
+  if (selector.trim() === "") {
+    throw selectorError(
+      selector,
+      "is empty; give node names, ranges, @group, tag:NAME or all",
+      option,
+    );
+  }
+  const terms = splitTerms(selector, option);
+  const positive = terms.filter((t) => !t.startsWith("!"));
+  const wanted = new Set<string>(positive.length ? [] : inv.nodes.map((n) => n.name));
+  for (const term of positive) for (const name of matchTerm(inv, term, option)) wanted.add(name);
+  for (const term of terms.filter((t) => t.startsWith("!"))) {
+    if (term === "!") throw selectorError(term, "'!' needs a term after it, e.g. !gpu03", option);
+    for (const name of matchTerm(inv, term.slice(1), option)) wanted.delete(name);
+  }
+  return wanted;
+}
+
 /** Splits on commas that are not inside brackets, so `gpu[01-02,05],@a100` is two terms. */
-export function splitTerms(selector: string): string[] {
+export function splitTerms(selector: string, option = "--nodes"): string[] {
   const terms: string[] = [];
   let depth = 0;
   let cur = "";
@@ -28,13 +54,18 @@ export function splitTerms(selector: string): string[] {
     } else cur += ch;
   }
   terms.push(cur.trim());
-  if (depth !== 0 || terms.some((t) => t === "")) {
-    throw selectorError(selector, "unbalanced brackets or an empty term");
+  if (depth !== 0) throw selectorError(selector, "unbalanced brackets", option);
+  if (terms.some((t) => t === "")) {
+    throw selectorError(
+      selector,
+      "has an empty term (two commas in a row, or one at an end); remove it",
+      option,
+    );
   }
   return terms;
 }
 
-function matchTerm(inv: Inventory, term: string): string[] {
+function matchTerm(inv: Inventory, term: string, option: string): string[] {
   if (term === "all") return inv.nodes.map((n) => n.name);
   if (term.startsWith("@")) {
     const members = inv.groups[term.slice(1)];
@@ -42,6 +73,7 @@ function matchTerm(inv: Inventory, term: string): string[] {
       throw selectorError(
         term,
         `no group '${term.slice(1)}'; groups: ${Object.keys(inv.groups).join(", ") || "(none)"}`,
+        option,
       );
     }
     return members;
@@ -51,7 +83,11 @@ function matchTerm(inv: Inventory, term: string): string[] {
     const hits = inv.nodes.filter((n) => n.tags.includes(tag)).map((n) => n.name);
     if (hits.length === 0) {
       const tags = [...new Set(inv.nodes.flatMap((n) => n.tags))];
-      throw selectorError(term, `no node has tag '${tag}'; tags: ${tags.join(", ") || "(none)"}`);
+      throw selectorError(
+        term,
+        `no node has tag '${tag}'; tags: ${tags.join(", ") || "(none)"}`,
+        option,
+      );
     }
     return hits;
   }
@@ -64,6 +100,7 @@ function matchTerm(inv: Inventory, term: string): string[] {
       throw selectorError(
         term,
         `no node named '${pattern}' in ${inv.file}; nodes: ${preview(inv)}`,
+        option,
       );
     }
     hits.push(...matched);
@@ -71,14 +108,15 @@ function matchTerm(inv: Inventory, term: string): string[] {
   return hits;
 }
 
-/** `gpu[01-03,07]` → gpu01 gpu02 gpu03 gpu07, keeping the zero padding of the range's start. */
+/** `gpu[01-03,07]` → gpu01 gpu02 gpu03 gpu07, keeping the zero padding of the range's start.
+ * Ansible's `gpu[01:03]` reads the same. */
 export function expandRanges(term: string): string[] {
   const m = /^(.*?)\[([^\]]+)\](.*)$/.exec(term);
   if (!m) return [term];
   const [, head, body, tail] = m as unknown as [string, string, string, string];
   const out: string[] = [];
   for (const part of body.split(",")) {
-    const r = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    const r = /^(\d+)(?:[-:](\d+))?$/.exec(part.trim());
     if (!r) throw selectorError(term, `'${part}' is not a number or a range like 01-04`);
     const from = Number(r[1]);
     const to = r[2] === undefined ? from : Number(r[2]);
@@ -108,6 +146,57 @@ function preview(inv: Inventory): string {
     : names.join(", ");
 }
 
-function selectorError(term: string, why: string): SlicecheckError {
-  return new SlicecheckError("SELECTOR", `--nodes ${JSON.stringify(term)}: ${why}`, { term });
+function selectorError(term: string, why: string, option = "--nodes"): SlicecheckError {
+  return new SlicecheckError("SELECTOR", `${option} ${JSON.stringify(term)}: ${why}`, { term });
+}
+
+/** Node names folded into pdsh/clush host lists: `sim01 sim02 sim03 sim05` → `sim[01-03,05]`,
+ * in order of first appearance. expandRanges() reads the result back to the same names. */
+export function foldNames(list: readonly string[]): string {
+  const groups = new Map<string, { head: string; tail: string; nums: string[] }>();
+  const plain: string[] = [];
+  const order: string[] = [];
+  for (const name of list) {
+    const m = /^(.*?)(\d+)(\D*)$/.exec(name);
+    if (!m) {
+      plain.push(name);
+      order.push(`=${name}`);
+      continue;
+    }
+    const key = `${m[1]}\0${m[3]}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { head: m[1]!, tail: m[3]!, nums: [] };
+      groups.set(key, g);
+      order.push(key);
+    }
+    if (!g.nums.includes(m[2]!)) g.nums.push(m[2]!);
+  }
+  return order
+    .map((key) => {
+      if (key.startsWith("=")) return key.slice(1);
+      const g = groups.get(key)!;
+      if (g.nums.length === 1) return `${g.head}${g.nums[0]}${g.tail}`;
+      const sorted = [...g.nums].sort((a, b) => Number(a) - Number(b) || a.length - b.length);
+      const runs: string[][] = [];
+      for (const n of sorted) {
+        const run = runs[runs.length - 1];
+        const first = run?.[0];
+        // A run continues while the next number is the previous plus one and prints with the
+        // run's start width, so that expandRanges() gives back the same strings.
+        if (
+          run &&
+          first !== undefined &&
+          Number(n) === Number(run[run.length - 1]) + 1 &&
+          n === String(Number(n)).padStart(first.length, "0")
+        )
+          run.push(n);
+        else runs.push([n]);
+      }
+      const body = runs
+        .map((r) => (r.length === 1 ? r[0] : `${r[0]}-${r[r.length - 1]}`))
+        .join(",");
+      return `${g.head}[${body}]${g.tail}`;
+    })
+    .join(",");
 }

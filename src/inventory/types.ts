@@ -10,6 +10,9 @@ export interface SshEndpoint {
   identityPassphraseEnv: string | null;
   knownHosts: string;
   hostKeyPolicy: HostKeyPolicy;
+  /** ssh's ProxyCommand with its tokens expanded: started locally, SSH spoken over its
+   * stdin/stdout (only for the first hop). Absent or null: a direct TCP connection. */
+  proxyCommand?: string | null;
 }
 
 /** A hop on the way to a node: another inventory node, or a plain `user@host:port` target. */
@@ -24,6 +27,12 @@ export interface NodeSpec extends SshEndpoint {
   tags: string[];
   slurmNode: string | null;
   connectTimeoutS: number;
+  /** `local` runs commands on this machine (Ansible's `ansible_connection: local`); absent
+   * means ssh, except for `host: localhost` without jump hosts. */
+  transport?: "ssh" | "local";
+  /** Where each resolved value came from (`file:line (ansible_port)`, `… (ssh_config Port)`,
+   * `default`), for `slicecheck inventory`. */
+  origins?: Record<string, string>;
 }
 
 export interface Inventory {
@@ -32,4 +41,8 @@ export interface Inventory {
   format: "native" | "ansible";
   nodes: NodeSpec[];
   groups: Record<string, string[]>;
+  /** Things the inventory asks for that slicecheck does not do, each naming file:line. */
+  warnings?: string[];
+  /** Every file read: the inventory, group_vars/host_vars files, ssh_config files. */
+  files?: string[];
 }

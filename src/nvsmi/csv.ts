@@ -80,7 +80,13 @@ export function parseNvCsv(kind: string, text: string, fields?: readonly string[
   } else if (fields !== undefined) {
     keys = fields;
   } else {
-    throw parseError(kind, first.no, "a CSV header line (or pass the field list)", first.text);
+    // Output of --format=csv,noheader carries no names: the caller must say what was queried.
+    throw parseError(
+      kind,
+      first.no,
+      `a CSV header line; for --format=csv,noheader output give the queried fields: \`slicecheck parse ${kind} --fields name,memory.total FILE\``,
+      first.text,
+    );
   }
   return body.map((line) => {
     const row = cells(line);

@@ -27,12 +27,16 @@ export function stripSourceLines(text: string): string {
 const PROMPT =
   /^\s*(?:\([^)]*\)\s*)?(?:\$|#|(?:\[[^\]]*@[^\]]*\]|[\w.-]+@[\w.-]+(?::\S*)?)\s*[$#%])(?:\s|$)/;
 const NCCL_INFO = /\bNCCL (?:INFO|WARN)\b/;
+// sudo's own prompt, pasted with what the command printed after it: `[sudo] password for ops:`
+// (sudo's default "[sudo] password for %p: "), `Password:`, `ops@gpu01's password:` (ssh).
+const PASSWORD_PROMPT = /^\s*(?:\[sudo\] password for [^:]+|Password|\S+'s password):\s*$/;
 
 /** True for lines that are not output of the tool: blanks, prompts, provenance, NCCL chatter. */
 export function isNoiseLine(text: string): boolean {
   if (text.trim() === "") return true;
   if (SOURCE_LINE.test(text)) return true;
   if (NCCL_INFO.test(text)) return true;
+  if (PASSWORD_PROMPT.test(text)) return true;
   return PROMPT.test(text);
 }
 

@@ -248,8 +248,18 @@ export interface XidEvent {
   message: string;
 }
 
+/** `NVRM: GPU 0000:09:00.0: GPU has fallen off the bus.`: the driver lost the GPU, with or
+ * without an Xid 79 line next to it. */
+export interface FallenOffBusEvent {
+  time: string | null;
+  /** `0000:09:00` (the Xid form, without the PCI function), or null when the line names none. */
+  pci: string | null;
+  message: string;
+}
+
 export interface XidResult {
   events: XidEvent[];
+  fallenOffBus: FallenOffBusEvent[];
 }
 
 // ---- nvidia-smi -q, MIG Mode block only -----------------------------------------------------

@@ -41,11 +41,55 @@ function timeOf(prefix: string): string | null {
   return null;
 }
 
+// The driver's own words when a GPU stops answering on PCIe (os-interface.c, "GPU has fallen
+// off the bus."), seen as `NVRM: GPU 0000:09:00.0: GPU has fallen off the bus.` and, from older
+// drivers, `NVRM: GPU has fallen off the bus.` with no address. Often with no Xid 79 at all.
+const OFF_BUS =
+  /\bNVRM: (?:GPU (?:at PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.[0-9A-Fa-f])?:?\s+)?(GPU has fallen off the bus\b.*)$/;
+
+/** A line that starts a new kernel log record (a time stamp, a prefix, another NVRM line)
+ * cannot be the rest of a wrapped one. */
+function startsRecord(t: string): boolean {
+  return /\bNVRM:|\bkernel:/.test(t) || TIME_PREFIXES.some((re) => re.test(t));
+}
+
+/** An Xid line cut by a terminal or a pager: no message yet, or ending in a comma. */
+function looksCut(t: string): boolean {
+  const m = XID.exec(t);
+  if (!m) return true;
+  const rest = m[5]!.trim();
+  return rest === "" || rest.endsWith(",") || /^(?:pid=\S*,\s*)?(?:name=\S*,?)?$/.test(rest);
+}
+
 export function parseXid(text: string): XidResult {
   const events: XidEvent[] = [];
-  for (const line of significantLines(text)) {
-    const t = line.text.trimEnd();
-    if (!XID_START.test(t)) continue;
+  const fallenOffBus: XidResult["fallenOffBus"] = [];
+  const lines = significantLines(text);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    let t = line.text.trimEnd();
+    if (!XID_START.test(t)) {
+      const off = OFF_BUS.exec(t);
+      if (off) {
+        fallenOffBus.push({
+          time: timeOf(t.slice(0, off.index)),
+          pci: off[1] ?? null,
+          message: off[2]!.trim(),
+        });
+      }
+      continue;
+    }
+    // Re-join a record that a terminal wrapped: the continuation is indented or simply the
+    // rest of the text, and never a record of its own. In a time-stamped log every record has
+    // its stamp, so any line without one continues the record before it; without stamps only
+    // a record that is visibly cut takes the next line.
+    const stamped = timeOf(t.slice(0, t.search(XID_START))) !== null;
+    for (let next = lines[i + 1]; next && !startsRecord(next.text); next = lines[i + 1]) {
+      if (!stamped && !looksCut(t)) break;
+      const n = next.text;
+      t = /[,:]$/.test(t) || /^\s/.test(n) ? `${t} ${n.trim()}` : `${t}${n.trimEnd()}`;
+      i++;
+    }
     const m = XID.exec(t);
     if (!m) {
       throw parseError(
@@ -88,5 +132,5 @@ export function parseXid(text: string): XidResult {
       message: rest.trim(),
     });
   }
-  return { events };
+  return { events, fallenOffBus };
 }

@@ -17,9 +17,11 @@ export function newRunId(now = new Date()): string {
 }
 
 export function openTransport(node: NodeSpec, opts: SshOptions): Transport {
-  return isLocalHost(node.host) && node.jump.length === 0
-    ? new LocalTransport(node, opts.runId)
-    : new SshTransport(node, opts);
+  // ansible_connection: local, or a node that is this machine.
+  const local =
+    node.transport === "local" ||
+    (isLocalHost(node.host) && node.jump.length === 0 && !node.proxyCommand);
+  return local ? new LocalTransport(node, opts.runId) : new SshTransport(node, opts);
 }
 
 export interface FanOutResult<T> {

@@ -10,6 +10,7 @@ import { SlicecheckError } from "../errors.js";
 import type { JumpHost, NodeSpec } from "../inventory/types.js";
 import { checkHostKey, fingerprint, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
+import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
 import { consumeStreams } from "./streams.js";
 import type {
   Command,
@@ -47,6 +48,7 @@ export class SshTransport implements Transport, RawShell {
   private readonly inflight = new Set<(err: SlicecheckError) => void>();
   private readonly exec_: ManagedExecutor;
   private closed = false;
+  private proxy: ProxyCommand | null = null;
 
   constructor(
     readonly node: NodeSpec,
@@ -91,6 +93,7 @@ export class SshTransport implements Transport, RawShell {
     }
     for (const c of [...this.clients].reverse()) c.end();
     this.clients = [];
+    this.proxy?.stop();
   }
 
   /** RawShell: opens one exec channel on the target connection. */
@@ -173,6 +176,7 @@ export class SshTransport implements Transport, RawShell {
       } catch (err) {
         for (const c of this.clients) c.end();
         this.clients = [];
+        this.proxy?.stop();
         const retryable =
           err instanceof SlicecheckError &&
           err.code === "CONNECT" &&
@@ -187,9 +191,22 @@ export class SshTransport implements Transport, RawShell {
   private async connectChain(): Promise<void> {
     const hops: Hop[] = [...this.node.jump, { ...this.node }];
     let sock: NodeJS.ReadableStream | undefined;
+    const first = hops[0]!;
+    if (first.proxyCommand) {
+      this.proxy = startProxyCommand(first.proxyCommand);
+      sock = this.proxy.sock;
+    }
     for (let i = 0; i < hops.length; i++) {
       const hop = hops[i]!;
-      const client = await this.connectHop(hop, sock, i === hops.length - 1);
+      const client = await this.connectHop(hop, sock, i === hops.length - 1).catch(
+        async (e: unknown) => {
+          throw i === 0 && this.proxy ? await this.proxyFailed(e) : e;
+        },
+      );
+      if (i === 0 && this.proxy) {
+        const proxy = this.proxy;
+        client.once("close", () => proxy.stop());
+      }
       this.clients.push(client);
       const next = hops[i + 1];
       if (next) sock = await forwardOut(client, next, this.node.name);
@@ -250,6 +267,20 @@ export class SshTransport implements Transport, RawShell {
         reject(mapConnectError(e as Error, where, hop, null, null, this.node.name));
       }
     });
+  }
+
+  /** A ProxyCommand that exited before the handshake says why on its stderr. */
+  private async proxyFailed(e: unknown): Promise<unknown> {
+    const p = this.proxy!;
+    // ssh2 may see the pipe close before the exit status arrives.
+    await Promise.race([p.exited, new Promise((r) => setTimeout(r, 1000))]);
+    const code = p.exitCode();
+    if (code === null && !p.stderr()) return e;
+    return new SlicecheckError(
+      "CONNECT",
+      `${this.node.name}: ProxyCommand \`${p.command}\` ${code === null ? "failed" : `exited with ${code}`}${p.stderr() ? `: ${p.stderr()}` : ""}. Check the ProxyCommand with \`ssh -G\` and run it by hand.`,
+      { node: this.node.name, retryable: code === null, cause: e },
+    );
   }
 
   private onLost(reason: string): void {

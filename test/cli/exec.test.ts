@@ -19,7 +19,7 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "echo one; echo two; echo bad >&2",
     );
     assert.equal(r.code, 0);
-    const lines = r.stdout.trim().split("\n").sort();
+    const lines = r.stdout.trim().split("\n");
     assert.deepEqual(lines, [
       "sim01: one",
       "sim01: two",
@@ -28,11 +28,104 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "sim03: one",
       "sim03: two",
     ]);
-    assert.deepEqual(r.stderr.trim().split("\n").sort(), [
-      "sim01: bad",
-      "sim02: bad",
-      "sim03: bad",
-    ]);
+    assert.deepEqual(r.stderr.trim().split("\n"), ["sim01: bad", "sim02: bad", "sim03: bad"]);
+  });
+
+  it("runs one argument through the node's shell, as ssh and pdsh do", async () => {
+    const r = await cli("exec", "-i", c.inventoryPath, "--", "nvidia-smi -L | wc -l");
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.stdout.trim().split("\n"), ["sim01: 1", "sim02: 1", "sim03: 1"]);
+  });
+
+  it("quotes several arguments one by one", async () => {
+    const r = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim01",
+      "--",
+      "echo",
+      "a  b",
+      "$HOME",
+      "it's",
+    );
+    assert.equal(r.stdout, "sim01: a  b $HOME it's\n");
+  });
+
+  it("prints in selection order, whatever order the nodes finish in", async () => {
+    // sim01 (127.0.0.10) finishes last; its lines still come first.
+    const r = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--",
+      'case "$SSH_CONNECTION" in *" 127.0.0.10 "*) sleep 2;; esac; echo done',
+    );
+    assert.deepEqual(r.stdout.trim().split("\n"), ["sim01: done", "sim02: done", "sim03: done"]);
+  });
+
+  it("leaves out nodes with -x and !term, and refuses empty selectors with exit 3", async () => {
+    const names = (out: string) =>
+      out
+        .trim()
+        .split("\n")
+        .map((l) => l.split(":")[0]);
+    const a = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "all,!sim02",
+      "--",
+      "true; echo x",
+    );
+    assert.deepEqual(names(a.stdout), ["sim01", "sim03"]);
+    const b = await cli("exec", "-i", c.inventoryPath, "-x", "sim0[1-2]", "--", "echo x");
+    assert.deepEqual(names(b.stdout), ["sim03"]);
+    const e = await cli("exec", "-i", c.inventoryPath, "--nodes", "", "--", "true");
+    assert.equal(e.code, 3);
+    assert.match(e.stderr, /--nodes "": is empty/);
+    const t = await cli("exec", "-i", c.inventoryPath, "--nodes", "sim01,,sim02", "--", "true");
+    assert.equal(t.code, 3);
+    assert.match(t.stderr, /has an empty term/);
+  });
+
+  it("-b gathers identical outputs under their folded node list, like clush -b", async () => {
+    const r = await cli(
+      "exec",
+      "-i",
+      c.inventoryPath,
+      "-b",
+      "--",
+      'case "$SSH_CONNECTION" in *" 127.0.0.11 "*) echo other; exit 4;; esac; echo same; echo two',
+    );
+    assert.equal(r.code, 4);
+    assert.equal(
+      r.stdout,
+      [
+        "---------------",
+        "sim[01,03] (2)",
+        "---------------",
+        "same",
+        "two",
+        "---------------",
+        "sim02 (1)",
+        "---------------",
+        "other",
+        "",
+      ].join("\n"),
+    );
+    assert.match(r.stderr, /slicecheck: sim02: exited with exit code 4/);
+  });
+
+  it("runs an ansible_connection: local host on this machine, without ssh", async () => {
+    const inv = join(c.dir, "local.ini");
+    // Port 1 on an address nothing listens on: ssh would fail, the local transport never tries.
+    writeFileSync(inv, "ctl ansible_connection=local ansible_host=127.0.0.250 ansible_port=1\n");
+    const r = await cli("exec", "-i", inv, "--", "echo $((40 + 2)) $SLICECHECK_RUN");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^ctl: 42 sc-\S+@ctl\n$/);
   });
 
   it("exits with the worst exit code of the nodes, and gives JSON", async () => {

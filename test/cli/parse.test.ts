@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -51,5 +51,72 @@ describe("slicecheck parse", () => {
       r.stderr,
       /unknown parse kind 'lspci'; one of: gpus query lgip .* nccl-tests gpu-burn dcgmi/,
     );
+  });
+
+  const dir = tempDir("parse-fields");
+  // A real --format=csv capture with its header line dropped: what --format=csv,noheader prints.
+  const headerless = join(dir, "noheader.txt");
+  writeFileSync(
+    headerless,
+    readFileSync(cap("nvidia-smi_query-gpu-csv_4gpu_unknown_mig-mode-current-pending.txt"), "utf8")
+      .split("\n")
+      .filter((l) => !l.startsWith("# source:") && !l.startsWith("uuid,"))
+      .join("\n"),
+  );
+
+  it("reads headerless --format=csv,noheader output with --fields", async () => {
+    const r = await cli(
+      "parse",
+      "query",
+      "--fields",
+      "uuid,mig.mode.current,mig.mode.pending",
+      headerless,
+      "--json",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const rows = JSON.parse(r.stdout).rows;
+    assert.equal(rows.length, 4);
+    assert.deepEqual(rows[0], {
+      uuid: "GPU-ec845691-fb46-e16d-abfb-b135308cb39f",
+      "mig.mode.current": "Enabled",
+      "mig.mode.pending": "Enabled",
+    });
+  });
+
+  it("without --fields says which option to give, and refuses --fields where it means nothing", async () => {
+    const r = await cli("parse", "query", headerless);
+    assert.equal(r.code, 3);
+    assert.match(
+      r.stderr,
+      /query: line 1: expected a CSV header line; for --format=csv,noheader output give the queried fields: `slicecheck parse query --fields /,
+    );
+    const bad = await cli("parse", "query", "--fields", "uuid,,x", headerless);
+    assert.equal(bad.code, 3);
+    assert.match(bad.stderr, /--fields expects the comma list/);
+    const kind = await cli("parse", "gpus", "--fields", "uuid", headerless);
+    assert.equal(kind.code, 3);
+    assert.match(kind.stderr, /--fields is for the query and apps kinds, not gpus/);
+  });
+
+  it("skips pasted prompts: [user@host dir]#, [sudo] password for …:, (venv) $", async () => {
+    const f = join(dir, "pasted.txt");
+    const body = readFileSync(cap("nvidia-smi_-L_H100-80GB-HBM3_580.173.02_mixed.txt"), "utf8")
+      .split("\n")
+      .filter((l) => !l.startsWith("# source:"))
+      .join("\n");
+    writeFileSync(
+      f,
+      [
+        "(venv) $ sudo nvidia-smi -L",
+        "[sudo] password for ops:",
+        body.trimEnd(),
+        "[ops@gpu01 ~]$ ",
+        "[root@gpu01 ~]#",
+        "",
+      ].join("\n"),
+    );
+    const r = await cli("parse", "gpus", f, "--json");
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).gpus[0].migDevices.length, 3);
   });
 });

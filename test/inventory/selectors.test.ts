@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { isSlicecheckError } from "../../src/errors.js";
-import { expandRanges, selectNodes, splitTerms } from "../../src/inventory/selectors.js";
+import { expandRanges, foldNames, selectNodes, splitTerms } from "../../src/inventory/selectors.js";
 import type { Inventory } from "../../src/inventory/types.js";
 import { nodeSpec } from "../helpers/node.js";
 
@@ -18,7 +18,7 @@ const inv: Inventory = {
   ],
   groups: { hopper: ["gpu03", "gpu04"] },
 };
-const names = (sel: string | undefined) => selectNodes(inv, sel).map((n) => n.name);
+const names = (sel: string | undefined, x?: string) => selectNodes(inv, sel, x).map((n) => n.name);
 
 describe("node selectors", () => {
   it("expands zero-padded ranges and lists", () => {
@@ -47,13 +47,48 @@ describe("node selectors", () => {
       ["tag:b200", /no node has tag 'b200'; tags: a100, h100/],
       ["gpu[01-", /unbalanced brackets/],
       ["gpu[03-01]", /runs backwards/],
-      ["gpu01,,gpu02", /empty term/],
+      ["gpu01,,gpu02", /"gpu01,,gpu02": has an empty term \(two commas in a row/],
+      ["gpu01,", /has an empty term/],
+      ["", /--nodes "": is empty; give node names/],
+      ["  ", /is empty/],
+      ["!", /'!' needs a term after it/],
+      ["gpu01,!gpu09", /no node named 'gpu09'/],
     ];
     for (const [sel, re] of cases) {
       assert.throws(
         () => names(sel),
         (e: unknown) => isSlicecheckError(e, "SELECTOR") && re.test(e.message),
         sel,
+      );
+    }
+  });
+  it("leaves out !terms and --exclude, and only-! selectors start from every node", () => {
+    assert.deepEqual(names("gpu*,!gpu0[2-3]"), ["gpu01", "gpu04", "gpu10"]);
+    assert.deepEqual(names("!@hopper,!login1"), ["gpu01", "gpu02", "gpu10"]);
+    assert.deepEqual(names("tag:a100,!tag:h100"), ["gpu01", "gpu02"]);
+    assert.deepEqual(names(undefined, "gpu[01-04]"), ["gpu10", "login1"]);
+    assert.deepEqual(names("gpu[01:03]", "gpu02"), ["gpu01", "gpu03"], "Ansible's [01:03] too");
+    assert.throws(
+      () => names(undefined, "gpu99"),
+      (e: unknown) => isSlicecheckError(e, "SELECTOR") && /^--exclude "gpu99"/.test(e.message),
+    );
+  });
+  it("folds names into host lists that expand back to the same names", () => {
+    const cases: [string[], string][] = [
+      [["sim01", "sim02", "sim03", "sim05"], "sim[01-03,05]"],
+      [["n8", "n9", "n10"], "n[8-10]"],
+      [["gpu09", "gpu10", "gpu11"], "gpu[09-11]"],
+      [["a1x", "a2x", "b1", "login"], "a[1-2]x,b1,login"],
+      [["n001", "n02"], "n[001,02]"],
+    ];
+    for (const [list, folded] of cases) {
+      assert.equal(foldNames(list), folded);
+      assert.deepEqual(
+        splitTerms(folded)
+          .flatMap((t) => expandRanges(t))
+          .sort(),
+        [...list].sort(),
+        folded,
       );
     }
   });

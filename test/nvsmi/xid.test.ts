@@ -142,4 +142,45 @@ describe("nvsmi xid", () => {
       assert.equal(events[4]!.time, "Sun Feb 23 16:30:13 2025");
     });
   }
+
+  it("gives a GPU that fell off the bus an event of its own, with or without an Xid", () => {
+    // The driver's wording as it appears in public bug reports: `NVRM: GPU 0000:09:00.0: GPU
+    // has fallen off the bus.` in a dmesg paste, `kernel: NVRM: GPU has fallen off the bus.`
+    // from an older driver in a journal, and an Xid 79 wrapped by the terminal after `name=…,`.
+    const log = [
+      "[  228.414765] NVRM: GPU 0000:09:00.0: GPU has fallen off the bus.",
+      "[  228.445633] pci 0000:09:00.0: Unable to change power state from unknown to D0, device inaccessible",
+      "Nov 29 10:00:00 gpu01 kernel: NVRM: GPU has fallen off the bus.",
+      "NVRM: Xid (PCI:0000:01:00): 79, pid=811977, name=nvidia-smi,",
+      "      GPU has fallen off the bus.",
+    ].join("\n");
+    const r = parseXid(log);
+    assert.deepEqual(r.fallenOffBus, [
+      { time: "228.414765", pci: "0000:09:00", message: "GPU has fallen off the bus." },
+      { time: "Nov 29 10:00:00", pci: null, message: "GPU has fallen off the bus." },
+    ]);
+    assert.deepEqual(
+      r.events.map((e) => [e.xid, e.pci, e.pid, e.name, e.message]),
+      [[79, "0000:01:00", 811977, "nvidia-smi", "GPU has fallen off the bus."]],
+      "the wrapped Xid 79 is re-joined, not refused",
+    );
+  });
+
+  it("re-joins a time-stamped Xid line that a terminal wrapped mid-word", () => {
+    const r = parseXid(
+      [
+        "[14328.198504] NVRM: Xid (PCI:0000:0a:00): 31, pid=13332, name=cuda_plot_k32_v, Ch 00000010, intr 00000000. MMU Fault: ENGI",
+        "NE CE2 HUBCLIENT_CE0 faulted @ 0x7f29_5b8c9000.",
+        "[14370.687545] NVRM: Xid (PCI:0000:0a:00): 62, pid='<unknown>', name=<unknown>, 2023b230",
+      ].join("\n"),
+    );
+    assert.deepEqual(
+      r.events.map((e) => e.message),
+      [
+        "Ch 00000010, intr 00000000. MMU Fault: ENGINE CE2 HUBCLIENT_CE0 faulted @ 0x7f29_5b8c9000.",
+        "2023b230",
+      ],
+    );
+    assert.deepEqual(r.fallenOffBus, []);
+  });
 });

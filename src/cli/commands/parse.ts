@@ -3,7 +3,9 @@
 import { readFileSync } from "node:fs";
 import { stringify } from "yaml";
 import { SlicecheckError } from "../../errors.js";
+import { parseComputeApps } from "../../nvsmi/apps.js";
 import { isNvsmiParseKind, NVSMI_PARSE_KINDS } from "../../nvsmi/kinds.js";
+import { parseQueryGpu } from "../../nvsmi/query.js";
 import { WORKLOAD_PARSE_KINDS, type WorkloadParseKind } from "../../workloads/parsers/kinds.js";
 import type { Out } from "../context.js";
 
@@ -19,12 +21,41 @@ export function blankSourceLines(text: string): string {
   return lines.join("\n");
 }
 
-export function parseCommand(kind: string, file: string, o: { json?: boolean }, io: Out): number {
-  const parser = isNvsmiParseKind(kind)
+/** `--fields name,memory.total`: the field list of a headerless `--format=csv,noheader` output,
+ * as given to --query-gpu / --query-compute-apps. */
+function fieldList(v: string): string[] {
+  const fields = v
+    .replace(/^--query-(?:gpu|compute-apps)=/, "")
+    .split(",")
+    .map((f) => f.trim());
+  const bad = fields.find((f) => !/^[a-z][a-z0-9_.]*$/.test(f));
+  if (bad !== undefined) {
+    throw new SlicecheckError(
+      "USAGE",
+      `--fields expects the comma list given to --query-gpu/--query-compute-apps (e.g. name,memory.total), got ${JSON.stringify(bad)} in ${JSON.stringify(v)}`,
+    );
+  }
+  return fields;
+}
+
+export function parseCommand(
+  kind: string,
+  file: string,
+  o: { json?: boolean; fields?: string },
+  io: Out,
+): number {
+  let parser: ((text: string) => unknown) | null = isNvsmiParseKind(kind)
     ? NVSMI_PARSE_KINDS[kind]
     : Object.hasOwn(WORKLOAD_PARSE_KINDS, kind)
       ? WORKLOAD_PARSE_KINDS[kind as WorkloadParseKind]
       : null;
+  if (parser && o.fields !== undefined) {
+    const fields = fieldList(o.fields);
+    if (kind === "query") parser = (text) => parseQueryGpu(text, fields);
+    else if (kind === "apps") parser = (text) => parseComputeApps(text, fields);
+    else
+      throw new SlicecheckError("USAGE", `--fields is for the query and apps kinds, not ${kind}`);
+  }
   if (!parser)
     throw new SlicecheckError(
       "USAGE",

@@ -1,0 +1,132 @@
+// Ansible INI inventories, Ansible's default format (docs: "How to build your inventory",
+// INI examples; the ini inventory plugin):
+//   gpu01.example.org                      hosts before any section are ungrouped
+//   [a100]
+//   gpu[01:16].example.org ansible_port=2222   host vars inline: Python literals
+//   gpu20:2200                             host:port
+//   [a100:vars]
+//   ansible_user=ops                       group vars: strings
+//   [gpus:children]
+//   a100
+// `#` and `;` start comments. Every host and var keeps its file and line.
+import { readFileSync } from "node:fs";
+import {
+  type AnsibleModel,
+  addHost,
+  groupOf,
+  inventoryError,
+  newModel,
+  type Vars,
+} from "./ansible.js";
+import { expandHostRange } from "./host-range.js";
+import { shellSplit } from "./ssh-args.js";
+
+export function modelFromIni(file: string, text = readFileSync(file, "utf8")): AnsibleModel {
+  const m = newModel();
+  let section = "ungrouped";
+  let kind: "hosts" | "vars" | "children" = "hosts";
+  text.split("\n").forEach((raw, i) => {
+    const where = `${file}:${i + 1}`;
+    const line = raw.replace(/\r$/, "").trim();
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) return;
+    const head = /^\[([^\]]+)\]$/.exec(line);
+    if (head) {
+      const [name, suffix] = head[1]!.split(":", 2) as [string, string | undefined];
+      if (!/^[A-Za-z0-9_.-]+$/.test(name))
+        throw inventoryError(
+          where,
+          `section [${head[1]}]: group names use letters, digits, '_', '.', '-'`,
+        );
+      if (suffix !== undefined && suffix !== "vars" && suffix !== "children")
+        throw inventoryError(
+          where,
+          `section [${head[1]}]: expected [${name}], [${name}:vars] or [${name}:children]`,
+        );
+      section = name;
+      kind = suffix === "vars" ? "vars" : suffix === "children" ? "children" : "hosts";
+      groupOf(m, name);
+      return;
+    }
+    let words: string[];
+    try {
+      words = shellSplit(stripComment(line));
+    } catch (e) {
+      throw inventoryError(where, `${(e as Error).message}`);
+    }
+    if (words.length === 0) return;
+    if (kind === "vars") {
+      const eq = line.indexOf("=");
+      if (eq < 1)
+        throw inventoryError(
+          where,
+          `[${section}:vars] expects name=value, got ${JSON.stringify(line)}`,
+        );
+      const k = line.slice(0, eq).trim();
+      // :vars values are strings (quotes removed), as the docs say.
+      const val =
+        words.length === 1
+          ? words[0]!.slice(words[0]!.indexOf("=") + 1)
+          : unquote(line.slice(eq + 1).trim());
+      groupOf(m, section).vars[k] = { value: val, where };
+      return;
+    }
+    if (kind === "children") {
+      if (words.length !== 1)
+        throw inventoryError(where, `[${section}:children] expects one group name per line`);
+      const g = groupOf(m, section);
+      groupOf(m, words[0]!);
+      if (!g.children.includes(words[0]!)) g.children.push(words[0]!);
+      return;
+    }
+    const [pattern, ...assignments] = words as [string, ...string[]];
+    const vars: Vars = {};
+    let hostPattern = pattern;
+    const port = /^(.*[^:]):(\d+)$/.exec(pattern);
+    if (port && balanced(port[1]!)) {
+      hostPattern = port[1]!;
+      vars.ansible_port = { value: Number(port[2]), where };
+    }
+    for (const a of assignments) {
+      const eq = a.indexOf("=");
+      if (eq < 1)
+        throw inventoryError(
+          where,
+          `host ${hostPattern}: expected name=value, got ${JSON.stringify(a)}`,
+        );
+      vars[a.slice(0, eq)] = { value: literal(a.slice(eq + 1)), where };
+    }
+    let names: string[];
+    try {
+      names = expandHostRange(hostPattern);
+    } catch (e) {
+      throw inventoryError(where, `${hostPattern}: ${(e as Error).message}`);
+    }
+    for (const h of names) addHost(m, section === "ungrouped" ? "all" : section, h, vars, where, h);
+  });
+  return m;
+}
+
+function stripComment(line: string): string {
+  // A `#` that starts a word starts a comment; inside a value (`a#b`) it does not.
+  return line.replace(/(^|\s)[#;].*$/, "");
+}
+
+function balanced(s: string): boolean {
+  return (s.match(/\[/g)?.length ?? 0) === (s.match(/\]/g)?.length ?? 0);
+}
+
+function unquote(s: string): string {
+  const m = /^(["'])(.*)\1$/.exec(s);
+  return m ? m[2]! : s;
+}
+
+/** Inline host values are Python literals for Ansible (ast.literal_eval): numbers, booleans,
+ * None; anything else stays a string. */
+function literal(s: string): unknown {
+  if (/^-?\d+$/.test(s)) return Number(s);
+  if (/^-?\d+\.\d+$/.test(s)) return Number(s);
+  if (s === "True") return true;
+  if (s === "False") return false;
+  if (s === "None") return null;
+  return s;
+}
