@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   SIM_SPEC: "bad-input",
   // the harness could not check (exit 2)
   CONNECT: "cannot-check",
+  /** TCP was accepted but the SSH handshake (identification, key exchange) did not complete. */
+  HANDSHAKE: "cannot-check",
   AUTH: "cannot-check",
   HOST_KEY_UNKNOWN: "cannot-check",
   HOST_KEY_CHANGED: "cannot-check",

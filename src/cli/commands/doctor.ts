@@ -156,7 +156,7 @@ export async function doctorCommand(
         gpuBurn: false,
         allReducePerf: false,
         dmesg: null,
-        problems: [r.error instanceof Error ? r.error.message : String(r.error)],
+        problems: [describeError(r.error)],
         warnings: [],
       } satisfies DoctorNode;
     }
@@ -171,6 +171,12 @@ export async function doctorCommand(
   if (o.json) io.out(JSON.stringify({ nodes: report }, null, 2));
   else printDoctor(report, io);
   return report.some((n) => n.problems.length > 0) ? 2 : 0;
+}
+
+/** A node's error as one line with its stable code, for people and for scripts alike. */
+export function describeError(e: unknown): string {
+  if (isSlicecheckError(e)) return `${e.message} [${e.code}]`;
+  return e instanceof Error ? e.message : String(e);
 }
 
 function printDoctor(report: DoctorNode[], io: Out): void {
