@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   PARSE: "bad-input",
   LAYOUT: "bad-input",
   SIM_SPEC: "bad-input",
+  /** --db, --out or --journal-dir names something that cannot be one, or cannot be written. */
+  OUTPUT_PATH: "bad-input",
   // the harness could not check (exit 2)
   CONNECT: "cannot-check",
   /** TCP was accepted but the SSH handshake (identification, key exchange) did not complete. */
@@ -34,6 +36,8 @@ export const ERROR_CODES = {
   NODE_COMMAND: "cannot-check",
   INTERNAL: "cannot-check",
   REPORT: "cannot-check",
+  /** A write failed while working (disk full, read-only file system, I/O error). */
+  WRITE: "cannot-check",
   // a check failed (exit 1)
   CHECK_FAILED: "check-failed",
 } as const satisfies Record<string, ExitClass>;

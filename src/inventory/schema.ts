@@ -54,7 +54,12 @@ export const nodeFields = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]+$/, "expected a Slurm node name")
     .optional(),
-  connect_timeout: z.number().positive("expected a positive number of seconds").optional(),
+  // Bounded: it becomes a timer, and Node fires timers above 2^31-1 ms after 1 ms.
+  connect_timeout: z
+    .number({ error: "expected a number of seconds (above 0, at most 3600)" })
+    .positive("expected a number of seconds (above 0, at most 3600)")
+    .max(3600, "expected a number of seconds (above 0, at most 3600)")
+    .optional(),
 });
 export type NodeFields = z.infer<typeof nodeFields>;
 

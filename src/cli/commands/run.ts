@@ -37,6 +37,7 @@ import {
 } from "../../workloads/node-run.js";
 import { summarize } from "../../workloads/summary.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
+import { checkRunPaths } from "../options.js";
 import { printChangeReports, worstExit } from "./apply.js";
 import { printIsolation, printRun } from "./run-print.js";
 
@@ -107,6 +108,7 @@ async function restoreAfter(
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
+  checkRunPaths(o, dbPath(o.db));
   const all = parseSuites(o.suites);
   const isolation = all.includes("isolation");
   const suites = all.filter((x): x is SuiteName => x === "stress" || x === "nccl");
