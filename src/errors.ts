@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   TOOL_MISSING: "cannot-check",
   SIM: "cannot-check",
   INTERLOCK: "cannot-check",
+  /** A journal copy does not parse or validate: it is never taken for the original state. */
+  JOURNAL_INVALID: "cannot-check",
   // a command on a node failed, or printed what slicecheck cannot read
   NODE_COMMAND: "cannot-check",
   INTERNAL: "cannot-check",
