@@ -154,6 +154,45 @@ describe("misbehaving nodes beside healthy ones (real sshd)", function () {
     assert.equal(nodes.length, c.inventory.nodes.length + BAD_MODES.length + 1);
   });
 
+  it("apply --dry-run and run finish the healthy nodes and name each bad one (exit 2)", async () => {
+    const layout = join(PACKAGE_ROOT, "fixtures/layouts/default.yaml");
+    const dry = await runBin(["apply", "-i", inv, layout, "-c", "all-balanced", "--dry-run"]);
+    assert.equal(dry.code, 2, dry.stderr);
+    assert.doesNotMatch(dry.stdout + dry.stderr, STACK);
+    for (const [mode, want] of Object.entries(EXPECTED))
+      assert.match(dry.stderr, new RegExp(`^bad-${mode}: unreachable: .*\\[${want.code}\\]`, "m"));
+    for (const h of c.inventory.nodes)
+      assert.match(dry.stdout, new RegExp(`^${h.name} GPU 0 `, "m"));
+
+    const r = await runBin([
+      "run",
+      "-i",
+      inv,
+      "--duration",
+      "1",
+      "--out",
+      join(c.dir, "run-out"),
+      "--db",
+      join(c.dir, "run.db"),
+      "--no-allure",
+      "--json",
+    ]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.doesNotMatch(r.stdout + r.stderr, STACK);
+    const s = JSON.parse(r.stdout) as {
+      rows: { node: string; status: string }[];
+      problems: { node: string; message: string }[];
+    };
+    assert.deepEqual(
+      s.rows.map((x) => [x.node, x.status]),
+      c.inventory.nodes.map((h) => [h.name, "ok"]),
+    );
+    for (const [mode, want] of Object.entries(EXPECTED)) {
+      const p = s.problems.find((x) => x.node === `bad-${mode}`);
+      assert.match(p?.message ?? "", new RegExp(`^\\[${want.code}\\] bad-${mode} `), mode);
+    }
+  });
+
   it("cleanup lists the healthy nodes and names the unreachable ones (exit 2)", async () => {
     const r = await runBin(["cleanup", "-i", inv, "--run", newRunId()]);
     assert.equal(r.code, 2, r.stderr);
