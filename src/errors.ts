@@ -15,8 +15,12 @@ export const ERROR_CODES = {
   PARSE: "bad-input",
   LAYOUT: "bad-input",
   SIM_SPEC: "bad-input",
+  /** --db, --out or --journal-dir names something that cannot be one, or cannot be written. */
+  OUTPUT_PATH: "bad-input",
   // the harness could not check (exit 2)
   CONNECT: "cannot-check",
+  /** TCP was accepted but the SSH handshake (identification, key exchange) did not complete. */
+  HANDSHAKE: "cannot-check",
   AUTH: "cannot-check",
   HOST_KEY_UNKNOWN: "cannot-check",
   HOST_KEY_CHANGED: "cannot-check",
@@ -32,10 +36,14 @@ export const ERROR_CODES = {
   NODE_LOCKED: "cannot-check",
   // a run stopped by SIGINT/SIGTERM
   INTERRUPTED: "cannot-check",
+  /** A journal copy does not parse or validate: it is never taken for the original state. */
+  JOURNAL_INVALID: "cannot-check",
   // a command on a node failed, or printed what slicecheck cannot read
   NODE_COMMAND: "cannot-check",
   INTERNAL: "cannot-check",
   REPORT: "cannot-check",
+  /** A write failed while working (disk full, read-only file system, I/O error). */
+  WRITE: "cannot-check",
   // a check failed (exit 1)
   CHECK_FAILED: "check-failed",
 } as const satisfies Record<string, ExitClass>;

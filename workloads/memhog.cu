@@ -13,7 +13,8 @@
 // allocation failed before the target was reached), then one `SLICECHECK memhog-check` per
 // check: after allocating, then every --interval S while holding. A check allocates N
 // bytes, writes a pattern, reads it back on the device and frees it: ok=0 when the allocation
-// failed or a word came back wrong. The memory is held for --hold S (SIGTERM ends the hold).
+// failed or a word came back wrong. The memory is held for --hold S (SIGTERM ends the hold,
+// with a `SLICECHECK stopped` line and exit 128 + the signal).
 // Exit: 0 ok (allocating until OOM ends at OOM by design: still 0); 2 when --bytes/--fraction
 // could not be reached (with "CUDA error: out of memory" on stderr, after holding what it got:
 // an aggressor keeps the pressure on) or on any other CUDA error; 1 a check failed; 3 bad usage.
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
   if (have_bytes && have_fraction) sc_usage_error("give --bytes or --fraction, not both", nullptr);
   if (check_interval > 0 && check_bytes == 0) sc_usage_error("--interval needs --check", nullptr);
   sc_install_signals();
+  const double t_start = sc_now();
   cudaDeviceProp prop = sc_open_device("memhog");
 
   size_t free_bytes = 0, total_bytes = 0;
@@ -181,6 +183,7 @@ int main(int argc, char** argv) {
     }
   }
   for (void* p : held) SC_CHECK(cudaFree(p));
+  if (const int stopped = sc_stopped_exit("memhog", sc_now() - t_start)) return stopped;
   if (target_missed) return SC_EXIT_CUDA;
   return all_ok ? SC_EXIT_OK : SC_EXIT_CHECK_FAILED;
 }

@@ -23,6 +23,7 @@
 #define SC_FMT_MEMHOG "SLICECHECK memhog allocated_bytes=%llu requested_bytes=%llu oom=%d\n"
 #define SC_FMT_MEMHOG_CHECK "SLICECHECK memhog-check bytes=%llu ok=%d\n"
 #define SC_FMT_CRASHER "SLICECHECK crasher mode=%s armed\n"
+#define SC_FMT_STOPPED "SLICECHECK stopped program=%s signal=%s t=%.1f\n"
 
 // Not (yet) a SLICECHECK record, so that builtin.ts, which refuses unknown SLICECHECK records,
 // reads these outputs unchanged. The name is last because it contains spaces
@@ -40,11 +41,11 @@ enum {
   SC_EXIT_USAGE = 3,
 };
 
-// Set by SIGTERM/SIGINT: `timeout` and the harness's kill script send TERM first, and a
-// workload that stops at the next kernel boundary still prints its final line.
+// Set to the signal by SIGTERM/SIGINT: `timeout` and the harness's kill script send TERM
+// first, and a workload that stops at the next kernel boundary still prints its final line.
 static volatile sig_atomic_t sc_stop = 0;
 
-static inline void sc_on_signal(int) { sc_stop = 1; }
+static inline void sc_on_signal(int sig) { sc_stop = sig; }
 
 static inline void sc_install_signals() {
   struct sigaction sa;
@@ -63,6 +64,14 @@ static inline void sc_line(const char* fmt, ...) {
   vfprintf(stdout, fmt, ap);
   va_end(ap);
   fflush(stdout);
+}
+
+// A run cut short by a signal is no pass: the last line says so and the exit is 128 + the
+// signal, what a shell reports for a process killed by it. Returns 0 when no signal came.
+static inline int sc_stopped_exit(const char* program, double t) {
+  if (!sc_stop) return 0;
+  sc_line(SC_FMT_STOPPED, program, sc_stop == SIGINT ? "SIGINT" : "SIGTERM", t);
+  return 128 + static_cast<int>(sc_stop);
 }
 
 // "CUDA error: <the runtime's own text>" first, as PyTorch prints it, so that

@@ -15,8 +15,9 @@
 // Lines (see slicecheck.cuh): one device header, then `SLICECHECK stress t= tflops= errors=`
 // every interval (tflops over that interval, errors counted since the start) and one
 // `SLICECHECK stress-final` (tflops over the whole run; iterations = checked kernel launches).
-// Exit: 0 no wrong result, 1 wrong results, 2 CUDA error, 3 bad usage. SIGTERM ends the run
-// early at the next launch boundary, with the final line.
+// Exit: 0 no wrong result, 1 wrong results, 2 CUDA error, 3 bad usage. SIGTERM/SIGINT end the
+// run early at the next launch boundary, with the final line, then a `SLICECHECK stopped` line
+// and exit 128 + the signal: a run cut short is never a pass.
 #include "slicecheck.cuh"
 
 static const char* const kUsage =
@@ -148,5 +149,6 @@ int main(int argc, char** argv) {
   }
   sc_line(SC_FMT_STRESS_FINAL, t > 0 ? flops / t / 1e12 : 0.0, errors, launches);
   SC_CHECK(cudaFree(l.errors));
+  if (const int stopped = sc_stopped_exit("stress", t)) return stopped;
   return errors == 0 ? SC_EXIT_OK : SC_EXIT_CHECK_FAILED;
 }

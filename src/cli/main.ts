@@ -1,13 +1,14 @@
 // The `slicecheck` command line. Commands are thin: they parse options and call the layers.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.js";
+import { type Out, parseGpuIndex, parsePositiveInt, stdio } from "./context.js";
 import {
-  type Out,
-  parseGpuIndex,
-  parsePositiveInt,
-  parsePositiveNumber,
-  stdio,
-} from "./context.js";
+  parseConcurrency,
+  parseDuration,
+  parseFraction,
+  parseIntIn,
+  parseSeconds,
+} from "./options.js";
 
 // Commands are loaded when they run: `slicecheck exec` should not pay for the planner, the
 // parsers and the report code at every start (the bench counts start-up time).
@@ -43,8 +44,13 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .argument("<cmd...>", "the command and its arguments, after --")
     .option("-x, --exclude <selector>", "leave these nodes out (same grammar as --nodes)")
     .option("-b, --gather", "print each distinct output once under its nodes (like clush -b)")
-    .option("--timeout <s>", "per-node deadline in seconds", parsePositiveNumber("--timeout"), 120)
-    .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
+    .option(
+      "--timeout <s>",
+      "per-node deadline in seconds (at most 7 days)",
+      parseSeconds("--timeout"),
+      120,
+    )
+    .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
     .option("--shell", "join several arguments into one line for the node's shell")
     .option("--json", "print {nodes:[{name,exitCode,stdout,stderr,error}]}")
     .action(async (cmd: string[], o) =>
@@ -64,7 +70,12 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
 
   nodeOpts(program.command("doctor"))
     .description("check reachability, host keys, login, sudo, driver, MIG capability and tools")
-    .option("--timeout <s>", "per-node deadline in seconds", parsePositiveNumber("--timeout"), 60)
+    .option(
+      "--timeout <s>",
+      "per-node deadline in seconds (at most 7 days)",
+      parseSeconds("--timeout"),
+      60,
+    )
     .option("--json", "machine-readable output")
     .action(async (o) =>
       setCode(await (await import("./commands/doctor.js")).doctorCommand(o, io)),
@@ -170,14 +181,14 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option(
       "--tolerance <fraction>",
       "isolation: allowed throughput loss of a victim against its baseline (default 0.05)",
-      parsePositiveNumber("--tolerance"),
+      parseFraction("--tolerance", 1),
     )
     .option(
       "--aggressors <n>",
       "isolation: at most N aggressors per GPU, the first instances (default every instance)",
-      parsePositiveInt("--aggressors"),
+      parseIntIn("--aggressors", 1),
     )
-    .option("--duration <s>", "seconds each workload runs", parsePositiveNumber("--duration"), 30)
+    .option("--duration <s>", "seconds each workload runs (1 s to 7 days)", parseDuration, 30)
     .option(
       "--out <dir>",
       "where logs, measurements and the summary go (default reports/runs/<run id>)",
@@ -193,7 +204,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
-    .option("--concurrency <n>", "nodes at once", parsePositiveInt("--concurrency"), 64)
+    .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
     .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
     .option("--json", "print every check, the counts and the exit code as JSON")
@@ -229,7 +240,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option(
       "--tolerance <pct>",
       "performance noise tolerance in percent",
-      parsePositiveNumber("--tolerance"),
+      parseFraction("--tolerance", 100),
       5,
     )
     .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
@@ -323,16 +334,54 @@ export async function main(argv: string[], io: Out = stdio): Promise<number> {
         return EXIT.ok;
       return EXIT.badInput;
     }
-    if (isSlicecheckError(err)) {
-      io.err(`slicecheck: ${err.message} [${err.code}]`);
-    } else {
-      io.err(
-        `slicecheck: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-      );
+    const known = isSlicecheckError(err) ? err : writeErrorOf(err);
+    if (known) {
+      io.err(`slicecheck: ${known.message} [${known.code}]`);
+      if (argv.includes("--debug") && err instanceof Error && err.stack) io.err(err.stack);
+      return exitCodeOf(known);
     }
-    if (argv.includes("--debug") && err instanceof Error && err.stack) io.err(err.stack);
+    io.err(
+      `slicecheck: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    );
     return exitCodeOf(err);
   }
+}
+
+const WHY: Record<string, string> = {
+  ENOSPC: "no space left on the device",
+  EDQUOT: "disk quota exceeded",
+  EROFS: "read-only file system",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOTDIR: "a part of the path is a file, not a folder",
+  EISDIR: "it is a folder",
+  EIO: "I/O error",
+  SQLITE_FULL: "the database or the disk is full",
+  SQLITE_READONLY: "the database is read-only",
+  SQLITE_IOERR: "I/O error",
+  SQLITE_CANTOPEN: "the file cannot be opened",
+};
+
+/** A file-system or SQLite write failure that reached the top (a full disk in the middle of a
+ * run) as bad news about a path, not as an internal error with a stack trace. */
+export function writeErrorOf(err: unknown): SlicecheckError | null {
+  if (!(err instanceof Error)) return null;
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e.code === "string" ? e.code : "";
+  const base = code.startsWith("SQLITE_IOERR") ? "SQLITE_IOERR" : code;
+  const why = WHY[base];
+  if (!why) return null;
+  const where = e.path
+    ? `${e.path}`
+    : code.startsWith("SQLITE")
+      ? "the records database"
+      : "a file";
+  return new SlicecheckError(
+    "WRITE",
+    `cannot ${e.syscall ?? "write"} ${where}: ${code} (${why}); free space or fix the permissions, or choose another path (--out, --db, --journal-dir)`,
+    { path: e.path ?? null, cause: code },
+    { cause: err },
+  );
 }
 
 export { SlicecheckError };

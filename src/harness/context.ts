@@ -112,6 +112,7 @@ function resultOf(o: InstanceOutcome, view: SuiteInstance): WorkloadResult {
   const st = statusOf(o);
   const reason =
     o.harnessError ??
+    o.incomplete ??
     o.parseError ??
     (o.timedOut
       ? "killed at its deadline"
@@ -350,6 +351,7 @@ export class HarnessContext implements SuiteContext {
             startMs: Date.now(),
             stopMs: Date.now(),
             died: false,
+            incomplete: null,
             harnessError: null,
             log: "",
             stdout: "",

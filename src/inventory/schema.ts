@@ -54,7 +54,12 @@ export const nodeFields = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]+$/, "expected a Slurm node name")
     .optional(),
-  connect_timeout: z.number().positive("expected a positive number of seconds").optional(),
+  // Bounded: it becomes a timer, and Node fires timers above 2^31-1 ms after 1 ms.
+  connect_timeout: z
+    .number({ error: "expected a number of seconds (above 0, at most 3600)" })
+    .positive("expected a number of seconds (above 0, at most 3600)")
+    .max(3600, "expected a number of seconds (above 0, at most 3600)")
+    .optional(),
   // ssh's ProxyCommand: started locally, SSH spoken over its stdin/stdout (%h %p %r %n expanded).
   proxy_command: z.string().min(1, "expected a command line").nullable().optional(),
   // `local` runs commands on this machine (Ansible's ansible_connection: local).

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import { SlicecheckError } from "../errors.js";
+import { yamlToJs } from "../util/yaml.js";
 
 export interface YamlSource {
   file: string;
@@ -42,7 +43,7 @@ export function readYaml(file: string, what: string): YamlSource {
     }
     return null;
   };
-  return { file, data: doc.toJS(), lineOf };
+  return { file, data: yamlToJs(doc, lineCounter, file, "INVENTORY_YAML"), lineOf };
 }
 
 export function yamlError(

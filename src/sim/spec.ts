@@ -1,9 +1,10 @@
 // What a simulated cluster looks like: nodes with a GPU product, a GPU count and a driver.
 // Given on the command line (`--nodes 4 --gpu H100-80GB`) or in a spec file for mixed clusters.
 import { readFileSync } from "node:fs";
-import { parse } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import { z } from "zod";
 import { SlicecheckError } from "../errors.js";
+import { yamlToJs } from "../util/yaml.js";
 import { checkSimDriver, defaultDriverFor, resolveSimProduct } from "./products.js";
 
 export interface SimNodeSpec {
@@ -65,16 +66,28 @@ function nodeName(i: number): string {
 }
 
 function readSpecFile(file: string): SimNodeSpec[] {
-  let data: unknown;
+  let text: string;
   try {
-    data = parse(readFileSync(file, "utf8"));
+    text = readFileSync(file, "utf8");
   } catch (e) {
     throw new SlicecheckError(
       "SIM_SPEC",
-      `${file}: cannot read the simulated cluster spec: ${(e as Error).message}`,
+      `${file}: cannot read the simulated cluster spec: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
       { file },
     );
   }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const bad = doc.errors[0];
+  if (bad) {
+    const line = lineCounter.linePos(bad.pos[0]).line;
+    throw new SlicecheckError(
+      "SIM_SPEC",
+      `${file}:${line}: not valid YAML: ${bad.message.split("\n")[0]}; fix the YAML syntax at that line`,
+      { file, line },
+    );
+  }
+  const data = yamlToJs(doc, lineCounter, file, "SIM_SPEC");
   const r = specFile.safeParse(data);
   if (!r.success) {
     const i = r.error.issues[0]!;

@@ -66,7 +66,9 @@ export function writeSshdConfig(c: SshdConfig): string {
     "AllowTcpForwarding yes",
     "MaxSessions 10",
     "MaxStartups 100:30:200",
-    "LogLevel ERROR",
+    // VERBOSE logs one "Connection from …" line per TCP connection: tests count them to prove
+    // that bad input is refused before any node is connected to.
+    "LogLevel VERBOSE",
     // The session finds the simulated tools first; SetEnv is applied after sshd's default PATH.
     `SetEnv SLICECHECK_SIM_STATE=${c.stateDir} SLICECHECK_SIM_NODE_DIR=${c.dir} PATH=${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
   ];

@@ -172,13 +172,27 @@ export function openDb(path: string, o: { mustExist?: boolean } = {}): Database 
       );
     }
   }
-  mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path, { timeout: 10_000 });
-  db.pragma("journal_mode = WAL");
-  // NORMAL in WAL mode survives a killed process (only an OS crash can lose the last commits),
-  // and keeps one fsync per measurement off the run's path.
-  db.pragma("synchronous = NORMAL");
-  db.pragma("foreign_keys = ON");
-  migrate(db, path);
-  return db;
+  let db: Database | undefined;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path, { timeout: 10_000 });
+    db.pragma("journal_mode = WAL");
+    // NORMAL in WAL mode survives a killed process (only an OS crash can lose the last commits),
+    // and keeps one fsync per measurement off the run's path.
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    migrate(db, path);
+    return db;
+  } catch (e) {
+    db?.close();
+    if (e instanceof SlicecheckError) throw e;
+    // A folder, a path under a file, a read-only or full disk: say which file, not a stack.
+    const code = (e as { code?: unknown }).code;
+    throw new SlicecheckError(
+      "WRITE",
+      `cannot open or create the records database ${path}: ${typeof code === "string" ? `${code}: ` : ""}${e instanceof Error ? e.message : String(e)}; give --db (or $SLICECHECK_DB) a file in a writable folder with free space`,
+      { path, cause: code },
+      { cause: e },
+    );
+  }
 }

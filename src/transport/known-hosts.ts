@@ -8,7 +8,8 @@ import { dirname } from "node:path";
 export type HostKeyVerdict =
   | { status: "known" }
   | { status: "unknown" }
-  | { status: "changed"; line: number }
+  /** The name is known with other keys only: `knownType` is the type recorded on `line`. */
+  | { status: "changed"; line: number; knownType: string }
   | { status: "revoked"; line: number };
 
 interface Entry {
@@ -95,13 +96,21 @@ export function checkHostKey(
   for (const e of entries) {
     if (e.marker === "@revoked" && e.key.equals(key)) return { status: "revoked", line: e.line };
   }
-  let changed: number | null = null;
+  // As OpenSSH judges it: a host that is known with any key, of any type, and presents a key
+  // none of its entries hold has changed its identity. A key of another type is no exception:
+  // a server made to offer only a type we never recorded is exactly what an attacker would do.
+  let sameType: Entry | null = null;
+  let otherType: Entry | null = null;
   for (const e of entries) {
     if (e.marker !== null || !entryMatches(e, name)) continue;
     if (e.key.equals(key)) return { status: "known" };
-    if (e.keyType === type && changed === null) changed = e.line;
+    if (e.keyType === type) sameType ??= e;
+    else otherType ??= e;
   }
-  return changed === null ? { status: "unknown" } : { status: "changed", line: changed };
+  const changed = sameType ?? otherType;
+  return changed === null
+    ? { status: "unknown" }
+    : { status: "changed", line: changed.line, knownType: changed.keyType };
 }
 
 /** Appends a key the way `StrictHostKeyChecking accept-new` does. */

@@ -8,9 +8,10 @@ import pLimit from "p-limit";
 import ssh2, { type ClientChannel, type ConnectConfig } from "ssh2";
 import { SlicecheckError } from "../errors.js";
 import type { JumpHost, NodeSpec } from "../inventory/types.js";
-import { checkHostKey, fingerprint, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
+import { checkHostKey, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
+import { type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
 import { consumeStreams } from "./streams.js";
 import type {
   Command,
@@ -49,6 +50,8 @@ export class SshTransport implements Transport, RawShell {
   private readonly exec_: ManagedExecutor;
   private closed = false;
   private proxy: ProxyCommand | null = null;
+  /** The whole chain of hops is up. */
+  private live = false;
 
   constructor(
     readonly node: NodeSpec,
@@ -135,6 +138,14 @@ export class SshTransport implements Transport, RawShell {
   private wrapChannel(ch: ClientChannel): RawProcess {
     const done = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
       this.inflight.add(reject);
+      // A channel's stream errors (a write after the peer closed, a protocol error) would
+      // otherwise be unhandled 'error' events that end the controller.
+      const onError = (e: Error) => {
+        this.inflight.delete(reject);
+        reject(this.lostError ?? this.err("CHANNEL", `command channel failed: ${e.message}`));
+      };
+      ch.on("error", onError);
+      ch.stderr.on("error", onError);
       ch.on("close", (code: number | null | undefined, signal: string | null | undefined) => {
         this.inflight.delete(reject);
         if (this.lostError && code == null && signal == null) reject(this.lostError);
@@ -172,14 +183,17 @@ export class SshTransport implements Transport, RawShell {
     for (let i = 1; ; i++) {
       try {
         await this.connectChain();
+        this.live = true;
         return;
       } catch (err) {
-        for (const c of this.clients) c.end();
+        // Taken out of the chain first, so that their closing is not read as a lost connection.
+        const failed = this.clients;
         this.clients = [];
+        for (const c of failed) c.end();
         this.proxy?.stop();
         const retryable =
           err instanceof SlicecheckError &&
-          err.code === "CONNECT" &&
+          (err.code === "CONNECT" || err.code === "HANDSHAKE") &&
           err.context.retryable === true;
         if (!retryable || i >= attempts) throw err;
         await new Promise((r) => setTimeout(r, backoff));
@@ -222,6 +236,12 @@ export class SshTransport implements Transport, RawShell {
     const where = `${this.node.name}${via} ${hop.user}@${hop.host}:${hop.port}`;
     return new Promise((resolve, reject) => {
       const client = new Client();
+      const seen: HandshakeProgress = {
+        tcp: sock !== undefined,
+        ident: false,
+        hostKey: false,
+        kex: false,
+      };
       let verdict: HostKeyVerdict | null = null;
       let presented: Buffer | null = null;
       const cfg: ConnectConfig = {
@@ -232,7 +252,13 @@ export class SshTransport implements Transport, RawShell {
         keepaliveInterval: this.opts.keepaliveMs ?? 10_000,
         keepaliveCountMax: 3,
         agent: process.env.SSH_AUTH_SOCK,
+        // Only to learn how far the handshake got (the server's identification line has no
+        // event of its own); once the client is ready the traces are dropped unread.
+        debug: (msg: string) => {
+          if (!settled && !seen.ident && msg.startsWith("Remote ident")) seen.ident = true;
+        },
         hostVerifier: (key: Buffer) => {
+          seen.hostKey = true;
           presented = key;
           verdict = checkHostKey(hop.knownHosts, hop.host, hop.port, key);
           if (verdict.status === "unknown" && hop.hostKeyPolicy === "accept-new") {
@@ -245,26 +271,52 @@ export class SshTransport implements Transport, RawShell {
       };
       if (sock) cfg.sock = sock as ConnectConfig["sock"];
       let settled = false;
-      client.once("ready", () => {
-        settled = true;
-        if (isTarget) {
-          client.on("close", () => this.onLost(`connection closed by ${hop.host}:${hop.port}`));
-          client.on("error", (e) => this.onLost(e.message));
-        }
-        resolve(client);
-      });
-      client.once("error", (e: Error & { level?: string; code?: string }) => {
+      const fail = (e: Error & { level?: string; code?: string }) => {
         if (settled) return;
         settled = true;
         client.end();
-        reject(mapConnectError(e, where, hop, verdict, presented, this.node.name));
+        reject(
+          mapConnectError(e, {
+            where,
+            hop,
+            verdict,
+            key: presented,
+            node: this.node.name,
+            seen,
+            timeoutS: this.node.connectTimeoutS,
+          }),
+        );
+      };
+      client.on("connect", () => {
+        seen.tcp = true;
+      });
+      client.on("handshake", () => {
+        seen.kex = true;
+      });
+      // ssh2 can emit several errors for one failure (a timeout, then "Connection lost before
+      // handshake" when it destroys the socket), and more at any later time: every error of
+      // the client's whole life is handled here, or one bad node would crash the controller.
+      client.on("error", (e: Error & { level?: string; code?: string }) => {
+        if (!settled) fail(e);
+        else if (this.isLive(client)) this.onLost(e.message);
+      });
+      // A server that closes after its identification closes without any error event.
+      client.on("close", () => {
+        if (!settled)
+          fail(Object.assign(new Error("connection closed by the server"), { level: "closed" }));
+        else if (this.isLive(client))
+          this.onLost(`connection closed by ${hop.host}:${hop.port}${via}`);
+      });
+      client.once("ready", () => {
+        if (settled) return;
+        settled = true;
+        resolve(client);
       });
       try {
         client.connect(cfg);
       } catch (e) {
         // ssh2 parses the private key synchronously: a wrong passphrase throws here.
-        settled = true;
-        reject(mapConnectError(e as Error, where, hop, null, null, this.node.name));
+        fail(e as Error);
       }
     });
   }
@@ -281,6 +333,12 @@ export class SshTransport implements Transport, RawShell {
       `${this.node.name}: ProxyCommand \`${p.command}\` ${code === null ? "failed" : `exited with ${code}`}${p.stderr() ? `: ${p.stderr()}` : ""}. Check the ProxyCommand with \`ssh -G\` and run it by hand.`,
       { node: this.node.name, retryable: code === null, cause: e },
     );
+  }
+
+  /** A client of the established chain: its death is the connection's. A hop of a chain that
+   * is still being built fails that attempt instead (its forwarded socket closes). */
+  private isLive(client: SshClient): boolean {
+    return this.live && this.clients.includes(client);
   }
 
   private onLost(reason: string): void {
@@ -338,57 +396,4 @@ function forwardOut(client: SshClient, next: Hop, node: string): Promise<NodeJS.
       } else resolve(stream);
     });
   });
-}
-
-function mapConnectError(
-  e: Error & { level?: string; code?: string },
-  where: string,
-  hop: Hop,
-  verdict: HostKeyVerdict | null,
-  key: Buffer | null,
-  node: string,
-): SlicecheckError {
-  const fp = key ? fingerprint(key) : "?";
-  const v = verdict as HostKeyVerdict | null;
-  if (v?.status === "unknown") {
-    return new SlicecheckError(
-      "HOST_KEY_UNKNOWN",
-      `${where}: host key ${fp} is not in ${hop.knownHosts}. Verify the fingerprint out of band, then add it (ssh-keyscan -p ${hop.port} ${hop.host} >> ${hop.knownHosts}) or set host_key_policy: accept-new.`,
-      { node, fingerprint: fp },
-    );
-  }
-  if (v?.status === "changed") {
-    return new SlicecheckError(
-      "HOST_KEY_CHANGED",
-      `${where}: HOST KEY CHANGED: the node presented ${fp}, which differs from ${hop.knownHosts} line ${v.line}. This may be an attack; if the node was reinstalled, remove the old line (ssh-keygen -R) and verify the new key.`,
-      { node, fingerprint: fp, line: v.line },
-    );
-  }
-  if (v?.status === "revoked") {
-    return new SlicecheckError(
-      "HOST_KEY_REVOKED",
-      `${where}: host key ${fp} is marked @revoked in ${hop.knownHosts} line ${v.line}.`,
-      { node, fingerprint: fp },
-    );
-  }
-  if (/authentication methods failed/i.test(e.message)) {
-    return new SlicecheckError(
-      "AUTH",
-      `${where}: authentication failed (tried ${hop.identityFile ?? "default keys"}${process.env.SSH_AUTH_SOCK ? " and ssh-agent" : ""}). Check user and identity_file.`,
-      { node },
-    );
-  }
-  if (/passphrase|encrypted/i.test(e.message)) {
-    return new SlicecheckError(
-      "KEY_FILE",
-      `${where}: cannot decrypt the private key: ${e.message}`,
-      { node },
-    );
-  }
-  const retryable = e.code !== "ENOTFOUND" && e.code !== "EAI_AGAIN";
-  return new SlicecheckError(
-    "CONNECT",
-    `${where}: cannot connect: ${e.code ?? e.message}${e.code ? ` (${e.message})` : ""}`,
-    { node, retryable, cause: e.code },
-  );
 }

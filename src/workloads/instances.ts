@@ -31,8 +31,19 @@ export interface NodeInventory {
   instances: Instance[];
 }
 
+/** nvidia-smi answers these in seconds; one that does not is hung (a wedged driver or GPU). */
+export const NVSMI_TIMEOUT_MS = 30_000;
+
 async function run(t: Transport, argv: string[], what: string): Promise<string> {
-  const r = await t.exec({ argv }, { timeoutMs: 60_000 });
+  const r = await t.exec({ argv }, { timeoutMs: NVSMI_TIMEOUT_MS });
+  // A hung tool is not a missing one: killed at its deadline, it is a timeout of that command.
+  if (r.timedOut) {
+    throw new SlicecheckError(
+      "COMMAND_TIMEOUT",
+      `${t.node.name}: \`${argv.join(" ")}\` did not answer within ${NVSMI_TIMEOUT_MS / 1000} s while reading ${what}, and was killed: a hung driver or GPU? Check \`nvidia-smi\` on the node and its kernel log`,
+      { node: t.node.name, command: argv.join(" ") },
+    );
+  }
   if (r.exitCode !== 0) {
     throw new SlicecheckError(
       "TOOL_MISSING",

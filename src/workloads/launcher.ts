@@ -6,6 +6,7 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
 import type { Transport } from "../transport/types.js";
+import { incompleteReason } from "./completion.js";
 import type { Instance } from "./instances.js";
 import { type Metric, metricsOf, type WorkloadSpec } from "./specs.js";
 
@@ -37,6 +38,9 @@ export interface InstanceOutcome {
   died: boolean;
   /** The harness could not run it (connection lost, channel refused): the result is unknown. */
   harnessError: string | null;
+  /** It did not run its whole duration (a signal stopped it, its figures stop early): why.
+   * Never a pass, whatever its exit code and figures say. */
+  incomplete: string | null;
   log: string;
   stdout: string;
   measurements: Measurement[];
@@ -93,11 +97,17 @@ async function runOne(
   const log = logPathFor(o.outDir, inst, spec.name, repetition);
   mkdirSync(join(o.outDir, inst.node), { recursive: true });
   const file = createWriteStream(log);
+  // A full disk or a vanished folder is this instance's problem, not an unhandled 'error'
+  // event that ends the controller and every other node's run.
+  let logError: string | null = null;
+  file.on("error", (e: NodeJS.ErrnoException) => {
+    logError ??= `cannot write the log ${log}: ${e.code ?? e.message}; free space or choose another --out`;
+  });
   let pending = "";
   // What the workload printed so far: an interrupted run keeps the figures already printed.
   let seenOut = "";
   const lines = (chunk: string) => {
-    file.write(chunk);
+    if (logError === null) file.write(chunk);
     if (!o.onLine) return;
     pending += chunk;
     const parts = pending.split(/\r?\n|\r/);
@@ -135,7 +145,8 @@ async function runOne(
       durationMs: r.durationMs,
       stopMs: Date.now(),
       died: r.exitCode !== 0,
-      harnessError: null,
+      harnessError: logError,
+      incomplete: incompleteReason(spec, r),
       stdout: r.stdout,
       measurements: metrics.map((m) => ({
         node: inst.node,
@@ -164,6 +175,7 @@ async function runOne(
       durationMs: 0,
       stopMs: Date.now(),
       died: false,
+      incomplete: null,
       harnessError: isSlicecheckError(e)
         ? `[${e.code}] ${e.message}`
         : e instanceof Error
@@ -185,6 +197,9 @@ async function runOne(
       parseError: null,
     };
   } finally {
-    await new Promise<void>((r) => file.end(r));
+    await new Promise<void>((r) => {
+      if (logError !== null || file.destroyed) r();
+      else file.end(r);
+    });
   }
 }

@@ -7,7 +7,11 @@ export type InstanceStatus = "ok" | "failed" | "broken";
 
 export function statusOf(o: InstanceOutcome): InstanceStatus {
   if (o.harnessError) return "broken";
+  // Killed at its deadline, or died (a crash, a kill, a signal that stopped it early, each named
+  // in the note): a failed check. Exit 0 with figures that stop short of the duration: the
+  // measurement is cut short, so the harness cannot decide; never a pass.
   if (o.died || o.timedOut) return "failed";
+  if (o.incomplete) return "broken";
   const errors = o.measurements.find(
     (m) => m.metric === "errors" || m.metric === "wrong" || m.metric === "faulty",
   );
@@ -56,12 +60,14 @@ export function summarize(runId: string, results: NodeRunResult[]) {
           log: out.log,
           note:
             out.harnessError ??
-            out.parseError ??
             (out.timedOut
               ? "killed at its deadline"
-              : out.died
-                ? `exit ${out.exitCode ?? out.signal}`
-                : null),
+              : out.incomplete
+                ? `${out.incomplete} (exit ${out.exitCode ?? out.signal})`
+                : out.died
+                  ? `exit ${out.exitCode ?? out.signal}`
+                  : null) ??
+            out.parseError,
         });
       }
     }

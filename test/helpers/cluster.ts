@@ -39,6 +39,21 @@ export async function startCluster(
   };
 }
 
+/** TCP connections the cluster's sshd processes have accepted so far (their VERBOSE logs). */
+export function sshdConnections(c: TestCluster): number {
+  let n = 0;
+  for (const node of readdirSync(join(c.dir, ".sim.d", "nodes"))) {
+    let log = "";
+    try {
+      log = readFileSync(join(c.dir, ".sim.d", "nodes", node, "sshd.log"), "utf8");
+    } catch {
+      /* no connection yet: sshd has written nothing */
+    }
+    n += log.split("\n").filter((l) => /Connection from \S+ port \d+ on /.test(l)).length;
+  }
+  return n;
+}
+
 /** Pids of processes on this machine whose environment holds exactly `NAME=value`. */
 export function taggedPids(entry: string): number[] {
   const out: number[] = [];

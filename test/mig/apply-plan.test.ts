@@ -295,8 +295,17 @@ describe("apply planning (pure)", () => {
         name,
       );
     }
+    // Counts beyond what any catalogued GPU holds are refused while the file is read.
+    assert.throws(
+      () =>
+        parseLayout(
+          'version: v1\nmig-configs:\n  eight:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {"1g.10gb": 8}\n',
+          "eight.yaml",
+        ),
+      /eight\.yaml:6: config 'eight', entry 1, mig-devices\.1g\.10gb: 8 instances asked, but no catalogued GPU holds more than 7 MIG devices/,
+    );
     const unfiltered = parseLayout(
-      'version: v1\nmig-configs:\n  eight:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {"1g.10gb": 8}\n',
+      'version: v1\nmig-configs:\n  eight:\n    - devices: all\n      mig-enabled: true\n      mig-devices: {"7g.80gb": 1, "1g.10gb": 1}\n',
       "eight.yaml",
     );
     assert.throws(

@@ -12,9 +12,9 @@ import {
 import { tempDir } from "../helpers/tmp.js";
 
 const dir = tempDir("kh");
-function newKey(name: string): { blob: Buffer; line: string } {
+function newKey(name: string, alg = "ed25519"): { blob: Buffer; line: string } {
   const path = join(dir, name);
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path]);
+  execFileSync("ssh-keygen", ["-q", "-t", alg, "-N", "", "-f", path]);
   const [type, b64] = readFileSync(`${path}.pub`, "utf8").split(" ");
   return { blob: Buffer.from(b64!, "base64"), line: `${type} ${b64}` };
 }
@@ -33,7 +33,31 @@ describe("known_hosts", () => {
       "port 22 is looked up without brackets",
     );
     assert.deepEqual(checkHostKey(kh, "n1.lab", 22, b.blob), { status: "known" });
-    assert.deepEqual(checkHostKey(kh, "10.0.0.5", 2222, b.blob), { status: "changed", line: 2 });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.5", 2222, b.blob), {
+      status: "changed",
+      line: 2,
+      knownType: "ssh-ed25519",
+    });
+  });
+
+  it("judges a key of another type for a known host as changed, as OpenSSH does", () => {
+    const ecdsa = newKey("e", "ecdsa");
+    const kh = join(dir, "typed");
+    writeFileSync(kh, `[10.0.0.7]:2222 ${a.line}\n`);
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, ecdsa.blob), {
+      status: "changed",
+      line: 1,
+      knownType: "ssh-ed25519",
+    });
+    // A host known with both types is known by either key; a third key of either type is not.
+    writeFileSync(kh, `[10.0.0.7]:2222 ${a.line}\n[10.0.0.7]:2222 ${ecdsa.line}\n`);
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, ecdsa.blob), { status: "known" });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, b.blob), {
+      status: "changed",
+      line: 1,
+      knownType: "ssh-ed25519",
+    });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.8", 2222, ecdsa.blob), { status: "unknown" });
   });
 
   it("matches hashed entries written by ssh-keygen -H", () => {

@@ -5,6 +5,7 @@ import {
   appendFileSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -12,7 +13,7 @@ import {
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
-import { childrenOf, readPid } from "../../src/sim/sshd.js";
+import { childrenOf, freePort, readPid, startSshd, stopSshd } from "../../src/sim/sshd.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId } from "../../src/transport/open.js";
 import { MAX_CHANNELS, SshTransport } from "../../src/transport/ssh.js";
@@ -163,6 +164,58 @@ describe("ssh transport (real sshd)", function () {
       (e: unknown) => isSlicecheckError(e, "HOST_KEY_CHANGED"),
       "accept-new never accepts a changed key",
     );
+  });
+
+  it("refuses a known host presenting a key of another type, under every policy", async () => {
+    // A second real sshd for sim01's files, offering only an ECDSA host key where known_hosts
+    // records the ed25519 one: what OpenSSH calls REMOTE HOST IDENTIFICATION HAS CHANGED.
+    const dir = join(cluster.dir, "ecdsa-sshd");
+    mkdirSync(dir, { recursive: true });
+    execFileSync("ssh-keygen", ["-q", "-t", "ecdsa", "-N", "", "-f", join(dir, "host_ecdsa")]);
+    const port = await freePort(a.host);
+    const base = readFileSync(join(cluster.dir, ".sim.d/nodes/sim01/sshd_config"), "utf8");
+    const config = join(dir, "sshd_config");
+    writeFileSync(
+      config,
+      base
+        .replace(/^ListenAddress .*$/m, `ListenAddress ${a.host}:${port}`)
+        .replace(/^HostKey .*$/m, `HostKey ${join(dir, "host_ecdsa")}`)
+        .replace(/^PidFile .*$/m, `PidFile ${join(dir, "sshd.pid")}`),
+    );
+    const pid = startSshd(dir, config);
+    try {
+      const ed = readFileSync(
+        join(cluster.dir, ".sim.d/nodes/sim01/ssh_host_ed25519_key.pub"),
+        "utf8",
+      ).split(" ");
+      const kh = join(dir, "known_hosts");
+      writeFileSync(kh, `# sim01 as first seen\n[${a.host}]:${port} ${ed[0]} ${ed[1]}\n`);
+      for (const policy of ["strict", "accept-new"] as const) {
+        await assert.rejects(
+          transport({ ...a, port, knownHosts: kh, hostKeyPolicy: policy }).connect(),
+          (e: unknown) =>
+            isSlicecheckError(e, "HOST_KEY_CHANGED") &&
+            /presented an ecdsa-sha2-nistp256 key .*only an ssh-ed25519 key is recorded in .* line 2/.test(
+              e.message,
+            ) &&
+            e.message.includes(`ssh-keygen -R '[${a.host}]:${port}' -f ${kh}`) &&
+            !/is not in/.test(e.message),
+          `${policy}: a key of another type is a changed key`,
+        );
+      }
+      assert.equal(
+        readFileSync(kh, "utf8").split("\n").filter(Boolean).length,
+        2,
+        "accept-new recorded nothing",
+      );
+      // The same server is fine once its key is what known_hosts holds.
+      const ecdsa = readFileSync(join(dir, "host_ecdsa.pub"), "utf8").split(" ");
+      writeFileSync(kh, `[${a.host}]:${port} ${ecdsa[0]} ${ecdsa[1]}\n`);
+      const r = await transport({ ...a, port, knownHosts: kh }).exec({ argv: ["echo", "ok"] });
+      assert.equal(r.stdout, "ok\n");
+    } finally {
+      await stopSshd(pid, config);
+    }
   });
 
   it("records a new host key with accept-new, then trusts it", async () => {

@@ -5,6 +5,7 @@ import {
   formatCrasherArmedLine,
   formatMemhogCheckLine,
   formatMemhogLine,
+  formatStoppedLine,
   formatStressFinalLine,
   formatStressLine,
   parseBuiltinOutput,
@@ -82,6 +83,20 @@ describe("built-in workload lines", () => {
     for (const mode of CRASHER_MODES) {
       assert.equal(printf(BUILTIN_PRINTF.crasher, mode), `${formatCrasherArmedLine(mode)}\n`);
     }
+    assert.equal(
+      printf(BUILTIN_PRINTF.stopped, "stress", "SIGTERM", 3.25),
+      `${formatStoppedLine({ program: "stress", signal: "SIGTERM", t: 3.25 })}\n`,
+    );
+  });
+
+  it("reads the line of a run a signal cut short", () => {
+    const text = `${formatStressFinalLine({ tflops: 9, errors: 0, iterations: 80 })}\n${formatStoppedLine({ program: "stress", signal: "SIGINT", t: 2 })}\n`;
+    assert.deepEqual(parseBuiltinOutput(text).stopped, {
+      program: "stress",
+      signal: "SIGINT",
+      t: 2,
+    });
+    assert.equal(parseBuiltinOutput(text.split("\n")[0]!).stopped, null);
   });
 
   it("reads back what it prints, with foreign lines in between", () => {
@@ -108,6 +123,7 @@ describe("built-in workload lines", () => {
         { bytes: 100, ok: false },
       ],
       crasher: null,
+      stopped: null,
     });
   });
 

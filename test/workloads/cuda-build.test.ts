@@ -58,6 +58,7 @@ describe("cuda workloads: sources agree with the builtin parser", () => {
         memhog: defines.SC_FMT_MEMHOG,
         memhogCheck: defines.SC_FMT_MEMHOG_CHECK,
         crasher: defines.SC_FMT_CRASHER,
+        stopped: defines.SC_FMT_STOPPED,
       },
       { ...BUILTIN_PRINTF },
     );

@@ -17,6 +17,7 @@ import {
 import { loadLayout, selectConfig } from "../../mig/layout/index.js";
 import { newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
+import { checkOutDir } from "../options.js";
 
 export interface ApplyCliOptions extends NodeOptions {
   config?: string;
@@ -148,6 +149,7 @@ export async function applyCommand(
   // Everything about the input is checked before the first connection.
   const config = selectConfig(loadLayout(layoutPath), o.config);
   validateOffline(config, layoutPath);
+  if (!o.dryRun) checkOutDir(o.journalDir ?? DEFAULT_JOURNAL_DIR, "--journal-dir");
   const { nodes } = loadSelected(o);
   const runId = newRunId();
   // A dry run changes nothing, so it takes no lock (and works beside a running controller).

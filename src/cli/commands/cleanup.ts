@@ -1,7 +1,7 @@
 // `slicecheck cleanup --run ID`: finds and kills what a run left on its nodes (a controller that
 // was SIGKILLed before its watchdogs fired, or a watchdog that could not run).
 
-import { SlicecheckError } from "../../errors.js";
+import { isSlicecheckError, SlicecheckError } from "../../errors.js";
 import { runTagFor } from "../../transport/managed.js";
 import { fanOut, newRunId } from "../../transport/open.js";
 import type { RunProcess } from "../../transport/types.js";
@@ -29,7 +29,11 @@ export async function cleanupCommand(
       failed = true;
       return {
         name: r.node.name,
-        error: r.error instanceof Error ? r.error.message : String(r.error),
+        error: isSlicecheckError(r.error)
+          ? `${r.error.message} [${r.error.code}]`
+          : r.error instanceof Error
+            ? r.error.message
+            : String(r.error),
         found: [],
         killed: 0,
       };

@@ -5,11 +5,14 @@ import type { NodeSpec } from "../../inventory/types.js";
 import { fanOut, newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
 
-const PROBE = `
+/** The probe, in one round trip. nvidia-smi runs under its own `timeout` (when the node has
+ * one), so that a hung driver is reported as that, and the rest of the probe still runs. */
+const probe = (smiTimeoutS: number) => `
 echo "user=$(id -un)"; echo "uid=$(id -u)"
 if command -v sudo >/dev/null 2>&1; then if sudo -n true 2>/dev/null; then echo sudo=ok; else echo sudo=denied; fi; else echo sudo=absent; fi
+if command -v timeout >/dev/null 2>&1; then deadline="timeout -k 2 ${smiTimeoutS}"; else deadline=""; fi
 if command -v nvidia-smi >/dev/null 2>&1; then
-  q=$(nvidia-smi --query-gpu=index,name,uuid,driver_version,mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1); rc=$?
+  q=$($deadline nvidia-smi --query-gpu=index,name,uuid,driver_version,mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1); rc=$?
   echo "nvsmi_rc=$rc"; printf '%s\\n' "$q" | sed 's/^/gpu=/'
 else echo nvsmi_rc=missing; fi
 p=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
@@ -49,6 +52,7 @@ export interface DoctorNode {
 export function interpretProbe(
   node: NodeSpec,
   out: string,
+  smiTimeoutS: number | null = null,
 ): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "hostKey"> {
   const kv = new Map<string, string[]>();
   for (const line of out.split("\n")) {
@@ -73,7 +77,14 @@ export function interpretProbe(
   const gpus: DoctorGpu[] = [];
   let driver: string | null = null;
   const rc = one("nvsmi_rc");
-  if (rc === "missing") problems.push("nvidia-smi is not on PATH: is the NVIDIA driver installed?");
+  if (rc === null) {
+    // The probe itself was cut off before it got there (reported by the caller).
+  } else if (rc === "missing")
+    problems.push("nvidia-smi is not on PATH: is the NVIDIA driver installed?");
+  else if ((rc === "124" || rc === "137") && smiTimeoutS !== null)
+    problems.push(
+      `nvidia-smi --query-gpu did not answer within ${smiTimeoutS} s and was killed: a hung driver or GPU? Check nvidia-smi and the kernel log on the node [COMMAND_TIMEOUT]`,
+    );
   else if (rc !== "0")
     problems.push(
       `nvidia-smi failed (exit ${rc}): ${(kv.get("gpu") ?? []).join(" ").slice(0, 200)}`,
@@ -102,7 +113,7 @@ export function interpretProbe(
     warnings.push("gpu_burn not on PATH: the gpu-burn workload is unavailable");
   if (one("all_reduce_perf") !== "yes")
     warnings.push("all_reduce_perf not on PATH: the nccl suite is unavailable");
-  if (one("timeout") !== "yes")
+  if (one("timeout") === "missing")
     problems.push("coreutils `timeout` is missing: remote deadlines cannot be enforced");
   const dmesg = one("dmesg") as DoctorNode["dmesg"];
   if (dmesg === "denied")
@@ -127,9 +138,11 @@ export async function doctorCommand(
 ): Promise<number> {
   const { nodes } = loadSelected(o);
   const runId = newRunId();
+  // nvidia-smi gets half of the node's time, so that the rest of the probe still reports.
+  const smiTimeoutS = Math.max(1, Math.floor(o.timeout / 2));
   const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
-    const r = await t.exec({ shell: PROBE }, { timeoutMs: o.timeout * 1000 });
-    return { out: r.stdout };
+    const r = await t.exec({ shell: probe(smiTimeoutS) }, { timeoutMs: o.timeout * 1000 });
+    return { out: r.stdout, timedOut: r.timedOut };
   });
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
@@ -156,7 +169,7 @@ export async function doctorCommand(
         gpuBurn: false,
         allReducePerf: false,
         dmesg: null,
-        problems: [r.error instanceof Error ? r.error.message : String(r.error)],
+        problems: [describeError(r.error)],
         warnings: [],
       } satisfies DoctorNode;
     }
@@ -165,12 +178,31 @@ export async function doctorCommand(
       reachable: true,
       connectMs: r.connectMs ?? null,
       hostKey: "ok",
-      ...interpretProbe(r.node, r.value!.out),
+      ...withProbeTimeout(
+        interpretProbe(r.node, r.value!.out, smiTimeoutS),
+        r.value!.timedOut,
+        o.timeout,
+      ),
     };
   });
   if (o.json) io.out(JSON.stringify({ nodes: report }, null, 2));
   else printDoctor(report, io);
   return report.some((n) => n.problems.length > 0) ? 2 : 0;
+}
+
+/** A probe killed at its deadline reported only what it had printed: say so, once. */
+function withProbeTimeout<T extends { problems: string[] }>(p: T, timedOut: boolean, s: number): T {
+  if (timedOut)
+    p.problems.push(
+      `the probe did not finish within ${s} s and was killed; what it had not reached is unknown (raise --timeout, or check the node for a hung command) [COMMAND_TIMEOUT]`,
+    );
+  return p;
+}
+
+/** A node's error as one line with its stable code, for people and for scripts alike. */
+export function describeError(e: unknown): string {
+  if (isSlicecheckError(e)) return `${e.message} [${e.code}]`;
+  return e instanceof Error ? e.message : String(e);
 }
 
 function printDoctor(report: DoctorNode[], io: Out): void {

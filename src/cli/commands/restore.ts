@@ -7,6 +7,7 @@ import { withNodeLocks } from "../../harness/locked.js";
 import { DEFAULT_JOURNAL_DIR, restoreNodes } from "../../mig/apply/index.js";
 import { newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
+import { checkOutDir } from "../options.js";
 import { printChangeReports, worstExit } from "./apply.js";
 
 export interface RestoreCliOptions extends NodeOptions {
@@ -17,6 +18,7 @@ export interface RestoreCliOptions extends NodeOptions {
 }
 
 export async function restoreCommand(o: RestoreCliOptions, io: Out): Promise<number> {
+  if (!o.dryRun) checkOutDir(o.journalDir ?? DEFAULT_JOURNAL_DIR, "--journal-dir");
   const { nodes } = loadSelected(o);
   const runId = newRunId();
   const reports = await withNodeLocks(

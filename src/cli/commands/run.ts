@@ -12,6 +12,7 @@ import { dbPath } from "../../store/db.js";
 import { newRunId } from "../../transport/open.js";
 import { type CheckRecord, countOf } from "../../verdicts/checks.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
+import { checkRunPaths } from "../options.js";
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -56,6 +57,7 @@ function figure(c: CheckRecord): string {
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
+  checkRunPaths(o, dbPath(o.db));
   const suites = resolveSuites(o.suites);
   const faults = parseFaults(o.faults);
   const config = o.layout ? selectConfig(loadLayout(o.layout), o.config) : null;

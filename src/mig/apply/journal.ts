@@ -3,11 +3,27 @@
 // `restore` works even from another machine or after this one lost its files. A journal that
 // exists is never overwritten: after an apply that was not restored (a killed controller, a
 // second apply), the state to go back to is still the first one.
+//
+// Durability: each copy is written under a temporary name, checked complete, fsynced, and only
+// then published under its real name, so a full disk, a lost connection or a crash leaves
+// either the whole journal or none. Publishing is a hard link (then the temporary name goes),
+// not a rename: rename(2) replaces an existing journal, link(2) refuses to, atomically. A
+// journal that does not parse and validate is never taken for the original state.
 
-import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { SlicecheckError } from "../../errors.js";
+import { isSlicecheckError, SlicecheckError } from "../../errors.js";
 import type { ExecResult, Transport } from "../../transport/types.js";
 import { nodeCommandError } from "./read.js";
 import type { NodeSnapshot } from "./types.js";
@@ -95,14 +111,17 @@ function parseJournal(text: string, where: string): Journal {
     throw badJournal(where, (e as Error).message);
   }
   const r = journalSchema.safeParse(data);
-  if (!r.success) throw badJournal(where, r.error.issues[0]?.message ?? "unexpected shape");
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw badJournal(where, i ? `${i.path.join(".") || "top"}: ${i.message}` : "unexpected shape");
+  }
   return r.data;
 }
 
 function badJournal(where: string, why: string): SlicecheckError {
   return new SlicecheckError(
-    "USAGE",
-    `the journal ${where} is not a slicecheck journal (${why}); it holds the original state, so slicecheck will not guess: repair it or move it away`,
+    "JOURNAL_INVALID",
+    `the journal ${where} is not a complete slicecheck journal (${why}). It should hold the node's original MIG state, so slicecheck will not guess from it. If the other copy is valid, move this one away (mv it to ${where.split(":").at(-1)}.bad) and rerun; if neither is, put the layout back by hand (slicecheck apply with the layout the node had) and remove both copies`,
     { journal: where },
   );
 }
@@ -110,23 +129,66 @@ function badJournal(where: string, why: string): SlicecheckError {
 export function readLocalJournal(dir: string, node: string): Journal | null {
   const path = localJournalPath(dir, node);
   if (!existsSync(path)) return null;
-  return parseJournal(readFileSync(path, "utf8"), path);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw new SlicecheckError(
+      "JOURNAL_INVALID",
+      `cannot read the journal ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}; check --journal-dir`,
+      { journal: path },
+    );
+  }
+  return parseJournal(text, path);
 }
 
-/** Writes the journal unless one exists (a hard link never replaces a file); true if written. */
+function writeError(path: string, e: unknown, node: string): SlicecheckError {
+  const code = (e as NodeJS.ErrnoException).code ?? String(e);
+  return new SlicecheckError(
+    "WRITE",
+    `${node}: cannot write the journal ${path}: ${code}${code === "ENOSPC" ? " (no space left on the device)" : ""}; nothing was changed on the node. Free space or give --journal-dir a writable folder, then rerun`,
+    { node, path, cause: code },
+    { cause: e },
+  );
+}
+
+/** Writes the journal unless one exists; true if written. Temporary name, fsync, then link. */
 export function writeLocalJournalOnce(dir: string, j: Journal): boolean {
-  mkdirSync(dir, { recursive: true });
   const path = localJournalPath(dir, j.node);
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(j, null, 2)}\n`, { mode: 0o600 });
   try {
-    linkSync(tmp, path);
+    mkdirSync(dir, { recursive: true });
+    const fd = openSync(tmp, "w", 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(j, null, 2)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw e;
+    }
+    // The new name must survive a power cut too: fsync the folder that holds it.
+    const dfd = openSync(dir, "r");
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
     return true;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw e;
+    throw writeError(path, e, j.node);
   } finally {
-    rmSync(tmp, { force: true });
+    // Also after a failed write: a half-written temporary file is never left behind. (Where
+    // the folder could not be made there is nothing to remove, and rm says ENOTDIR.)
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      /* nothing was created */
+    }
   }
 }
 
@@ -167,15 +229,22 @@ export async function readRemoteJournal(
   };
 }
 
-/** Writes the node's copy unless one exists; then returns the one that was there. One call. */
+/**
+ * Writes the node's copy unless one exists; then returns the one that was there. One call: the
+ * text goes to a temporary name, its byte count is checked (stdin cut short by a lost
+ * connection would otherwise publish half a journal), it is synced, and then linked to its
+ * name, which never replaces an existing journal. The temporary file goes whatever happens.
+ */
 export async function writeRemoteJournalOnce(
   t: Transport,
   j: Journal,
 ): Promise<{ path: string; written: boolean; existing: Journal | null }> {
+  const text = `${JSON.stringify(j, null, 2)}\n`;
+  const bytes = Buffer.byteLength(text);
   const r = await remote(
     t,
-    'mkdir -p "$d" && umask 077 && tmp="$f.$$.tmp" && cat > "$tmp" && { if ln "$tmp" "$f" 2>/dev/null; then echo written; else echo exists; cat "$f"; fi; rm -f "$tmp"; }',
-    `${JSON.stringify(j, null, 2)}\n`,
+    `mkdir -p "$d" && umask 077 && tmp="$f.$$.tmp" && trap 'rm -f "$tmp"' EXIT && cat > "$tmp" && n=$(wc -c < "$tmp") && if [ "$n" -ne ${bytes} ]; then echo "journal cut short: $n of ${bytes} bytes written to $tmp" >&2; exit 1; fi && { sync "$tmp" 2>/dev/null || sync; } && if ln "$tmp" "$f" 2>/dev/null; then sync "$d" 2>/dev/null; echo written; else echo exists; cat "$f"; fi`,
+    text,
   );
   const path = pathOf(r);
   const at = r.stdout.indexOf("\nexists\n");
@@ -221,12 +290,21 @@ export async function ensureJournal(
   const local = localJournalPath(dir, s.node);
   const earlier = readLocalJournal(dir, s.node);
   if (earlier) checkJournalOwner(earlier, s, local);
-  const written = await writeRemoteJournalOnce(t, earlier ?? journalFrom(s, meta));
+  // One journal object for both copies, so that they are byte for byte the same.
+  const fresh = journalFrom(s, meta);
+  const written = await writeRemoteJournalOnce(t, earlier ?? fresh);
   if (!earlier && written.existing) {
     checkJournalOwner(written.existing, s, `${s.node}:${written.path}`);
   }
-  const journal = earlier ?? written.existing ?? journalFrom(s, meta);
-  writeLocalJournalOnce(dir, journal);
+  const journal = earlier ?? written.existing ?? fresh;
+  try {
+    writeLocalJournalOnce(dir, journal);
+  } catch (e) {
+    // The node's copy was written for this apply alone: left there, a later apply would take a
+    // state that was never changed from for the original one. Nothing has changed yet.
+    if (written.written) await removeRemoteJournal(t).catch(() => {});
+    throw e;
+  }
   return {
     journal: readLocalJournal(dir, s.node) ?? journal,
     local,
@@ -240,7 +318,22 @@ export async function loadJournal(
   t: Transport,
   dir: string,
 ): Promise<{ journal: Journal; from: string } | null> {
-  const local = readLocalJournal(dir, t.node.name);
+  let local: Journal | null;
+  try {
+    local = readLocalJournal(dir, t.node.name);
+  } catch (e) {
+    if (!isSlicecheckError(e, "JOURNAL_INVALID")) throw e;
+    // Never fall back silently: say whether the node's copy could be used instead.
+    const other = await readRemoteJournal(t).then(
+      (r) =>
+        r.journal
+          ? `The node's copy ${t.node.name}:${r.path} is valid: move ${localJournalPath(dir, t.node.name)} away and rerun restore to use it.`
+          : `The node has no copy (${t.node.name}:${r.path}).`,
+      (x: unknown) =>
+        `The node's copy cannot be used either: ${x instanceof Error ? x.message : String(x)}.`,
+    );
+    throw new SlicecheckError("JOURNAL_INVALID", `${e.message}. ${other}`, e.context);
+  }
   if (local) return { journal: local, from: localJournalPath(dir, t.node.name) };
   const r = await readRemoteJournal(t);
   return r.journal ? { journal: r.journal, from: `${t.node.name}:${r.path}` } : null;

@@ -194,3 +194,20 @@ export function bar1MiB(facts: ProductFacts, memorySlices: number, driver: strin
   }
   return memorySlices * facts.bar1PerSliceMiB - 1;
 }
+
+/**
+ * The most MIG devices one GPU holds, over every catalogued product: each compute instance
+ * takes at least one compute slice. A layout count above it is nonsense, not a layout that does
+ * not fit, and is refused while the file is read (the planner would expand a count of 1e9 until
+ * memory runs out). Counts up to it still reach the planner, which says why they do not fit on
+ * a given GPU and what comes closest.
+ */
+export function maxMigDevicesPerGpu(): number {
+  maxDevices ??= Math.max(
+    ...PRODUCTS.flatMap((product) =>
+      TABLES[product].map((p) => Math.max(p.computeSlices, p.instances)),
+    ),
+  );
+  return maxDevices;
+}
+let maxDevices: number | undefined;

@@ -10,6 +10,7 @@ export {
   findCiProfile,
   findGiProfile,
   giProfileById,
+  maxMigDevicesPerGpu,
   PRODUCTS,
   productFacts,
   resolveBoard,

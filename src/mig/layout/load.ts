@@ -5,6 +5,8 @@ import { readFileSync } from "node:fs";
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
 import type { z } from "zod";
 import { SlicecheckError } from "../../errors.js";
+import { yamlToJs } from "../../util/yaml.js";
+import { maxMigDevicesPerGpu } from "../catalog/index.js";
 import { normaliseDeviceId, parseProfileKey } from "./keys.js";
 import { ENTRY_FIELDS, fileSchema, type RawEntry } from "./schema.js";
 import type { LayoutConfig, LayoutDevice, LayoutEntry, LayoutFile } from "./types.js";
@@ -96,7 +98,7 @@ export function parseLayout(text: string, file: string): LayoutFile {
       { file, line },
     );
   }
-  const data: unknown = doc.toJS();
+  const data: unknown = yamlToJs(doc, lineCounter, file, "LAYOUT");
   const checked = fileSchema.safeParse(data);
   if (!checked.success) {
     // Report in file order, the way a reader goes through the file to fix it.
@@ -115,6 +117,7 @@ export function parseLayout(text: string, file: string): LayoutFile {
       line: src.lineOf(checked.error.issues[0]?.path.map(String) ?? []),
     });
   }
+  checkCounts(src, checked.data["mig-configs"]);
   const configs: LayoutConfig[] = Object.entries(checked.data["mig-configs"]).map(
     ([name, entries]) => ({
       name,
@@ -126,6 +129,23 @@ export function parseLayout(text: string, file: string): LayoutFile {
     throw layoutError(`${where(src, ["mig-configs"])}expected at least one config`, { file });
   }
   return { file, configs };
+}
+
+/** Refuses counts no catalogued GPU could hold, before the planner expands them into lists. */
+function checkCounts(src: Located, configs: Record<string, readonly RawEntry[]>): void {
+  const max = maxMigDevicesPerGpu();
+  for (const [name, entries] of Object.entries(configs)) {
+    entries.forEach((e, index) => {
+      for (const [key, count] of Object.entries(e["mig-devices"] ?? {})) {
+        if (count <= max) continue;
+        const path = ["mig-configs", name, index, "mig-devices"];
+        throw layoutError(
+          `${where(src, path, key)}${count} instances asked, but no catalogued GPU holds more than ${max} MIG devices; fix the count`,
+          { file: src.file, config: name, line: src.lineOf(path, key) },
+        );
+      }
+    });
+  }
 }
 
 function toEntry(src: Located, config: string, index: number, e: RawEntry): LayoutEntry {

@@ -4,7 +4,7 @@
 // at start, or, with neither, until out of memory; holds it for --hold S; with --check N it
 // checks after allocating, and every --check-interval S while holding, that N more bytes can
 // still be allocated. Exit 0 (also after an OOM: the line says oom=1), 1 when a check failed,
-// 2 on another CUDA error, 3 on bad usage; SIGTERM/SIGINT end the hold.
+// 2 on another CUDA error, 3 on bad usage; SIGTERM/SIGINT end the hold with a `stopped` line and exit 128 + the signal.
 //
 // Memory is the instance's (the GI's under MIG, the board's without) minus what the other
 // processes on it hold; the allocation is decided under the state lock, so two memhogs never
@@ -17,7 +17,14 @@ import { neighbourFault, recordChaosEvent } from "./chaos.js";
 import { SITES } from "./cuda.js";
 import { currentGpu, type SimDevice } from "./device.js";
 import { eachOption, parseBytes, parseDouble, usageError } from "./flags.js";
-import { finish, joinDevice, openDevice, openSession, sleepWatching } from "./session.js";
+import {
+  finish,
+  finishIfStopped,
+  joinDevice,
+  openDevice,
+  openSession,
+  sleepWatching,
+} from "./session.js";
 
 const PROGRAM = "memhog";
 const USAGE =
@@ -142,4 +149,5 @@ while (!s.stopping && Date.now() < holdEnd) {
     await sleepWatching(s, left * 1000, dev, site);
   }
 }
+await finishIfStopped(s, (Date.now() - s.startedMs) / 1000);
 await finish(s, allOk ? 0 : 1);

@@ -4,10 +4,13 @@
 // within a tenth of a second) and leave the process list on every exit it controls.
 //
 // Signals follow the CUDA programs: stress and memhog stop gracefully on SIGTERM/SIGINT (their
-// loops end, the final line is printed); the crasher has no handler. Without a handler the
+// loops end, the final line is printed, then a `stopped` line and exit 128 + the signal, so a
+// cut-short run never reads as a pass); the crasher has no handler. Without a handler the
 // simulator still unregisters first and then re-raises the signal, so the caller sees death by
 // that signal while nvidia-smi does not keep the dead process.
 
+import { constants as osConstants } from "node:os";
+import { formatStoppedLine } from "../../workloads/parsers/builtin.js";
 import { readState, type SimState } from "../nvsmi/state.js";
 import { admit, MIB } from "./admit.js";
 import { maybeDropConnection, neighbourFault } from "./chaos.js";
@@ -39,6 +42,8 @@ export interface Session {
   err(line: string): void;
   /** Set by a graceful signal, or once the process is on its way out: loops stop. */
   stopping: boolean;
+  /** The signal that asked a graceful program to stop early, if one did. */
+  stopSignal: "SIGTERM" | "SIGINT" | null;
   /** Epoch ms the process started: planted faults only reach processes running at the time. */
   startedMs: number;
 }
@@ -88,12 +93,14 @@ export function openSession(
     out: (line) => write(process.stdout, line),
     err: (line) => write(process.stderr, line),
     stopping: false,
+    stopSignal: null,
     startedMs: Date.now(),
   };
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     process.on(sig, () => {
       if (graceful && sig !== "SIGHUP") {
         s.stopping = true;
+        s.stopSignal ??= sig;
         return;
       }
       dieBySignal(stateDir, sig);
@@ -116,6 +123,17 @@ export async function finish(s: Session, code: number): Promise<never> {
     // The state directory is gone (node torn down): nothing left to unregister from.
   }
   process.exit(code);
+}
+
+/**
+ * sc_stopped_exit: a run cut short by a signal is no pass. Its last line says so and the exit is
+ * 128 + the signal, what a shell reports for a process killed by it; returns normally when no
+ * signal came.
+ */
+export async function finishIfStopped(s: Session, tS: number): Promise<void> {
+  if (s.stopSignal === null) return;
+  s.out(formatStoppedLine({ program: s.program, signal: s.stopSignal, t: tS }));
+  await finish(s, 128 + osConstants.signals[s.stopSignal]);
 }
 
 /** sc_cuda_fail: the CUDA error line on stderr, exit 2. */

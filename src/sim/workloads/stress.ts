@@ -2,8 +2,9 @@
 // The simulated `slicecheck-stress` (workloads/stress.cu): the device header, a
 // `SLICECHECK stress` line every --interval seconds (tflops over that interval, errors counted
 // since the start), a `stress-final` line (tflops over the run, iterations = kernel launches of
-// about 25 ms each). SIGTERM/SIGINT end the run early with the final line. Exit 0, or 1 when
-// results were wrong (--plant-error), 2 on a CUDA error, 3 on bad usage.
+// about 25 ms each). SIGTERM/SIGINT end the run early with the final line, then a `stopped`
+// line and exit 128 + the signal. Exit 0, or 1 when results were wrong (--plant-error), 2 on a
+// CUDA error, 3 on bad usage.
 //
 // The rate is the device's SMs times the product's per-SM FP32 peak (model.ts) with ±1 % noise,
 // divided among the live processes on the same compute unit, re-counted at every line
@@ -18,6 +19,7 @@ import { eachOption, parseDouble, usageError } from "./flags.js";
 import { noiseSource, profileOfDevice, regressionFactor, smRates } from "./model.js";
 import {
   finish,
+  finishIfStopped,
   joinDevice,
   openDevice,
   openSession,
@@ -101,4 +103,5 @@ s.out(
     iterations: Math.max(1, Math.ceil(t / LAUNCH_S)),
   }),
 );
+await finishIfStopped(s, t);
 await finish(s, errors === 0 ? 0 : 1);

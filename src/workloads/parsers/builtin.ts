@@ -8,6 +8,7 @@
 //   SLICECHECK memhog allocated_bytes=<uint> requested_bytes=<uint> oom=<0|1>     after allocating
 //   SLICECHECK memhog-check bytes=<uint> ok=<0|1>                                 after each pattern check
 //   SLICECHECK crasher mode=<mode> armed                                          right before faulting
+//   SLICECHECK stopped program=<name> signal=<SIGTERM|SIGINT> t=<seconds, %.1f>   last, when a signal cut the run short
 //
 // Rules: a line starts with the tag at column 0 and ends with "\n" (printed and flushed in one
 // call, so a killed process leaves only whole lines); fields are `key=value` separated by one
@@ -38,7 +39,16 @@ export const BUILTIN_PRINTF = {
   memhog: "SLICECHECK memhog allocated_bytes=%llu requested_bytes=%llu oom=%d\n",
   memhogCheck: "SLICECHECK memhog-check bytes=%llu ok=%d\n",
   crasher: "SLICECHECK crasher mode=%s armed\n",
+  stopped: "SLICECHECK stopped program=%s signal=%s t=%.1f\n",
 } as const;
+
+/** A signal stopped the workload before its duration (it then exits 128 + the signal). */
+export interface Stopped {
+  program: string;
+  signal: string;
+  /** Seconds it had run when it stopped. */
+  t: number;
+}
 
 export interface StressSample {
   /** Seconds since the workload started. */
@@ -72,6 +82,7 @@ export interface BuiltinOutput {
   memhogChecks: MemhogCheck[];
   /** The crasher announced its fault; null means it died before arming (or never ran). */
   crasher: { mode: CrasherMode } | null;
+  stopped: Stopped | null;
 }
 
 function uint(value: number, name: string): string {
@@ -102,6 +113,12 @@ export function formatMemhogCheckLine(c: MemhogCheck): string {
   return `${BUILTIN_TAG} memhog-check bytes=${uint(c.bytes, "bytes")} ok=${c.ok ? 1 : 0}`;
 }
 
+export function formatStoppedLine(s: Stopped): string {
+  if (!/^[a-z-]+$/.test(s.program) || !/^SIG[A-Z]+$/.test(s.signal))
+    throw new RangeError("program and signal must be plain names");
+  return `${BUILTIN_TAG} stopped program=${s.program} signal=${s.signal} t=${fixed(s.t, 1, "t")}`;
+}
+
 export function formatCrasherArmedLine(mode: CrasherMode): string {
   return `${BUILTIN_TAG} crasher mode=${mode} armed`;
 }
@@ -117,6 +134,7 @@ const LINES = {
   memhog: new RegExp(`^memhog allocated_bytes=(${UINT}) requested_bytes=(${UINT}) oom=(${FLAG})$`),
   "memhog-check": new RegExp(`^memhog-check bytes=(${UINT}) ok=(${FLAG})$`),
   crasher: /^crasher mode=(\S+) armed$/,
+  stopped: new RegExp(`^stopped program=([a-z-]+) signal=(SIG[A-Z]+) t=(${DECIMAL})$`),
 } as const;
 type LineName = keyof typeof LINES;
 
@@ -126,6 +144,7 @@ const EXPECTED: Record<LineName, string> = {
   memhog: "'memhog allocated_bytes=<n> requested_bytes=<n> oom=0|1'",
   "memhog-check": "'memhog-check bytes=<n> ok=0|1'",
   crasher: `'crasher mode=<${CRASHER_MODES.join("|")}> armed'`,
+  stopped: "'stopped program=<name> signal=<SIGTERM|SIGINT> t=<s>'",
 };
 
 function isRecord(name: string): name is LineName {
@@ -140,6 +159,7 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
     memhog: null,
     memhogChecks: [],
     crasher: null,
+    stopped: null,
   };
   for (const [index, raw] of text.split("\n").entries()) {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
@@ -171,6 +191,10 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
         break;
       case "memhog-check":
         out.memhogChecks.push({ bytes: n(1), ok: m[2] === "1" });
+        break;
+      case "stopped":
+        once(out.stopped);
+        out.stopped = { program: m[1]!, signal: m[2]!, t: n(3) };
         break;
       case "crasher": {
         once(out.crasher);

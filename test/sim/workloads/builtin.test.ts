@@ -103,9 +103,17 @@ describe("simulated workloads: stress, memhog, crasher", function () {
     assert.deepEqual(await computePids(dir), [r.child.pid]);
     r.child.kill("SIGTERM");
     const end = await r.done;
-    // stress.cu stops at SIGTERM with its final line and exit 0.
-    assert.equal(end.code, 0);
-    assert.ok(parseBuiltinOutput(r.out).stressFinal, r.out);
+    // stress.cu stops at SIGTERM with its final line, then says it was stopped, and exits
+    // 128 + 15: a run cut short is never a pass.
+    assert.equal(end.code, 143);
+    const out = parseBuiltinOutput(r.out);
+    assert.ok(out.stressFinal, r.out);
+    assert.equal(out.stopped?.signal, "SIGTERM");
+    assert.ok(out.stopped.t < 20, r.out);
+    assert.match(
+      r.out.trimEnd().split("\n").at(-1)!,
+      /^SLICECHECK stopped program=stress signal=SIGTERM t=/,
+    );
     assert.deepEqual(await computePids(dir), []);
   });
 
@@ -139,8 +147,9 @@ describe("simulated workloads: stress, memhog, crasher", function () {
     assert.equal(o.memhog?.oom, false);
     assert.ok((o.memhog?.allocatedBytes ?? 0) > 39_000 * 2 ** 20, other.out);
     assert.deepEqual(o.memhogChecks, [{ bytes: 2 ** 20, ok: false }]);
-    hog.child.kill("SIGTERM");
-    assert.equal((await hog.done).code, 0);
+    hog.child.kill("SIGINT");
+    assert.equal((await hog.done).code, 130, "stopped by SIGINT: 128 + 2");
+    assert.equal(parseBuiltinOutput(hog.out).stopped?.signal, "SIGINT", hog.out);
   });
 
   it("crasher illegal-address: Xid 31 against its GI/CI in dmesg, exit 2; a neighbour runs on", async () => {

@@ -1,0 +1,137 @@
+// Numeric and path options, checked where they are parsed, so that a bad value is refused
+// (exit 3) before any node is touched. The bounds are what makes sense and what Node can do:
+// a timer longer than 2^31-1 ms (24.8 days) fires after 1 ms, so a "long" timeout would kill
+// a command at once.
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { SlicecheckError } from "../errors.js";
+
+export const DAY_S = 86_400;
+export const MAX_SECONDS = 7 * DAY_S;
+export const MAX_CONCURRENCY = 1024;
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+const INTEGER = /^\d+$/;
+
+function usage(message: string, option: string): SlicecheckError {
+  return new SlicecheckError("USAGE", message, { option });
+}
+
+/** Seconds from `min` to `max` (7 days by default), a plain decimal number. */
+export function parseSeconds(option: string, min = 0, max = MAX_SECONDS) {
+  const range = min > 0 ? `from ${min} to ${max} (7 days)` : `above 0 and at most ${max} (7 days)`;
+  return (v: string): number => {
+    const n = DECIMAL.test(v.trim()) ? Number(v) : Number.NaN;
+    if (!Number.isFinite(n) || n < min || n <= 0 || n > max)
+      throw usage(`${option} expects seconds ${range}, got '${v}'`, option);
+    return n;
+  };
+}
+
+/** A whole number from `min` to `max`. */
+export function parseIntIn(option: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `from ${min} to ${max}`;
+  return (v: string): number => {
+    const n = INTEGER.test(v.trim()) ? Number(v) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max)
+      throw usage(`${option} expects a whole number ${range}, got '${v}'`, option);
+    return n;
+  };
+}
+
+/** A number above 0 and at most `max`. */
+export function parseFraction(option: string, max: number) {
+  return (v: string): number => {
+    const n = DECIMAL.test(v.trim()) ? Number(v) : Number.NaN;
+    if (!Number.isFinite(n) || n <= 0 || n > max)
+      throw usage(`${option} expects a number above 0 and at most ${max}, got '${v}'`, option);
+    return n;
+  };
+}
+
+export const parseDuration = parseSeconds("--duration", 1);
+export const parseConcurrency = parseIntIn("--concurrency", 1, MAX_CONCURRENCY);
+
+function pathError(option: string, path: string, why: string, what: string): SlicecheckError {
+  return new SlicecheckError("OUTPUT_PATH", `${option} ${path}: ${why}; ${what}`, {
+    option,
+    path,
+  });
+}
+
+/** The nearest existing ancestor must be a writable folder, or the path can never be made. */
+function checkCreatable(option: string, path: string, what: string): void {
+  let dir = dirname(resolve(path));
+  for (;;) {
+    if (existsSync(dir)) break;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(dir);
+  } catch (e) {
+    throw pathError(
+      option,
+      path,
+      `${dir} cannot be read (${(e as NodeJS.ErrnoException).code})`,
+      what,
+    );
+  }
+  if (!st.isDirectory())
+    throw pathError(option, path, `${dir} is a file, so nothing can be created under it`, what);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "EROFS" ? "is on a read-only file system" : `is not writable (${code})`;
+    throw pathError(option, path, `${dir} ${why}`, what);
+  }
+}
+
+function checkWritable(option: string, path: string, what: string): void {
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "EROFS" ? "is on a read-only file system" : `is not writable (${code})`;
+    throw pathError(option, path, why, what);
+  }
+}
+
+/** A records database file: not a folder, and creatable or writable. */
+export function checkDbPath(path: string, option = "--db"): void {
+  const what =
+    "give the path of a database file (e.g. reports/slicecheck.db) with --db or $SLICECHECK_DB";
+  if (path.trim() === "") throw pathError(option, "''", "is empty", what);
+  if (existsSync(path)) {
+    if (statSync(path).isDirectory())
+      throw pathError(option, path, "is a folder, not a database file", what);
+    checkWritable(option, path, what);
+    return;
+  }
+  checkCreatable(option, path, what);
+}
+
+/** An output folder (--out, --journal-dir): not a file, and creatable or writable. */
+export function checkOutDir(path: string, option: string): void {
+  const what = `give ${option} a folder slicecheck can write to`;
+  if (path.trim() === "") throw pathError(option, "''", "is empty", what);
+  if (existsSync(path)) {
+    if (!statSync(path).isDirectory())
+      throw pathError(option, path, "is a file, not a folder", what);
+    checkWritable(option, path, what);
+    return;
+  }
+  checkCreatable(option, path, what);
+}
+
+/** run's output paths: the records database (`db`, as dbPath() resolved it) and the run's
+ * folder, refused before any work. */
+export function checkRunPaths(o: { db?: string; out?: string }, db: string): void {
+  const from =
+    o.db === undefined && process.env.SLICECHECK_DB !== undefined ? "$SLICECHECK_DB" : "--db";
+  checkDbPath(db, from);
+  checkOutDir(o.out ?? join("reports", "runs"), "--out");
+}

@@ -1,0 +1,43 @@
+// YAML to plain data with a bound on alias expansion, for every file slicecheck reads (inventory,
+// layouts, simulated cluster specs). A handful of nested aliases expand to billions of nodes (a
+// "billion laughs" file): the yaml package counts expansions against maxAliasCount and throws a
+// ReferenceError, which must reach the user as bad input naming the file and line, not as a
+// stack trace.
+import { type Document, isAlias, type LineCounter, visit } from "yaml";
+import { type ErrorCode, SlicecheckError } from "../errors.js";
+
+/** Alias expansions allowed in one file: plenty for anchors shared between a few nodes. */
+export const MAX_YAML_ALIASES = 100;
+
+/** 1-based line of the first alias (`*name`) in the document, or 1. */
+function firstAliasLine(doc: Document, lineCounter: LineCounter): number {
+  let line = 1;
+  visit(doc, {
+    Alias(_key, node) {
+      if (isAlias(node) && node.range) {
+        line = lineCounter.linePos(node.range[0]).line;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return line;
+}
+
+export function yamlToJs(
+  doc: Document,
+  lineCounter: LineCounter,
+  file: string,
+  code: ErrorCode,
+): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (e) {
+    if (!(e instanceof ReferenceError)) throw e;
+    const line = firstAliasLine(doc, lineCounter);
+    const why = /Excessive alias count/.test(e.message)
+      ? `the YAML aliases expand to more than ${MAX_YAML_ALIASES} copies (a file built to exhaust memory looks like this); refused. Write the values out instead of nesting *aliases`
+      : `a YAML alias cannot be resolved (${e.message}); define the &anchor before its *alias`;
+    throw new SlicecheckError(code, `${file}:${line}: ${why}.`, { file, line });
+  }
+}

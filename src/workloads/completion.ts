@@ -1,0 +1,58 @@
+// Did a workload run its whole duration? A stress that a signal stopped after 3 s of 30 (the
+// node's watchdog, an operator, another tool's SIGTERM) prints its final line and a believable
+// rate, so neither its exit code alone (old binaries exit 0 on SIGTERM) nor its figures alone
+// tell. Pure: the outcome and the output in, the reason it is incomplete (or null) out.
+import { constants } from "node:os";
+import { parseBuiltinOutput } from "./parsers/builtin.js";
+import type { WorkloadSpec } from "./specs.js";
+
+/** Slack for the last interval line: timers on a loaded node fire a little late, never early. */
+const SPAN_SLACK_S = 0.25;
+
+function signalName(exitCode: number | null, signal: string | null): string | null {
+  if (signal) return signal.startsWith("SIG") ? signal : `SIG${signal}`;
+  if (exitCode !== null && exitCode > 128 && exitCode < 128 + 65) {
+    const n = exitCode - 128;
+    const name = Object.entries(constants.signals).find(([, v]) => v === n)?.[0];
+    return name ?? `signal ${n}`;
+  }
+  return null;
+}
+
+/**
+ * Why the workload did not run its whole duration, or null when it did (or when it has no
+ * duration to check). A deadline kill is reported by the caller as a timeout, not here.
+ */
+export function incompleteReason(
+  spec: WorkloadSpec,
+  r: { exitCode: number | null; signal: string | null; timedOut: boolean; stdout: string },
+): string | null {
+  if (r.timedOut) return null;
+  if (spec.name !== "stress" && spec.name !== "memhog") {
+    const sig = signalName(r.exitCode, r.signal);
+    return sig && spec.name !== "crasher" ? `killed by ${sig}` : null;
+  }
+  let out: ReturnType<typeof parseBuiltinOutput>;
+  try {
+    out = parseBuiltinOutput(r.stdout);
+  } catch {
+    return null; // the parse error is reported as such
+  }
+  if (out.stopped) {
+    return `stopped by ${out.stopped.signal} after ${out.stopped.t.toFixed(1)} s of ${spec.durationS} s`;
+  }
+  const sig = signalName(r.exitCode, r.signal);
+  if (sig) return `killed by ${sig} before its end`;
+  if (spec.name !== "stress" || r.exitCode !== 0) return null;
+  if (!out.stressFinal) return "ended without its final line";
+  // The figures must span the duration: the last interval line is at most one interval early.
+  const ts = out.stress.map((s) => s.t);
+  const last = ts.at(-1);
+  if (last === undefined) return `printed no progress line in ${spec.durationS} s`;
+  let gap = ts[0]!;
+  for (let i = 1; i < ts.length; i++) gap = Math.max(gap, ts[i]! - ts[i - 1]!);
+  if (last + gap + SPAN_SLACK_S < spec.durationS) {
+    return `its figures span ${last.toFixed(1)} s of ${spec.durationS} s`;
+  }
+  return null;
+}

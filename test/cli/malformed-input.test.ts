@@ -1,0 +1,408 @@
+// Malformed input, table-driven: every row is refused with exit 3 and its exact message, and
+// no node is connected to. The proof of "no connection" is the simulated sshd's own log
+// (LogLevel VERBOSE writes one "Connection from" line per TCP connection), read before and
+// after each row; a control row shows the count does move when a command does connect.
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli } from "../helpers/cli.js";
+import { sshdConnections, useCluster } from "../helpers/cluster.js";
+
+interface Row {
+  name: string;
+  /** Arguments; `{inv}` is the good inventory, `{dir}` the test folder. */
+  args: string[];
+  /** Files to write first, relative to the test folder. */
+  files?: Record<string, string>;
+  env?: Record<string, string>;
+  /** The substring the error line must contain (file:line for files). */
+  expect: string;
+}
+
+const BOMB = `a: &a [x, x, x, x, x, x, x, x, x, x]
+b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]
+c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]
+d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]
+e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]
+`;
+
+function layout(devices: string): string {
+  return `version: v1\nmig-configs:\n  cfg:\n    - devices: all\n      mig-enabled: true\n      mig-devices: ${devices}\n`;
+}
+
+describe("malformed input is refused before any connection (exit 3, real sshd logs)", function () {
+  this.timeout(120_000);
+  const c = useCluster(2);
+  let good = "";
+  let head = "";
+
+  before(() => {
+    const [a, b] = c.inventory.nodes;
+    head = `defaults: {user: ${a!.user}, identity_file: ${a!.identityFile}, known_hosts: ${a!.knownHosts}, ssh_config: none}\nnodes:\n  sim01: {host: ${a!.host}, port: ${a!.port}}\n  sim02: {host: ${b!.host}, port: ${b!.port}}\n`;
+    good = join(c.dir, "good.yaml");
+    writeFileSync(good, head);
+    writeFileSync(join(c.dir, "a-file"), "not a folder\n");
+    mkdirSync(join(c.dir, "a-folder"), { recursive: true });
+    writeFileSync(join(c.dir, "ok-layout.yaml"), layout('{"1g.10gb": 2}'));
+  });
+
+  // Inventory text: the good one with `extra` appended (line 5 on) or a line replaced.
+  const inv = (extra: string) => () => `${head}${extra}`;
+  const rows: (Omit<Row, "files"> & { files?: Record<string, string | (() => string)> })[] = [
+    // --- inventories (file:line named) ---
+    {
+      name: "inventory: YAML alias bomb",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": () => `${head}x:\n${BOMB.replace(/^/gm, "  ")}` },
+      expect: "i.yaml:7: the YAML aliases expand to more than 100 copies",
+    },
+    {
+      name: "inventory: alias bomb, doctor",
+      args: ["doctor", "-i", "{dir}/i.yaml"],
+      files: { "i.yaml": () => `${head}x:\n${BOMB.replace(/^/gm, "  ")}` },
+      expect: "i.yaml:7: the YAML aliases expand to more than 100 copies",
+    },
+    {
+      name: "inventory: not valid YAML",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: host: x: y\n") },
+      expect: "i.yaml:5: not valid YAML: Nested mappings are not allowed in compact mappings",
+    },
+    {
+      name: "inventory: duplicate node",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim01: {host: 127.0.0.99}\n") },
+      expect: "i.yaml:5: not valid YAML: Map keys must be unique",
+    },
+    {
+      name: "inventory: port not a number",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv('  sim03: {host: 127.0.0.99, port: "22a"}\n') },
+      expect: 'i.yaml:5: nodes.sim03.port: expected a port number (integer 1-65535), got "22a"',
+    },
+    {
+      name: "inventory: port out of range",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.99, port: 70000}\n") },
+      expect: "i.yaml:5: nodes.sim03.port: expected a port number (integer 1-65535), got 70000",
+    },
+    {
+      name: "inventory: unknown field",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {hots: 127.0.0.99}\n") },
+      expect: "i.yaml:5: nodes.sim03: unknown field 'hots'",
+    },
+    {
+      name: "inventory: node name with a shell character",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv('  "a;b": {host: 127.0.0.99}\n') },
+      expect: "i.yaml:5: nodes.a;b: node names use letters, digits",
+    },
+    {
+      name: "inventory: host that is an ssh option",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv('  sim03: {host: "-oProxyCommand=touch /tmp/x"}\n') },
+      expect: "i.yaml:5: nodes.sim03.host: expected a host name or address",
+    },
+    {
+      name: "inventory: user with a shell character",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv('  sim03: {host: 127.0.0.99, user: "root;id"}\n') },
+      expect: "i.yaml:5: nodes.sim03.user: expected a login user name",
+    },
+    {
+      name: "inventory: unknown host_key_policy",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.99, host_key_policy: yolo}\n") },
+      expect: "i.yaml:5: nodes.sim03.host_key_policy: expected 'strict' or 'accept-new'",
+    },
+    {
+      name: "inventory: connect_timeout beyond a timer's reach",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.99, connect_timeout: 3000000}\n") },
+      expect:
+        "i.yaml:5: nodes.sim03.connect_timeout: expected a number of seconds (above 0, at most 3600)",
+    },
+    {
+      name: "inventory: negative connect_timeout",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.99, connect_timeout: -1}\n") },
+      expect: "i.yaml:5: nodes.sim03.connect_timeout: expected a number of seconds",
+    },
+    {
+      name: "inventory: passphrase variable that is not a name",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv('  sim03: {host: 127.0.0.99, identity_passphrase_env: "A-B"}\n') },
+      expect:
+        "i.yaml:5: nodes.sim03.identity_passphrase_env: expected the NAME of an environment variable",
+    },
+    {
+      name: "inventory: become neither sudo nor none",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.99, become: maybe}\n") },
+      expect: "i.yaml:5: nodes.sim03.become: expected 'sudo', 'none', true or false",
+    },
+    {
+      name: "inventory: tags not a list",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.99, tags: gpu}\n") },
+      expect: "i.yaml:5: nodes.sim03.tags: expected a list of tags",
+    },
+    {
+      name: "inventory: group naming an unknown node",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("groups:\n  g: [sim01, ghost]\n") },
+      expect: "i.yaml:6: groups.g.1: group 'g' names node 'ghost', which is not in nodes:",
+    },
+    {
+      name: "inventory: a list, not a mapping",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": "- sim01\n- sim02\n" },
+      expect: "i.yaml:1: expected a mapping",
+    },
+    {
+      name: "inventory: a folder",
+      args: ["exec", "-i", "{dir}/a-folder", "--", "true"],
+      expect: "a-folder: cannot read the inventory: EISDIR",
+    },
+    {
+      name: "inventory: missing",
+      args: ["exec", "-i", "{dir}/nope.yaml", "--", "true"],
+      expect: "nope.yaml does not exist",
+    },
+    // --- numeric options ---
+    {
+      name: "exec --timeout 0",
+      args: ["exec", "-i", "{inv}", "--timeout", "0", "--", "true"],
+      expect: "--timeout expects seconds above 0 and at most 604800 (7 days), got '0'",
+    },
+    {
+      name: "exec --timeout of 25 days (would overflow the timer)",
+      args: ["exec", "-i", "{inv}", "--timeout", "2160000", "--", "true"],
+      expect: "--timeout expects seconds above 0 and at most 604800 (7 days), got '2160000'",
+    },
+    {
+      name: "exec --timeout not a number",
+      args: ["exec", "-i", "{inv}", "--timeout", "ten", "--", "true"],
+      expect: "got 'ten'",
+    },
+    {
+      name: "exec --concurrency 0",
+      args: ["exec", "-i", "{inv}", "--concurrency", "0", "--", "true"],
+      expect: "--concurrency expects a whole number from 1 to 1024, got '0'",
+    },
+    {
+      name: "exec --concurrency 1025",
+      args: ["exec", "-i", "{inv}", "--concurrency", "1025", "--", "true"],
+      expect: "--concurrency expects a whole number from 1 to 1024, got '1025'",
+    },
+    {
+      name: "exec --concurrency 1.5",
+      args: ["exec", "-i", "{inv}", "--concurrency", "1.5", "--", "true"],
+      expect: "--concurrency expects a whole number from 1 to 1024, got '1.5'",
+    },
+    {
+      name: "doctor --timeout of 8 days",
+      args: ["doctor", "-i", "{inv}", "--timeout", "691200"],
+      expect: "--timeout expects seconds above 0 and at most 604800 (7 days), got '691200'",
+    },
+    {
+      name: "run --duration below 1 s",
+      args: ["run", "-i", "{inv}", "--duration", "0.5"],
+      expect: "--duration expects seconds from 1 to 604800 (7 days), got '0.5'",
+    },
+    {
+      name: "run --duration of 25 days (would overflow the timer)",
+      args: ["run", "-i", "{inv}", "--duration", "2160000"],
+      expect: "--duration expects seconds from 1 to 604800 (7 days), got '2160000'",
+    },
+    {
+      name: "run --duration negative",
+      args: ["run", "-i", "{inv}", "--duration=-5"],
+      expect: "--duration expects seconds from 1 to 604800 (7 days), got '-5'",
+    },
+    {
+      name: "run --concurrency 5000",
+      args: ["run", "-i", "{inv}", "--concurrency", "5000"],
+      expect: "--concurrency expects a whole number from 1 to 1024, got '5000'",
+    },
+    {
+      name: "run --aggressors 0",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--aggressors", "0"],
+      expect: "--aggressors expects a whole number 1 or more, got '0'",
+    },
+    {
+      name: "run --aggressors 1.5",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--aggressors", "1.5"],
+      expect: "--aggressors expects a whole number 1 or more, got '1.5'",
+    },
+    {
+      name: "run --tolerance 0",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--tolerance", "0"],
+      expect: "--tolerance expects a number above 0 and at most 1, got '0'",
+    },
+    {
+      name: "run --tolerance 2 (a fraction, not percent)",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--tolerance", "2"],
+      expect: "--tolerance expects a number above 0 and at most 1, got '2'",
+    },
+    {
+      name: "run --suites unknown",
+      args: ["run", "-i", "{inv}", "--suites", "stress,bogus"],
+      expect: "--suites: unknown suite 'bogus'",
+    },
+    {
+      name: "run --faults unknown",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--faults", "meteor"],
+      expect: "--faults: unknown fault 'meteor'",
+    },
+    {
+      name: "run --suites layout without --layout",
+      args: ["run", "-i", "{inv}", "--suites", "layout"],
+      expect: "--suites layout checks the layout a run applies; give --layout FILE -c NAME too",
+    },
+    {
+      name: "run -c without --layout",
+      args: ["run", "-i", "{inv}", "-c", "x"],
+      expect: "-c/--config names a config of a --layout file; give --layout too",
+    },
+    // --- output paths ---
+    {
+      name: "run --db naming a folder",
+      args: ["run", "-i", "{inv}", "--db", "{dir}/a-folder", "--out", "{dir}/out"],
+      expect: "a-folder: is a folder, not a database file",
+    },
+    {
+      name: "run --db under a regular file",
+      args: ["run", "-i", "{inv}", "--db", "{dir}/a-file/x.db", "--out", "{dir}/out"],
+      expect: "a-file is a file, so nothing can be created under it",
+    },
+    {
+      name: "run $SLICECHECK_DB naming a folder",
+      args: ["run", "-i", "{inv}", "--out", "{dir}/out"],
+      env: { SLICECHECK_DB: "{dir}/a-folder" },
+      expect: "$SLICECHECK_DB {dir}/a-folder: is a folder, not a database file",
+    },
+    {
+      name: "run --out naming a file",
+      args: ["run", "-i", "{inv}", "--db", "{dir}/r.db", "--out", "{dir}/a-file"],
+      expect: "--out {dir}/a-file: is a file, not a folder",
+    },
+    {
+      name: "run --out under a regular file",
+      args: ["run", "-i", "{inv}", "--db", "{dir}/r.db", "--out", "{dir}/a-file/run"],
+      expect: "a-file is a file, so nothing can be created under it",
+    },
+    {
+      name: "apply --journal-dir naming a file",
+      args: ["apply", "-i", "{inv}", "{dir}/ok-layout.yaml", "--journal-dir", "{dir}/a-file"],
+      expect: "--journal-dir {dir}/a-file: is a file, not a folder",
+    },
+    // --- layouts (file:line named) ---
+    {
+      name: "apply: layout alias bomb",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": () => `${layout("{}")}${BOMB}` },
+      expect: "l.yaml:8: the YAML aliases expand to more than 100 copies",
+    },
+    {
+      name: "run --layout: layout alias bomb",
+      args: ["run", "-i", "{inv}", "--layout", "{dir}/l.yaml", "--db", "{dir}/r.db"],
+      files: { "l.yaml": () => `${layout("{}")}${BOMB}` },
+      expect: "l.yaml:8: the YAML aliases expand to more than 100 copies",
+    },
+    {
+      name: "apply: a billion instances",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": () => layout('{"1g.10gb": 1000000000}') },
+      expect:
+        "l.yaml:6: config 'cfg', entry 1, mig-devices.1g.10gb: 1000000000 instances asked, but no catalogued GPU holds more than 7 MIG devices",
+    },
+    {
+      name: "run --layout: a billion instances",
+      args: ["run", "-i", "{inv}", "--layout", "{dir}/l.yaml", "--db", "{dir}/r.db"],
+      files: { "l.yaml": () => layout('{"1g.10gb": 1000000000}') },
+      expect: "l.yaml:6: config 'cfg', entry 1, mig-devices.1g.10gb: 1000000000 instances asked",
+    },
+    {
+      name: "apply: eight compute instances of a 7-slice GPU",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": () => layout('{"1c.7g.80gb": 8}') },
+      expect: "l.yaml:6: config 'cfg', entry 1, mig-devices.1c.7g.80gb: 8 instances asked",
+    },
+    {
+      name: "apply: negative count",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": () => layout('{"1g.10gb": -1}') },
+      expect:
+        "l.yaml:6: config 'cfg', entry 1, mig-devices.1g.10gb: expected a whole number of instances",
+    },
+    {
+      name: "apply: layout not valid YAML",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": () => layout('{"1g.10gb": 2}}') },
+      expect: "l.yaml:6: not valid YAML: Unexpected flow-map-end token",
+    },
+    {
+      name: "apply: layout file missing",
+      args: ["apply", "-i", "{inv}", "{dir}/none.yaml"],
+      expect: "none.yaml: cannot read the layout file (ENOENT)",
+    },
+    {
+      name: "apply: unknown config",
+      args: ["apply", "-i", "{inv}", "{dir}/ok-layout.yaml", "-c", "nope"],
+      expect: "has no config 'nope'; it has: cfg",
+    },
+    {
+      name: "cleanup: run id with shell characters",
+      args: ["cleanup", "-i", "{inv}", "--run", "x;reboot"],
+      expect: "--run expects a run id like sc-20261129T101500Z-1a2b3c, got 'x;reboot'",
+    },
+    {
+      name: "sim up: spec alias bomb",
+      args: ["sim", "up", "--spec", "{dir}/spec.yaml", "--inventory", "{dir}/other/sim.yaml"],
+      files: { "spec.yaml": () => `nodes:\n  - gpu: H100-80GB\n${BOMB}` },
+      expect: "spec.yaml:4: the YAML aliases expand to more than 100 copies",
+    },
+  ];
+
+  it(`refuses ${rows.length} malformed inputs with exit 3 and their message, connecting to no node`, async () => {
+    const sub = (s: string) => s.replaceAll("{inv}", good).replaceAll("{dir}", c.dir);
+    // Control: a good command does show up in the sshd logs.
+    const before = sshdConnections(c);
+    const ok = await cli("exec", "-i", good, "--", "true");
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.ok(sshdConnections(c) >= before + 2, "the log counts connections");
+
+    const failures: string[] = [];
+    for (const row of rows) {
+      for (const [name, text] of Object.entries(row.files ?? {}))
+        writeFileSync(join(c.dir, name), typeof text === "function" ? text() : text);
+      const saved: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(row.env ?? {})) {
+        saved[k] = process.env[k];
+        process.env[k] = sub(v);
+      }
+      const n0 = sshdConnections(c);
+      let r: Awaited<ReturnType<typeof cli>>;
+      try {
+        r = await cli(...row.args.map(sub));
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+      const connected = sshdConnections(c) - n0;
+      const expect = sub(row.expect);
+      if (r.code !== 3) failures.push(`${row.name}: exit ${r.code}: ${r.stderr}`);
+      else if (!r.stderr.includes(expect))
+        failures.push(`${row.name}: expected '${expect}' in: ${r.stderr}`);
+      else if (/^\s+at .+:\d+:\d+\)?$|internal error/m.test(r.stderr))
+        failures.push(`${row.name}: a stack trace: ${r.stderr}`);
+      if (connected !== 0) failures.push(`${row.name}: ${connected} connection(s) to the nodes`);
+    }
+    assert.deepEqual(failures, [], failures.join("\n"));
+    assert.ok(rows.length >= 40);
+  });
+});
