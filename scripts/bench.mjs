@@ -64,22 +64,27 @@ function benchWorkloads() {
           String(durationS),
           "--out",
           join(dir, `wl-${sel}`),
+          "--db",
+          join(dir, "bench.db"),
           "--json",
         ],
         { cwd: root, encoding: "utf8" },
       );
       const wall = Number(process.hrtime.bigint() - t) / 1e9;
       const s = JSON.parse(out);
+      const conns = s.nodes.map((n) => n.connections);
       rows.push({
         run: label,
         "stress (s)": durationS,
         "wall (s)": wall.toFixed(2),
         "overhead (s)": (wall - durationS).toFixed(2),
-        ok: s.rows.filter((r) => r.status === "ok").length,
+        "overhead (%)": (((wall - durationS) / durationS) * 100).toFixed(1),
+        passed: s.checks.filter((c) => c.suite === "stress" && c.status === "passed").length,
+        "SSH connections per node": `${Math.min(...conns)}-${Math.max(...conns)}`,
       });
     }
     console.log(
-      "harness overhead of `slicecheck run --suites stress` (includes Node start-up, connect, instance discovery, the on-node build check and teardown)",
+      "harness overhead of `slicecheck run --suites stress` (includes Node start-up, connect and lock, instance discovery, the on-node build check, the records, teardown and the reports)",
     );
     console.table(rows);
   } finally {

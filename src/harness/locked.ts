@@ -16,7 +16,10 @@ export async function withNodeLocks(
   const sessions = await openSessions(nodes, runId, { lock: o.lock, command: o.command });
   try {
     const bad = sessions.filter((s) => s.error);
-    if (bad.length === 0) return await fn(new Map(sessions.map((s) => [s.node.name, s])));
+    const good = new Map(sessions.filter((s) => !s.error).map((s) => [s.node.name, s]));
+    // A dry run changes nothing: every node that answers gets its plan, the others their error
+    // (the state machine reaches them itself and reports them unreachable).
+    if (bad.length === 0 || !o.lock) return await fn(good);
     return sessions.map((s): NodeReport => {
       const e = s.error;
       const base = { node: s.node.name, journal: null, gpus: [] };

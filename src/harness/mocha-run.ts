@@ -71,6 +71,25 @@ function ensureTsx(): Promise<void> {
   return tsxReady;
 }
 
+let apiHook = false;
+/** A suite file outside any project that installs slicecheck (a folder of site checks with no
+ * node_modules) still finds `slicecheck/suite`: when Node's own resolution fails, a resolve
+ * hook answers with this copy's API module. Installed once, only as a fallback. */
+async function ensureApiResolvable(): Promise<void> {
+  if (apiHook) return;
+  apiHook = true;
+  const target = new URL(`./api${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
+    .href;
+  const hook = `export async function resolve(s, c, next) {
+    try { return await next(s, c); } catch (e) {
+      if (s === "slicecheck/suite" || s === "slicecheck") return { url: ${JSON.stringify(target)}, shortCircuit: true };
+      throw e;
+    }
+  }`;
+  const { register } = await import("node:module");
+  register(`data:text/javascript,${encodeURIComponent(hook)}`);
+}
+
 /** Loads every suite file into a fresh mocha root. The query string gives each run its own
  * module instance: ES modules are cached per URL, and a suite defines its tests at load time. */
 export async function loadSuites(
@@ -79,6 +98,7 @@ export async function loadSuites(
   files: readonly SuiteFile[],
   runId: string,
 ): Promise<void> {
+  await ensureApiResolvable();
   for (const f of files) {
     if (/\.(c|m)?ts$/.test(f.path)) await ensureTsx();
     ctx.loading = f.name;

@@ -194,7 +194,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           title: "the node can be checked",
           status: "broken",
           code: s.error.code,
-          message: s.error.message,
+          message: errText(s.error),
         });
     const wantsHealth = o.suites.some((f) => f.name === "health");
     const dmesgAtStart =

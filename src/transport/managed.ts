@@ -1,5 +1,6 @@
-// Runs commands through a RawShell with the remote-process discipline: tags, deadline, kill by
-// a second channel, and a heartbeat watchdog per connection.
+// Runs commands through a RawShell with the remote-process discipline: tags, a deadline that
+// starts when the command starts on the node, kill by a second channel, and a heartbeat
+// watchdog that shares each command's own channel (one channel per command).
 import { randomBytes } from "node:crypto";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
@@ -11,7 +12,6 @@ import {
   listRunScript,
   PGID_MARKER,
   takePgidMarker,
-  watchdogScript,
   wrapCommand,
 } from "./remote-scripts.js";
 import type {
@@ -24,6 +24,8 @@ import type {
 } from "./types.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
+/** How long a login shell may take before the command's own deadline starts counting. */
+const LOGIN_ALLOWANCE_MS = 60_000;
 /** The node's own deadline trails ours, so that our kill (with evidence) normally wins. */
 const NODE_DEADLINE_SLACK_S = 10;
 
@@ -47,47 +49,14 @@ export class ManagedExecutor {
     return runTagFor(this.runId, this.node.name);
   }
 
-  private watchdogStarting: Promise<void> | null = null;
-  /** Why the watchdog could not start, if it could not (reported by doctor-like callers). */
-  watchdogError: unknown = null;
-
-  /** Opens the watchdog channel. Not awaited by commands: its channel request goes out first on
-   * the connection, so sshd starts it before any command, without a round trip of waiting. */
+  /** Kept for callers of the old per-connection watchdog: each command now carries its own
+   * watchdog on its own channel, so there is nothing to start or stop per connection. */
   startWatchdog(): Promise<void> {
-    this.watchdogStarting ??= this.shell
-      .start(watchdogScript(this.runTag, this.node.become === "sudo"))
-      .then((wd) => {
-        this.watchdog = wd;
-        wd.write("h");
-        this.heartbeat = setInterval(() => {
-          try {
-            wd.write("h");
-          } catch {
-            /* the connection is gone; the watchdog sees EOF and does its job */
-          }
-        }, HEARTBEAT_INTERVAL_MS);
-        this.heartbeat.unref();
-        wd.done.catch(() => {});
-      })
-      .catch((e: unknown) => {
-        this.watchdogError = e;
-      });
-    return this.watchdogStarting;
+    return Promise.resolve();
   }
 
-  /** EOF to the watchdog: it kills anything of this run still alive, then exits. We do not wait
-   * for it: its EOF goes out before the connection closes, and it finishes on the node alone. */
-  async stopWatchdog(): Promise<void> {
-    await this.watchdogStarting;
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
-    const wd = this.watchdog;
-    this.watchdog = null;
-    try {
-      wd?.end();
-    } catch {
-      /* already gone */
-    }
+  stopWatchdog(): Promise<void> {
+    return Promise.resolve();
   }
 
   async exec(command: Command, opts: ExecOptions = {}): Promise<ExecResult> {
@@ -101,11 +70,21 @@ export class ManagedExecutor {
       deadlineS: timeoutMs / 1000 + NODE_DEADLINE_SLACK_S,
       sudo,
       env: opts.env,
+      stdin: opts.stdin,
     });
+    const opened = Date.now();
     const proc = await this.shell.start(line);
-    if (opts.stdin !== undefined) proc.write(opts.stdin);
-    // EOF at once: a command waiting on stdin would otherwise hang until its deadline.
-    proc.end();
+    // The channel's stdin carries the command's heartbeats (its watchdog reads them); the
+    // command itself reads /dev/null, so nothing can wait on stdin.
+    proc.write("h");
+    const beat = setInterval(() => {
+      try {
+        proc.write("h");
+      } catch {
+        /* the channel is gone: its watchdog sees EOF and does its job */
+      }
+    }, HEARTBEAT_INTERVAL_MS);
+    beat.unref();
 
     let stdout = "";
     let stderr = "";
@@ -133,6 +112,7 @@ export class ManagedExecutor {
         s = taken.rest;
         markerDone = true;
         pendingErr = "";
+        onStarted();
       }
       stderr += s;
       if (s) opts.onStderr?.(s);
@@ -145,10 +125,22 @@ export class ManagedExecutor {
       killing ??= this.killCommand(cmdTag, pgid).catch(() => {});
       return killing;
     };
-    const timer = setTimeout(() => {
+    // The deadline counts from the command's start on the node (the wrapper's first line), not
+    // from the channel's opening: a slow login shell (modules, conda, LDAP) must not eat it.
+    // Until the wrapper answers, a generous bound on the login itself applies.
+    let startedMs: number | null = null;
+    let timer = setTimeout(() => {
       timedOut = true;
       void kill();
-    }, timeoutMs);
+    }, timeoutMs + LOGIN_ALLOWANCE_MS);
+    const onStarted = () => {
+      startedMs = Date.now();
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        void kill();
+      }, timeoutMs);
+    };
     const onAbort = () => {
       cancelled = true;
       void kill();
@@ -173,11 +165,13 @@ export class ManagedExecutor {
         signal,
         stdout,
         stderr: stderr + pendingErr,
-        durationMs: Date.now() - started,
+        durationMs: Date.now() - (startedMs ?? started),
+        loginMs: startedMs === null ? null : startedMs - opened,
         timedOut,
         pgid,
       };
     } finally {
+      clearInterval(beat);
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
     }

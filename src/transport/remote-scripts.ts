@@ -14,6 +14,8 @@ export interface WrapOptions {
   deadlineS: number;
   sudo: boolean;
   env?: Record<string, string>;
+  /** Data for the command's stdin (the channel's stdin carries heartbeats). */
+  stdin?: string;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -24,11 +26,35 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
       throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
     return quote(`${k}=${v}`);
   });
-  const body = "argv" in cmd ? quoteArgv(cmd.argv) : `sh -c ${quote(cmd.shell)}`;
+  const plain = "argv" in cmd ? quoteArgv(cmd.argv) : `sh -c ${quote(cmd.shell)}`;
+  // Data for stdin travels in the command line as base64 in a here-document: its alphabet
+  // cannot contain the delimiter, and decoding gives back exactly the bytes (no newline added).
+  const body =
+    o.stdin === undefined ? plain : `sh -c ${quote(`base64 -d | ${plain}`)} <<'@@SLICECHECK_STDIN'`;
+  const heredoc =
+    o.stdin === undefined
+      ? ""
+      : `\n${(
+          Buffer.from(o.stdin)
+            .toString("base64")
+            .match(/.{1,76}/g) ?? []
+        ).join("\n")}\n@@SLICECHECK_STDIN`;
   // sshd starts each exec in a new session, so the shell's $$ is the process group id; `exec`
-  // keeps that pid through sudo/env/timeout. The marker goes to stderr and is stripped there.
+  // keeps that pid through sudo/env/timeout. The marker goes to stderr and is stripped there;
+  // it is printed once the login shell is done, so the controller's deadline counts from it.
+  //
+  // The command's own watchdog shares its channel: a background reader of the channel's stdin
+  // (where the controller writes a heartbeat byte every few seconds) that, when the heartbeats
+  // stop (controller hung, network gone) or the channel ends (the command finished, the
+  // controller was killed, the connection dropped), kills the command's process group and
+  // anything that carries its tag (a stray that escaped the group). No second channel.
+  const watch = `while c=$(timeout ${HEARTBEAT_TIMEOUT_S} dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do :; done; ${killSequence(`SLICECHECK_CMD=${o.cmdTag}`, null)} >/dev/null 2>&1; kill -KILL -- -$1 2>/dev/null`;
+  // A background job of a non-interactive shell reads /dev/null unless its stdin is given
+  // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
+  const watcher = `exec 3<&0; ${o.sudo ? "sudo -n " : ""}sh -c ${quote(watch)} watchdog "$$" <&3 >/dev/null 2>&1 & exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
+    watcher,
     "exec",
     o.sudo ? "sudo -n" : "",
     "env",
@@ -37,9 +63,12 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
     ...env,
     `timeout -k ${GRACE_S} ${Math.max(1, Math.ceil(o.deadlineS))}`,
     body,
+    // The command never reads the channel: its stdin belongs to the watchdog's heartbeats.
+    o.stdin === undefined ? "</dev/null" : "",
   ]
     .filter(Boolean)
-    .join(" ");
+    .join(" ")
+    .concat(heredoc);
 }
 
 /** Shell function: signal every process whose environment holds exactly `NAME=value`. */
@@ -76,18 +105,6 @@ export function listRunScript(runTag: string): string {
 
 export const HEARTBEAT_TIMEOUT_S = 15;
 export const HEARTBEAT_INTERVAL_MS = 5_000;
-
-/** The watchdog reads one heartbeat byte at a time from the controller. When none comes for
- * HEARTBEAT_TIMEOUT_S (controller hung or network gone) or the channel hits EOF (controller
- * killed, connection dropped, or a normal close), it kills everything tagged with the run. */
-export function watchdogScript(runTag: string, sudo: boolean): string {
-  const body = [
-    `while :; do c=$(timeout ${HEARTBEAT_TIMEOUT_S} dd bs=1 count=1 2>/dev/null) || break; [ -n "$c" ] || break; done;`,
-    killSequence(`SLICECHECK_RUN=${runTag}`, null),
-  ].join(" ");
-  // The watchdog carries no run tag itself, so it never kills itself.
-  return `exec ${sudo ? "sudo -n " : ""}sh -c ${quote(body)}`;
-}
 
 /** Extracts the pgid marker from the start of stderr; returns the rest unchanged. */
 export function takePgidMarker(stderr: string): { pgid: number | null; rest: string } {

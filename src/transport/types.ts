@@ -22,7 +22,10 @@ export interface ExecResult {
   signal: string | null;
   stdout: string;
   stderr: string;
+  /** From the command's start on the node (after the login shell) to its end. */
   durationMs: number;
+  /** How long the node's login shell took before the command started (null: never started). */
+  loginMs?: number | null;
   timedOut: boolean;
   /** Process group of the command on the node, when the wrapper reported it. */
   pgid: number | null;

@@ -180,15 +180,15 @@ describe("misbehaving nodes beside healthy ones (real sshd)", function () {
     assert.equal(r.code, 2, r.stderr);
     assert.doesNotMatch(r.stdout + r.stderr, STACK);
     const s = JSON.parse(r.stdout) as {
-      rows: { node: string; status: string }[];
-      problems: { node: string; message: string }[];
+      checks: { suite: string; node: string | null; status: string; message: string }[];
     };
     assert.deepEqual(
-      s.rows.map((x) => [x.node, x.status]),
-      c.inventory.nodes.map((h) => [h.name, "ok"]),
+      s.checks.filter((x) => x.suite === "stress" && x.status === "passed").map((x) => x.node),
+      c.inventory.nodes.map((h) => h.name),
+      "every healthy node ran its stress",
     );
     for (const [mode, want] of Object.entries(EXPECTED)) {
-      const p = s.problems.find((x) => x.node === `bad-${mode}`);
+      const p = s.checks.find((x) => x.suite === "run" && x.node === `bad-${mode}`);
       assert.match(p?.message ?? "", new RegExp(`^\\[${want.code}\\] bad-${mode} `), mode);
     }
   });

@@ -206,7 +206,8 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
 
   it("cleanup --run finds and kills what a run left behind", async () => {
     // Leave a tagged process behind the way a crashed controller would: started outside our
-    // transport, with the run tag of a run that no longer exists.
+    // transport, with the run tag of a run that no longer exists. It drops the exec's own
+    // command tag, so the exec's watchdog (which kills what its command leaves) cannot see it.
     const run = "sc-test-leftover";
     const n = c.inventory.nodes[0]!;
     const spawn = await cli(
@@ -218,7 +219,7 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "--",
       "sh",
       "-c",
-      `SLICECHECK_RUN=${run}@${n.name} setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started`,
+      `env -u SLICECHECK_CMD SLICECHECK_RUN=${run}@${n.name} setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started`,
     );
     assert.equal(spawn.stdout.trim(), `${n.name}: started`);
     // The exec's own watchdog only kills its own run's processes: the leftover survives it.

@@ -47,20 +47,23 @@ describe("a hung nvidia-smi is a COMMAND_TIMEOUT of nvidia-smi (real sshd)", fun
     );
     assert.equal(r.code, 2, r.stderr);
     const s = JSON.parse(r.stdout) as {
-      rows: { node: string; status: string }[];
-      problems: { node: string; message: string }[];
+      checks: { suite: string; node: string | null; status: string; message: string }[];
     };
     assert.deepEqual(
-      s.rows.map((x) => [x.node, x.status]),
-      [["sim01", "ok"]],
-      "the healthy node ran its stress",
+      s.checks.filter((x) => x.suite === "stress").map((x) => [x.node, x.status]),
+      [
+        ["sim01", "passed"],
+        ["sim02", "broken"],
+      ],
+      "the healthy node ran its stress; the hung one could not",
     );
-    assert.equal(s.problems.length, 1);
-    assert.equal(s.problems[0]!.node, "sim02");
+    const problems = s.checks.filter((x) => x.suite === "run");
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0]!.node, "sim02");
     assert.match(
-      s.problems[0]!.message,
+      problems[0]!.message,
       /^\[COMMAND_TIMEOUT\] sim02: `nvidia-smi -L` did not answer within 30 s while reading the GPUs, and was killed/,
     );
-    assert.doesNotMatch(s.problems[0]!.message, /TOOL_MISSING/);
+    assert.doesNotMatch(problems[0]!.message, /TOOL_MISSING/);
   });
 });
