@@ -246,6 +246,8 @@ export class HarnessContext implements SuiteContext {
                 : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
             signal: this.signal,
             onLine: this.services.onLine,
+            // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
+            graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
           });
           if (r.skipped)
             throw new SlicecheckError("TOOL_MISSING", `${node}: ${r.skipped}`, { node });

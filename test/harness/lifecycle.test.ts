@@ -250,4 +250,37 @@ describe("the run's spine: history ids, durations, the node lock, interrupts (re
       "nothing of the run is left",
     );
   });
+
+  it("SIGINT during apply: the change under way finishes, the original layout is restored, exit 130", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/slicecheck.js",
+        "apply",
+        "-i",
+        c.inventoryPath,
+        "fixtures/layouts/default.yaml",
+        "-c",
+        "all-1g.10gb",
+        "--journal-dir",
+        journal(),
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    // Interrupt once the node is locked and being changed: MIG has been turned on.
+    assert.ok(await waitFor(() => gis().mig.current === true, 30_000, 20), out);
+    child.kill("SIGINT");
+    assert.equal(await exited, 130, out);
+    assert.match(out, /SIGINT: finishing the change under way, then restoring/);
+    assert.equal(gis().gis.length, 0, "no GPU instance is left");
+    assert.equal(gis().mig.current, false, "MIG is back off, as it was found");
+  });
 });

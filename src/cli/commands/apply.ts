@@ -11,6 +11,7 @@ import {
   type GpuReport,
   type NodeReport,
   nodeExitCode,
+  restoreNodes,
   type StepTimings,
   validateOffline,
 } from "../../mig/apply/index.js";
@@ -152,6 +153,29 @@ export async function applyCommand(
   if (!o.dryRun) checkOutDir(o.journalDir ?? DEFAULT_JOURNAL_DIR, "--journal-dir");
   const { nodes } = loadSelected(o);
   const runId = newRunId();
+  const journalDir = o.journalDir ?? DEFAULT_JOURNAL_DIR;
+  const restoreHint = `slicecheck restore -i ${o.inventory ?? "<inventory>"} --nodes ${nodes.map((n) => n.name).join(",")}${journalDir !== DEFAULT_JOURNAL_DIR ? ` --journal-dir ${journalDir}` : ""}`;
+  // Ctrl-C in the middle of a change: the step under way is finished (a GPU left between a
+  // destroy and a create is worse than either), then the journalled state is put back. A
+  // second Ctrl-C stops waiting and prints the command that finishes the job.
+  let interrupted = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupted++;
+    if (interrupted === 1) {
+      io.err(
+        `slicecheck apply: ${sig}: finishing the change under way, then restoring the original layout from the journal (interrupt again to stop waiting)`,
+      );
+      return;
+    }
+    io.err(
+      `slicecheck apply: ${sig} again: stopped waiting; the GPUs may be half-changed. Finish with: ${restoreHint}`,
+    );
+    process.exit(130);
+  };
+  if (!o.dryRun) {
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  }
   // A dry run changes nothing, so it takes no lock (and works beside a running controller).
   const reports = await withNodeLocks(
     nodes,
@@ -167,7 +191,29 @@ export async function applyCommand(
         layout: { file: layoutPath, config: config.name },
         transports,
       }),
-  );
+  ).finally(() => {
+    if (interrupted === 0) {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+    }
+  });
+  if (interrupted > 0) {
+    printChangeReports(reports, "apply", `config '${config.name}'`, io);
+    const restored = await withNodeLocks(
+      nodes,
+      runId,
+      { command: "restore", lock: true },
+      (transports) =>
+        restoreNodes(nodes, { runId, journalDir, allowReset: o.allowReset ?? false, transports }),
+    ).finally(() => {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+    });
+    printChangeReports(restored, "restore", "the journal", io);
+    if (worstExit(restored) !== 0)
+      io.err(`slicecheck apply: the restore did not complete; finish with: ${restoreHint}`);
+    return 130;
+  }
   if (o.json) {
     io.out(
       JSON.stringify(

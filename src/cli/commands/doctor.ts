@@ -36,6 +36,8 @@ export interface DoctorNode {
   port: number;
   reachable: boolean;
   connectMs: number | null;
+  /** How long the node's login shell takes before a command starts (profiles, modules…). */
+  loginMs: number | null;
   hostKey: "ok" | "unknown" | "changed" | "revoked" | null;
   user: string | null;
   sudo: "ok" | "denied" | "absent" | "not-needed" | null;
@@ -53,7 +55,7 @@ export function interpretProbe(
   node: NodeSpec,
   out: string,
   smiTimeoutS: number | null = null,
-): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "hostKey"> {
+): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "loginMs" | "hostKey"> {
   const kv = new Map<string, string[]>();
   for (const line of out.split("\n")) {
     const i = line.indexOf("=");
@@ -142,7 +144,7 @@ export async function doctorCommand(
   const smiTimeoutS = Math.max(1, Math.floor(o.timeout / 2));
   const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
     const r = await t.exec({ shell: probe(smiTimeoutS) }, { timeoutMs: o.timeout * 1000 });
-    return { out: r.stdout, timedOut: r.timedOut };
+    return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null };
   });
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
@@ -160,6 +162,7 @@ export async function doctorCommand(
         ...base,
         reachable: false,
         connectMs: null,
+        loginMs: null,
         hostKey: hostKey as DoctorNode["hostKey"],
         user: null,
         sudo: null,
@@ -177,6 +180,7 @@ export async function doctorCommand(
       ...base,
       reachable: true,
       connectMs: r.connectMs ?? null,
+      loginMs: r.value!.loginMs,
       hostKey: "ok",
       ...withProbeTimeout(
         interpretProbe(r.node, r.value!.out, smiTimeoutS),
@@ -210,6 +214,7 @@ function printDoctor(report: DoctorNode[], io: Out): void {
     [
       "NODE",
       "SSH",
+      "LOGIN",
       "HOST KEY",
       "USER",
       "SUDO",
@@ -230,7 +235,8 @@ function printDoctor(report: DoctorNode[], io: Out): void {
     const names = [...new Set(n.gpus.map((g) => g.name))].join("+");
     rows.push([
       n.name,
-      n.reachable ? "ok" : "FAIL",
+      n.reachable ? `ok ${n.connectMs ?? "?"} ms` : "FAIL",
+      n.loginMs === null ? "-" : `${n.loginMs} ms`,
       n.hostKey ?? "-",
       n.user ?? "-",
       n.sudo ?? "-",
