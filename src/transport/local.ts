@@ -1,6 +1,6 @@
 // The local transport, for `host: localhost` (slicecheck running on the GPU node itself). It
 // runs the same wrapped command lines as SSH does, through `sh -c` in a new session, so tags,
-// deadlines, kill scripts and the watchdog behave exactly as they do remotely.
+// deadlines, kill scripts and each command's watchdog behave exactly as they do remotely.
 import { execa } from "execa";
 import type { NodeSpec } from "../inventory/types.js";
 import { ManagedExecutor } from "./managed.js";
@@ -28,9 +28,7 @@ export class LocalTransport implements Transport, RawShell {
   }
 
   connect(): Promise<void> {
-    this.started ??= Promise.resolve().then(() => {
-      void this.exec_.startWatchdog();
-    });
+    this.started ??= Promise.resolve();
     return this.started;
   }
 
@@ -50,7 +48,7 @@ export class LocalTransport implements Transport, RawShell {
   }
 
   async close(): Promise<void> {
-    if (this.started) await this.exec_.stopWatchdog();
+    // Nothing per connection: each command's watchdog shares its own channel.
   }
 
   async start(commandLine: string): Promise<RawProcess> {

@@ -18,7 +18,6 @@ import type {
   Command,
   ExecOptions,
   ExecResult,
-  RawProcess,
   RawShell,
   RunProcess,
 } from "./types.js";
@@ -34,9 +33,6 @@ export function runTagFor(runId: string, node: string): string {
 }
 
 export class ManagedExecutor {
-  private watchdog: RawProcess | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
-
   constructor(
     private readonly shell: RawShell,
     private readonly node: NodeSpec,
@@ -47,16 +43,6 @@ export class ManagedExecutor {
 
   get runTag(): string {
     return runTagFor(this.runId, this.node.name);
-  }
-
-  /** Kept for callers of the old per-connection watchdog: each command now carries its own
-   * watchdog on its own channel, so there is nothing to start or stop per connection. */
-  startWatchdog(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  stopWatchdog(): Promise<void> {
-    return Promise.resolve();
   }
 
   async exec(command: Command, opts: ExecOptions = {}): Promise<ExecResult> {

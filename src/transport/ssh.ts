@@ -66,9 +66,7 @@ export class SshTransport implements Transport, RawShell {
 
   connect(): Promise<void> {
     if (this.lostError) return Promise.reject(this.lostError);
-    this.connecting ??= this.connectWithRetries().then(() => {
-      void this.exec_.startWatchdog();
-    });
+    this.connecting ??= this.connectWithRetries();
     return this.connecting;
   }
 
@@ -92,7 +90,6 @@ export class SshTransport implements Transport, RawShell {
     this.closed = true;
     if (this.connecting && !this.lostError) {
       await this.connecting.catch(() => {});
-      await this.exec_.stopWatchdog();
     }
     for (const c of [...this.clients].reverse()) c.end();
     this.clients = [];
