@@ -97,8 +97,12 @@ function checksOf(ctx: RunContext, m: SignoffModel, htmlDir: string): string {
         )
         .join("\n");
       return `<section class="node" id="node-${esc(node)}">
-<h2>${esc(node)}: checks</h2>
-<p>${gpus.map((g) => `GPU ${g.gpu}: ${esc(g.name)} (${esc(g.route)})`).join(", ") || "GPU unknown"} · driver ${esc(n?.driver ?? "unknown")} · CUDA ${esc(n?.cuda ?? "unknown")}${n?.error ? ` · could not be checked: ${esc(n.error)}` : ""}</p>
+<h2>${node === "run" && !n ? "run-wide checks (no single node)" : `${esc(node)}: checks`}</h2>
+<p>${
+        n
+          ? `${gpus.map((g) => `GPU ${g.gpu}: ${esc(g.name)} (${esc(g.route)})`).join(", ") || "GPU unknown"} · driver ${esc(n.driver ?? "unknown")} · CUDA ${esc(n.cuda ?? "unknown")}${n.error ? ` · could not be checked: ${esc(n.error)}` : ""}`
+          : "checks of the whole run: the regression compares each product and profile across nodes; the harness's own checks"
+      }</p>
 <table class="checks"><thead><tr><th>suite</th><th>GPU</th><th>instance</th><th>check</th><th>result</th><th>figure</th><th></th></tr></thead>
 <tbody>
 ${rows || `<tr><td colspan="7">no check ran on this node</td></tr>`}
