@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { complianceHtml } from "../../src/report/compliance.js";
 import type { ContextInstance, RunContext } from "../../src/report/context.js";
+import { scenariosOf } from "../../src/report/signoff/isolation.js";
 import { signoffModel } from "../../src/report/signoff/model.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 
@@ -188,5 +189,32 @@ describe("sign-off model", () => {
     assert.match(html, /30\.12 TFLOP\/s/);
     assert.match(html, /id="verdict">COMPLIANT</);
     assert.doesNotMatch(html, /What is signed/);
+  });
+
+  it("a failed scenario colours only the victims it names or that lost throughput", () => {
+    const C = inst("gpu0/gi3/ci0", "1g.10gb", "2:1");
+    const v = check({
+      suite: "isolation",
+      title: "oom: victimsUnaffected",
+      status: "failed",
+      message: `sim01 GPU 0: victimsUnaffected (oom by ${A.label}): ${B.label} ran at 50.0% of its baseline`,
+      parameters: { fault: "oom", aggressor: A.label, verdict: "victimsUnaffected" },
+      figures: {
+        tolerance: 0.05,
+        [`${B.label} baseline TFLOP/s`]: 30,
+        [`${B.label} under fault TFLOP/s`]: 15,
+        [`${C.label} baseline TFLOP/s`]: 8,
+        [`${C.label} under fault TFLOP/s`]: 8,
+      },
+    });
+    const [s] = scenariosOf([v], "sim01", 0);
+    assert.deepEqual(
+      s!.victims.map((x) => [x.label, x.status]),
+      [
+        [B.label, "failed"],
+        [C.label, "passed"],
+      ],
+    );
+    assert.equal(s!.allPassed, false);
   });
 });

@@ -7,7 +7,14 @@ import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
 export interface Scenario {
   fault: string;
   aggressor: string;
-  victims: { label: string; baseline: number | null; underFault: number | null }[];
+  victims: {
+    label: string;
+    baseline: number | null;
+    underFault: number | null;
+    /** This victim's share of the verdict: a failed scenario's victim that kept its
+     * throughput and is not named in the failure stays passed. */
+    status: CheckStatus | null;
+  }[];
   /** The victimsUnaffected check's status (null when it is missing). */
   victimsStatus: CheckStatus | null;
   /** The worst of the other verdicts (how the aggressor's own fault ended). */
@@ -40,10 +47,16 @@ export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: n
       const m = /^(.+) baseline TFLOP\/s$/.exec(k);
       if (!m) continue;
       const label = m[1]!;
+      const baseline = num(val);
+      const underFault = num(v?.figures[`${label} under fault TFLOP/s`]);
+      const tol = num(v?.figures.tolerance) ?? 0;
+      const slowed = baseline && underFault !== null ? underFault / baseline < 1 - tol : false;
+      const named = v ? ` ${v.message} `.includes(` ${label} `) : false;
       victims.push({
         label,
-        baseline: num(val),
-        underFault: num(v?.figures[`${label} under fault TFLOP/s`]),
+        baseline,
+        underFault,
+        status: v?.status === "failed" && !slowed && !named ? "passed" : (v?.status ?? null),
       });
     }
     const others = list.filter((c) => c !== v).map((c) => c.status);

@@ -94,7 +94,7 @@ export function gpuPictures(g: GpuSummary, checks: readonly CheckRecord[]): GpuP
                 v.baseline && v.underFault !== null
                   ? Math.round((v.underFault / v.baseline) * 1000) / 1000
                   : null,
-              status: st(s.victimsStatus),
+              status: st(v.status),
             })),
           ),
         };

@@ -1,7 +1,7 @@
 // A GPU's isolation matrix: for each fault, one row per aggressor and one column per instance;
 // a cell holds the victim's throughput under the fault as a ratio to its baseline, coloured by
-// the verdict of that scenario's victimsUnaffected check. The aggressor's own cell shows how
-// its fault ended (faultContained, xidAttributed, recovered: the worst of them).
+// that victim's part of the scenario's victimsUnaffected verdict. The aggressor's own cell shows
+// how its fault ended (faultContained, xidAttributed, recovered: the worst of them).
 import { esc, FILL, type PictureStatus, STROKE, svgDoc, text } from "./common.js";
 
 export interface MatrixCell {
