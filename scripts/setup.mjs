@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Installs what `npm test` and `npm run demo` need on a fresh Debian 12 machine, saying what it
 // does: npm dependencies (when node_modules is missing or stale), OpenSSH's sshd for the
-// simulated nodes, and (from the report suites on) Debian's Chromium. Uses only Node builtins,
-// because it runs before the dependencies exist.
+// simulated nodes, (from the report suites on) Debian's Chromium, and for the tests libxml2's
+// xmllint. Uses only Node builtins, because it runs before the dependencies exist.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -94,5 +94,15 @@ if (["test", "demo"].includes(purpose) && !existsSync("/usr/bin/chromium")) {
     "slicecheck report --pdf prints the compliance summary with it; the report tests open the reports in it",
   );
 } else if (existsSync("/usr/bin/chromium")) say("chromium is installed");
+
+// The JUnit tests validate junit.xml against Jenkins xunit's schema with libxml2's xmllint.
+const onPath = (cmd) =>
+  (process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, cmd)));
+if (purpose === "test" && !onPath("xmllint"))
+  apt(
+    ["libxml2-utils"],
+    "xmllint validates junit.xml against the JUnit schema in the report tests",
+  );
+else if (onPath("xmllint")) say("xmllint is installed");
 
 say(`ready for ${purpose}`);

@@ -1,12 +1,50 @@
 // stress: every MIG instance (or whole GPU) of every node computes without errors for the
-// whole duration. The workload starts on all instances of all nodes at once (that is what a
-// partitioned GPU is for); each instance's test then judges its own result, and its Allure
-// duration is the span its workload really ran.
-import { current, fail, forEachGpu, forEachInstance, forEachNode, harness } from "slicecheck/suite";
+// whole duration, at its share of the GPU. The workload starts on all instances of all nodes at
+// once (that is what a partitioned GPU is for); each instance's test then judges its own result,
+// and its Allure duration is the span its workload really ran.
+//
+// The share: MIG gives each instance its own SMs, so TFLOP/s per SM should be the same for every
+// instance of one GPU. An instance more than --tolerance below the median per-SM figure of its
+// neighbours does not get its share (a driver that slows one profile, a neighbour that steals
+// its time). The neighbours are the reference because the whole GPU's throughput is never
+// measured while it is partitioned; the median keeps one slow neighbour from moving it.
+import {
+  current,
+  fail,
+  forEachGpu,
+  forEachInstance,
+  forEachNode,
+  harness,
+  type SuiteInstance,
+  type WorkloadResult,
+} from "slicecheck/suite";
 import { brokenIf, workloadFigures } from "./lib/judge.js";
 
 const run = harness();
 const stress = run.workload("stress");
+
+const perSm = (r: WorkloadResult): number | null => {
+  const t = r.metrics.tflops;
+  const sm = r.instance.sm;
+  return r.status === "passed" && t !== undefined && sm ? t / sm : null;
+};
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The neighbours' per-SM figures (they ran in the same batch, so they are ready together). */
+async function neighboursPerSm(inst: SuiteInstance, all: readonly SuiteInstance[]) {
+  const out: number[] = [];
+  for (const other of all) {
+    if (other.uuid === inst.uuid) continue;
+    const v = perSm(await stress.result(other));
+    if (v !== null) out.push(v);
+  }
+  return out;
+}
 
 describe("stress", () => {
   before(() => stress.start());
@@ -24,8 +62,38 @@ describe("stress", () => {
           if (r.status === "broken") brokenIf(`${inst.label}: ${r.reason}`, "WORKLOAD_UNDECIDED");
           if (r.status === "failed")
             fail("STRESS_FAILED", `${node.name} ${inst.label} (${inst.profile}): ${r.reason}`);
+          const mine = perSm(r);
+          // A whole GPU (MIG off) reports no SM count: it is its own share.
+          if (mine === null) return check.note("no SM count: no share to compare");
+          const others = await neighboursPerSm(inst, gpu.instances);
+          if (others.length === 0) {
+            check.figures({ perSm: round(mine) });
+            check.note("the only instance measured on its GPU: no share to compare");
+            return;
+          }
+          const med = median(others);
+          const ratio = mine / med;
+          const tol = run.options.tolerance;
+          check.figures({
+            perSm: round(mine),
+            gpuMedianPerSm: round(med),
+            ratio: round(ratio),
+            expectedTflops: round(med * (inst.sm ?? 0), 2),
+            tolerance: tol,
+          });
+          if (ratio < 1 - tol)
+            fail(
+              "STRESS_SHARE",
+              `${node.name} ${inst.label} (${inst.profile}): ${mine.toFixed(4)} TFLOP/s per SM is ${((1 - ratio) * 100).toFixed(1)} % below the median ${med.toFixed(4)} of the GPU's other instances (tolerance ${(tol * 100).toFixed(1)} %)`,
+            );
+          check.note(`${(ratio * 100).toFixed(1)} % of the GPU's median TFLOP/s per SM`);
         });
       });
     });
   });
 });
+
+function round(x: number, digits = 4): number {
+  const k = 10 ** digits;
+  return Math.round(x * k) / k;
+}

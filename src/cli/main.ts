@@ -220,6 +220,8 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--out <dir>", "where the report goes (default reports/allure-report)")
     .option("--single-file", "also write a single-file report that opens from file://")
     .option("--pdf", "print the compliance summary to compliance.pdf with Chromium")
+    .option("--exit-code", "exit with the run's verdict (0, 1 a check failed, 2 one broken)")
+    .option("--open", "then serve the report with `allure open` until interrupted")
     .action(async (o) =>
       setCode(await (await import("./commands/report.js")).reportCommand(o, io)),
     );

@@ -29,6 +29,20 @@ export interface ContextNode {
   cuda: string | null;
   gpus: { index: number; name: string; uuid: string }[];
   error: string | null;
+  /** Every instance the node had during the run (absent in run.json of older runs). */
+  instances?: ContextInstance[];
+}
+
+export interface ContextInstance {
+  gpu: number;
+  label: string;
+  profile: string;
+  /** `start:size`; null for a whole GPU (MIG off). */
+  placement: string | null;
+  sm: number | null;
+  uuid: string;
+  /** A MIG instance (a GPU instance id), not a whole GPU. */
+  mig: boolean;
 }
 
 /** One check of the layout, health or regression suites: already decided, replayed in Allure. */

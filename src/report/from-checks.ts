@@ -1,10 +1,12 @@
 // What a run writes at its end, all from the one stream of check records: run.json (the context
 // `slicecheck report` and the compliance page read), junit.xml, results-summary.json and the
 // Allure executor.json. The Allure results themselves were written live by allure-mocha.
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type CheckRecord, countOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
+import { instanceLabel } from "../workloads/node-run.js";
+import { enrichAllureResults, environmentProperties, writeEnvironment } from "./allure-extra.js";
 import {
   type ContextNode,
   type ContextRow,
@@ -54,6 +56,15 @@ export function contextOf(f: CheckReportFacts): RunContext {
         cuda: n.cuda,
         gpus: [...gpus.values()].sort((a, b) => a.index - b.index),
         error: n.error,
+        instances: n.instances.map((i) => ({
+          gpu: i.gpu,
+          label: instanceLabel(i),
+          profile: i.profile,
+          placement: i.placement,
+          sm: i.sm,
+          uuid: i.uuid,
+          mig: i.gpuInstanceId !== null,
+        })),
       };
     })
     .sort((a, b) => a.node.localeCompare(b.node));
@@ -146,16 +157,56 @@ const esc = (s: string) =>
       (c) => `&${{ "<": "lt", ">": "gt", "&": "amp", '"': "quot", "'": "apos" }[c]};`,
     );
 
-/** JUnit from the checks: one testcase per check, with its time and, when it did not pass,
- * a failure (the node broke a promise) or an error (the harness could not decide). */
+/** Per node what JUnit's `<properties>` say about it: driver, CUDA, layout and route. */
+function nodeProperties(f: CheckReportFacts, node: string): [string, string][] {
+  const n = f.nodes.find((x) => x.node === node);
+  if (!n) return [];
+  const gpus = [...new Set(n.instances.map((i) => i.gpu))].sort((a, b) => a - b);
+  const route = gpus
+    .map((g) => {
+      const mine = n.instances.filter((i) => i.gpu === g);
+      return `GPU ${g}: ${mine.some((i) => i.gpuInstanceId !== null) ? `MIG, ${mine.length} instance(s)` : "whole GPU (no partitioning)"}`;
+    })
+    .join("; ");
+  return [
+    [`${node}.driver`, n.driver ?? "unknown"],
+    [`${node}.cuda`, n.cuda ?? "unknown"],
+    [
+      `${node}.layout`,
+      `${f.layout ? `${f.layout.file} -c ${f.layout.config}` : "as found"}: ${n.instances.map((i) => `${i.profile}${i.placement ? `@${i.placement}` : ""}`).join(", ") || "no instance"}`,
+    ],
+    [`${node}.route`, n.error ? `could not be checked: ${n.error}` : route || "unknown"],
+  ];
+}
+
+/** The last `lines` lines of a check's workload log, or null when it has none (or it is gone). */
+function logTail(c: CheckRecord, lines = 40): string | null {
+  const path = c.evidence.find((e) => e.path)?.path;
+  if (!path) return null;
+  try {
+    const all = readFileSync(path, "utf8").replace(/\n$/, "").split("\n");
+    return `${path} (last ${Math.min(lines, all.length)} of ${all.length} lines)\n${all.slice(-lines).join("\n")}`;
+  } catch {
+    return null;
+  }
+}
+
+/** JUnit from the checks (Jenkins xunit's junit-10.xsd): one testcase per check, with its time
+ * and, when it did not pass, a failure (the node broke a promise) or an error (the harness could
+ * not decide); the workload log's tail as its system-out; per testsuite the nodes' properties. */
 export function junitOf(f: CheckReportFacts): string {
   const bySuite = new Map<string, CheckRecord[]>();
   for (const c of f.checks) bySuite.set(c.suite, [...(bySuite.get(c.suite) ?? []), c]);
   const all = countOf(f.checks);
-  const secs = (c: CheckRecord) => ((c.stopMs - c.startMs) / 1000).toFixed(3);
+  const span = (c: CheckRecord) => Math.max(0, c.stopMs - c.startMs) / 1000;
   const suites = [...bySuite].map(([suite, list]) => {
     const n = countOf(list);
-    const time = list.reduce((a, c) => a + (c.stopMs - c.startMs) / 1000, 0).toFixed(3);
+    const time = list.reduce((a, c) => a + span(c), 0).toFixed(3);
+    const nodes = [...new Set(list.map((c) => c.node).filter((x): x is string => !!x))].sort();
+    const props = nodes.flatMap((node) => nodeProperties(f, node));
+    const properties = props.length
+      ? `    <properties>\n${props.map(([k, v]) => `      <property name="${esc(k)}" value="${esc(v)}"/>`).join("\n")}\n    </properties>\n`
+      : "";
     const cases = list.map((c) => {
       const cls = [
         c.node ?? "run",
@@ -164,16 +215,23 @@ export function junitOf(f: CheckReportFacts): string {
       ]
         .filter(Boolean)
         .join(".");
-      const open = `    <testcase classname="${esc(`${suite}.${cls}`)}" name="${esc(c.fullTitle)}" time="${secs(c)}"`;
-      if (c.status === "passed") return `${open}/>`;
-      if (c.status === "skipped")
-        return `${open}>\n      <skipped message="${esc(c.message)}"/>\n    </testcase>`;
-      const tag = c.status === "failed" ? "failure" : "error";
-      return `${open}>\n      <${tag} message="${esc(c.message)}" type="${esc(c.code)}">${esc(c.message)}</${tag}>\n    </testcase>`;
+      const open = `    <testcase classname="${esc(`${suite}.${cls}`)}" name="${esc(c.fullTitle)}" time="${span(c).toFixed(3)}"`;
+      const inner: string[] = [];
+      if (c.status === "skipped") inner.push(`      <skipped message="${esc(c.message)}"/>`);
+      else if (c.status !== "passed") {
+        const tag = c.status === "failed" ? "failure" : "error";
+        inner.push(
+          `      <${tag} message="${esc(c.message)}" type="${esc(c.code)}">${esc(c.message)}</${tag}>`,
+        );
+      }
+      const tail = logTail(c);
+      if (tail !== null) inner.push(`      <system-out>${esc(tail)}</system-out>`);
+      return inner.length ? `${open}>\n${inner.join("\n")}\n    </testcase>` : `${open}/>`;
     });
-    return `  <testsuite name="${esc(suite)}" tests="${list.length}" failures="${n.failed}" errors="${n.broken}" skipped="${n.skipped}" time="${time}">\n${cases.join("\n")}\n  </testsuite>`;
+    return `  <testsuite name="${esc(suite)}" tests="${list.length}" failures="${n.failed}" errors="${n.broken}" skipped="${n.skipped}" time="${time}">\n${properties}${cases.join("\n")}\n  </testsuite>`;
   });
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="slicecheck ${esc(f.runId)}" tests="${f.checks.length}" failures="${all.failed}" errors="${all.broken}" skipped="${all.skipped}">\n${suites.join("\n")}\n</testsuites>\n`;
+  // junit-10.xsd allows no `skipped` on <testsuites>; each <testsuite> carries its own.
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="slicecheck ${esc(f.runId)}" tests="${f.checks.length}" failures="${all.failed}" errors="${all.broken}">\n${suites.join("\n")}\n</testsuites>\n`;
 }
 
 export function summaryOf(f: CheckReportFacts): Record<string, unknown> {
@@ -188,13 +246,13 @@ export function summaryOf(f: CheckReportFacts): Record<string, unknown> {
 }
 
 export function writeCheckReports(f: CheckReportFacts): void {
-  writeFileSync(join(f.outDir, RUN_CONTEXT_FILE), `${JSON.stringify(contextOf(f), null, 2)}\n`);
+  const ctx = contextOf(f);
+  writeFileSync(join(f.outDir, RUN_CONTEXT_FILE), `${JSON.stringify(ctx, null, 2)}\n`);
   writeFileSync(join(f.outDir, "junit.xml"), junitOf(f));
   writeFileSync(
     join(f.outDir, "results-summary.json"),
     `${JSON.stringify(summaryOf(f), null, 2)}\n`,
   );
-  const ctx = contextOf(f);
   if (f.suites.includes("isolation"))
     // The isolation verdicts with their evidence, as earlier versions wrote them.
     writeFileSync(
@@ -206,4 +264,6 @@ export function writeCheckReports(f: CheckReportFacts): void {
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   // allure-mocha writes environment.properties and categories.json, never executor.json.
   writeFileSync(join(dir, "executor.json"), `${JSON.stringify(f.executor, null, 2)}\n`);
+  writeEnvironment(dir, environmentProperties(ctx, f.executor));
+  enrichAllureResults(dir, ctx);
 }

@@ -1,13 +1,13 @@
 // `allure generate` (allure-commandline 2, a Java program) with history carried across runs:
 // the previous report's history/ goes into the results before generating (Allure 2 reads it
 // from there), and the new history is kept beside the report for the next run.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 
-function allureBin(): string {
+export function allureBin(): string {
   const require = createRequire(import.meta.url);
   return join(dirname(require.resolve("allure-commandline/package.json")), "dist", "bin", "allure");
 }
@@ -85,4 +85,20 @@ function fillBuildOrder(results: string, history: string): void {
   ex.buildOrder = n + 1;
   ex.buildName = `#${n + 1} ${ex.runName ?? ""}`.trim();
   writeFileSync(file, `${JSON.stringify(ex, null, 2)}\n`);
+}
+
+/** `allure open DIR`: serves the report on a local port and opens a browser, until it is
+ * interrupted (Ctrl-C reaches it through the terminal's process group). Resolves its exit. */
+export function openReport(dir: string): Promise<number> {
+  if (!existsSync(join(dir, "index.html")))
+    return Promise.reject(
+      new SlicecheckError("USAGE", `nothing to open: ${dir} holds no Allure report (index.html)`),
+    );
+  return new Promise((resolve, reject) => {
+    const child = spawn(allureBin(), ["open", dir], { stdio: "inherit" });
+    child.on("error", (e) =>
+      reject(new SlicecheckError("REPORT", `allure open failed to start: ${e.message}`)),
+    );
+    child.on("exit", (code, signal) => resolve(code ?? (signal === "SIGINT" ? 0 : 1)));
+  });
 }

@@ -14,13 +14,7 @@ import {
   takePgidMarker,
   wrapCommand,
 } from "./remote-scripts.js";
-import type {
-  Command,
-  ExecOptions,
-  ExecResult,
-  RawShell,
-  RunProcess,
-} from "./types.js";
+import type { Command, ExecOptions, ExecResult, RawShell, RunProcess } from "./types.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
 /** How long a login shell may take before the command's own deadline starts counting. */

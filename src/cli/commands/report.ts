@@ -5,7 +5,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { SlicecheckError } from "../../errors.js";
 import { complianceHtml } from "../../report/compliance.js";
 import { countChecks, readRunContext } from "../../report/context.js";
-import { generateReport } from "../../report/generate.js";
+import { generateReport, openReport } from "../../report/generate.js";
 import { displayPath, type Out } from "../context.js";
 
 export interface ReportCliOptions {
@@ -13,6 +13,10 @@ export interface ReportCliOptions {
   out?: string;
   singleFile?: boolean;
   pdf?: boolean;
+  /** Exit with the run's verdict (run.json exitCode), for CI jobs that only call `report`. */
+  exitCode?: boolean;
+  /** Serve the report with `allure open` once it is written. */
+  open?: boolean;
 }
 
 /** The newest run's allure-results under reports/ (runs/<id>/ or any other --out there). */
@@ -41,6 +45,8 @@ export async function reportCommand(o: ReportCliOptions, io: Out): Promise<numbe
   const results = o.results ?? latestResults();
   const ctx = readRunContext(dirname(resolve(results)));
   const out = o.out ?? join("reports", "allure-report");
+  if (o.open && o.out && existsSync(o.out) && !statSync(o.out).isDirectory())
+    throw new SlicecheckError("USAGE", `--out ${o.out} is a file; --open needs a report folder`);
   const t0 = Date.now();
   const { index, singleFile } = generateReport({
     results,
@@ -70,5 +76,14 @@ export async function reportCommand(o: ReportCliOptions, io: Out): Promise<numbe
   io.out(
     `JUnit: ${displayPath(join(dirname(results), "junit.xml"))}; generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
-  return 0;
+  const verdict = o.exitCode ? ctx.exitCode : 0;
+  if (o.exitCode)
+    io.out(
+      `exit code ${verdict}: the run's verdict (${["passed", "a check failed", "a check could not be decided"][verdict] ?? "interrupted or refused"})`,
+    );
+  if (o.open) {
+    io.out(`serving ${displayPath(out)} with allure open (Ctrl-C stops it)`);
+    await openReport(out);
+  }
+  return verdict;
 }

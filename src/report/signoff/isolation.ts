@@ -1,0 +1,83 @@
+// What the isolation checks of one GPU say, read back from their records: per scenario (an
+// aggressor and a fault) the victims with their baseline and under-fault TFLOP/s (the
+// victimsUnaffected check's figures `<label> baseline TFLOP/s`, `<label> under fault TFLOP/s`),
+// and the verdicts' statuses. The matrix and the "verified isolated" count both read this.
+import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
+
+export interface Scenario {
+  fault: string;
+  aggressor: string;
+  victims: {
+    label: string;
+    baseline: number | null;
+    underFault: number | null;
+    /** This victim's share of the verdict: a failed scenario's victim that kept its
+     * throughput and is not named in the failure stays passed. */
+    status: CheckStatus | null;
+  }[];
+  /** The victimsUnaffected check's status (null when it is missing). */
+  victimsStatus: CheckStatus | null;
+  /** The worst of the other verdicts (how the aggressor's own fault ended). */
+  ownStatus: CheckStatus | null;
+  /** Every verdict of the scenario passed. */
+  allPassed: boolean;
+  tolerance: number | null;
+}
+
+const RANK: Record<CheckStatus, number> = { passed: 0, skipped: 1, broken: 2, failed: 3 };
+export const worst = (xs: readonly CheckStatus[]): CheckStatus | null =>
+  xs.length ? xs.reduce((a, b) => (RANK[b] > RANK[a] ? b : a)) : null;
+
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: number): Scenario[] {
+  const mine = checks.filter((c) => c.suite === "isolation" && c.node === node && c.gpu === gpu);
+  const byKey = new Map<string, CheckRecord[]>();
+  for (const c of mine) {
+    const aggressor = c.parameters.aggressor ?? c.instance?.label;
+    if (!aggressor) continue;
+    const key = `${c.parameters.fault ?? "?"}\u0000${aggressor}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), c]);
+  }
+  return [...byKey].map(([key, list]) => {
+    const [fault, aggressor] = key.split("\u0000") as [string, string];
+    const v = list.find((c) => (c.parameters.verdict ?? c.title).endsWith("victimsUnaffected"));
+    const victims: Scenario["victims"] = [];
+    for (const [k, val] of Object.entries(v?.figures ?? {})) {
+      const m = /^(.+) baseline TFLOP\/s$/.exec(k);
+      if (!m) continue;
+      const label = m[1]!;
+      const baseline = num(val);
+      const underFault = num(v?.figures[`${label} under fault TFLOP/s`]);
+      const tol = num(v?.figures.tolerance) ?? 0;
+      const slowed = baseline && underFault !== null ? underFault / baseline < 1 - tol : false;
+      const named = v ? ` ${v.message} `.includes(` ${label} `) : false;
+      victims.push({
+        label,
+        baseline,
+        underFault,
+        status: v?.status === "failed" && !slowed && !named ? "passed" : (v?.status ?? null),
+      });
+    }
+    const others = list.filter((c) => c !== v).map((c) => c.status);
+    return {
+      fault,
+      aggressor,
+      victims,
+      victimsStatus: v?.status ?? null,
+      ownStatus: worst(others),
+      allPassed: list.every((c) => c.status === "passed"),
+      tolerance: num(v?.figures.tolerance),
+    };
+  });
+}
+
+/** Instances that took part in at least one scenario (as aggressor or victim) and every
+ * scenario they took part in passed all its verdicts. */
+export function verifiedIsolated(scenarios: readonly Scenario[]): Set<string> {
+  const seen = new Map<string, boolean>();
+  for (const s of scenarios)
+    for (const label of [s.aggressor, ...s.victims.map((v) => v.label)])
+      seen.set(label, (seen.get(label) ?? true) && s.allPassed);
+  return new Set([...seen].filter(([, ok]) => ok).map(([l]) => l));
+}
