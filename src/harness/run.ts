@@ -463,10 +463,6 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     removeSignals();
   }
   exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
-  const status: RunStatus = tasks.interrupted
-    ? "interrupted"
-    : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");
-  recorder?.finish(status);
   const nodes = sessions.map((s) => ({
     node: nodeOf(s),
     driver: s.discovered?.driver ?? null,
@@ -498,10 +494,24 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         executor: executorInfo({ runId: o.runId, label: o.label }),
       });
     } catch (e) {
-      // A report that cannot be written never changes the verdict; say so, keep the rest.
-      o.err(`slicecheck: could not write the run's reports in ${o.outDir}: ${errText(e)}`);
+      // The checks are kept (terminal, records); but a run whose reports are missing cannot
+      // be called passed: CI reads the JUnit, a reviewer the compliance page.
+      const c = sink.harness({
+        suite: "run",
+        title: "the run's reports are written",
+        status: "broken",
+        code: codeOf(e, "WRITE"),
+        message: `could not write the run's reports in ${o.outDir} (${errText(e)}); free space there or give --out another folder, then \`slicecheck report\` can be rerun from what is left`,
+      });
+      o.err(`slicecheck: ${c.message}`);
+      if (!tasks.interrupted && exitCode === 0) exitCode = 2;
     }
   }
+  const status: RunStatus = tasks.interrupted
+    ? "interrupted"
+    : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");
+  recorder?.finish(status);
+
   return {
     runId: o.runId,
     exitCode,

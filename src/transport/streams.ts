@@ -1,20 +1,29 @@
 // Both transports hand out a process's output the same way: listeners are attached at once
 // and always, because an unread SSH channel never emits 'close' and an unread pipe fills up
-// and blocks the process.
+// and blocks the process. What arrives before the caller registers its callback is kept and
+// handed over on registration: a fast command's output can come in the same packet as the
+// channel's confirmation, before the caller had a chance to listen.
 import type { Readable } from "node:stream";
 import type { RawProcess } from "./types.js";
+
+function fanOut(stream: Readable | null | undefined): (cb: (b: Buffer) => void) => void {
+  const cbs: ((b: Buffer) => void)[] = [];
+  let early: Buffer[] | null = [];
+  stream?.on("data", (b: Buffer) => {
+    if (cbs.length === 0 && early) early.push(b);
+    for (const cb of cbs) cb(b);
+  });
+  return (cb) => {
+    cbs.push(cb);
+    const held = early;
+    early = null;
+    for (const b of held ?? []) cb(b);
+  };
+}
 
 export function consumeStreams(
   stdout: Readable | null | undefined,
   stderr: Readable | null | undefined,
 ): Pick<RawProcess, "onStdout" | "onStderr"> {
-  const outs: ((b: Buffer) => void)[] = [];
-  const errs: ((b: Buffer) => void)[] = [];
-  stdout?.on("data", (b: Buffer) => {
-    for (const cb of outs) cb(b);
-  });
-  stderr?.on("data", (b: Buffer) => {
-    for (const cb of errs) cb(b);
-  });
-  return { onStdout: (cb) => outs.push(cb), onStderr: (cb) => errs.push(cb) };
+  return { onStdout: fanOut(stdout), onStderr: fanOut(stderr) };
 }

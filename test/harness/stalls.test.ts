@@ -129,8 +129,8 @@ describe("stalls and slow logins (real sshd)", function () {
       );
       assert.equal(r.code, 0, r.stderr + r.stdout);
       assert.deepEqual(
-        stress(json(r.stdout), "sim02").map((x) => [x.status, x.message]),
-        [["passed", ""]],
+        stress(json(r.stdout), "sim02").map((x) => [x.status]),
+        [["passed"]],
       );
     } finally {
       writeFileSync(cfg, before);
