@@ -367,6 +367,7 @@ describe("measurement discipline (pure)", () => {
       history("crash", {
         load: { type: "fail", timedOut: true, exitCode: 124, durationS: 1.5, intervalS: 0.3 },
       }),
+      // (its five samples run from 0.3 s to 1.5 s: the whole duration)
       crash,
     );
     assert.equal(overrun.status, "broken", overrun.summary);
@@ -392,6 +393,23 @@ describe("measurement discipline (pure)", () => {
       crash,
     );
     assert.equal(hung.status, "failed", hung.summary);
+    // Nor does a victim that hung late in a short run read as an overrun deadline.
+    const late = victimsUnaffected(
+      history("crash", {
+        load: {
+          type: "fail",
+          timedOut: true,
+          exitCode: 124,
+          durationS: 1,
+          intervalS: 0.2,
+          samples: samples(29.8)
+            .slice(0, 3)
+            .map((x, i) => ({ ...x, t: (i + 1) * 0.2 })),
+        },
+      }),
+      crash,
+    );
+    assert.equal(late.status, "failed", late.summary);
     assert.match(hung.summary, /stopped progressing after 0\.3 s of 1\.5 s/);
   });
 
