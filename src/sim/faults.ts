@@ -361,8 +361,9 @@ function writeRecords(stateDir: string, planted: FaultRecord[]): void {
   renameSync(`${file}.tmp`, file);
 }
 
-/** Plants one fault; the state lock is held throughout, so a running nvidia-smi sees all or none. */
-export async function plantFault(
+/** Plants one fault; the state lock is held throughout, so a running nvidia-smi sees all or none.
+ * An unknown kind throws at once (not as a rejected promise), before anything is touched. */
+export function plantFault(
   stateDir: string,
   kind: string,
   o: FaultOptions = {},
@@ -372,6 +373,10 @@ export async function plantFault(
     const kinds = Object.values(FAULT_KINDS).map((f) => `  ${f.usage}`);
     throw usage(`unknown fault kind '${kind}'; the kinds are:\n${kinds.join("\n")}`);
   }
+  return plantKnown(stateDir, k, o);
+}
+
+async function plantKnown(stateDir: string, k: FaultKind, o: FaultOptions): Promise<PlantedFault> {
   const planted = await updateState(stateDir, (state) => {
     const planted = k.plant({ state, stateDir }, o);
     writeRecords(stateDir, [...readRecords(stateDir), planted.record]);
