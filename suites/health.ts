@@ -1,6 +1,8 @@
 // health: at the end of the run, per GPU: the driver answers, persistence mode (reported, never
-// failed), no uncorrected volatile ECC errors, and no new Xid on the GPU's bus since the run
-// started (Xids the isolation suite's faults caused in this run are excused, with a note).
+// failed), no uncorrected volatile ECC errors, no new Xid on the GPU's bus since the run started
+// (a critical Xid always fails; only the Xids an injected fault kind produces on its aggressor's
+// GI/CI are excused, with a note), and the GPU as one failure domain: a GPU that fell off the
+// bus fails once, stating that every instance on it is lost with it.
 import {
   current,
   fail,
@@ -17,6 +19,7 @@ const TITLES = [
   "persistence mode",
   "has no uncorrected ECC errors",
   "logged no new Xid",
+  "failure domain",
 ];
 
 describe("health", () => {

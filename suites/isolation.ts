@@ -2,7 +2,10 @@
 // --aggressors) is the aggressor once: a baseline of its neighbours' stress alone, then per
 // fault the victims' stress while the aggressor runs out of memory, hits an illegal address,
 // is killed, hangs, or runs its own stress; the Xids the kernel log gained; a short stress on
-// the aggressor afterwards. Four verdicts per fault. The suite injects faults, so the
+// the aggressor afterwards. Four verdicts per fault. A GPU with one whole-card instance (7g) is
+// checked for exclusivity instead: one GPU instance, no CUDA context but its tenant's. Per GPU
+// a last check counts the tenants the layout gives and how many were verified isolated
+// (figures `tenants`, `verifiedIsolated`). The suite injects faults, so the
 // interlocks guard it: a node with someone else's compute process, or a Slurm node that is not
 // drained, is never faulted (its tests are broken, saying why).
 import {
@@ -28,6 +31,10 @@ describe("isolation", () => {
     for (const gpu of node.gpus) {
       const mine = plan.scenarios.filter((s) => s.gpu === gpu.index);
       if (mine.length === 0) continue;
+      // MIG: one tenant per instance; soft partitioning: the two processes sharing the GPU.
+      const tenants = mine.some((s) => s.mode === "mig" || s.mode === "exclusive")
+        ? gpu.instances.length
+        : 2;
       describeGpu(gpu, () => {
         for (const sc of mine) {
           const title = `aggressor ${sc.aggressor.title}`;
@@ -36,7 +43,11 @@ describe("isolation", () => {
             inst ? describeInstance(inst, fn, title) : describe(title, fn);
           scope(() => {
             for (const name of sc.verdictNames) {
-              it(`${sc.fault}: ${name}`, async () => {
+              const testTitle =
+                sc.mode === "exclusive"
+                  ? "is exclusive: one GPU instance, no other CUDA context"
+                  : `${sc.fault}: ${name}`;
+              it(testTitle, async () => {
                 const out = await sc.result();
                 const v: VerdictView | undefined = out.verdicts.find((x) => x.title === name);
                 const check = current();
@@ -48,7 +59,7 @@ describe("isolation", () => {
                 check.parameter("profile", sc.aggressor.profile);
                 check.parameter("verdict", name);
                 if (!v) return brokenIf(`no ${name} verdict came back`, "ISOLATION_UNDECIDED");
-                check.figures(v.figures);
+                check.figures({ ...v.figures, tenants });
                 check.note(v.message);
                 for (const e of v.evidence) check.evidence(e.name, e.content);
                 check.evidence(
@@ -66,6 +77,49 @@ describe("isolation", () => {
             }
           });
         }
+        it("tenants verified isolated", async () => {
+          const outs = await Promise.allSettled(mine.map((sc) => sc.result()));
+          // A tenant is verified when it took part in a scenario (as aggressor or victim) and
+          // every verdict of every scenario it took part in passed.
+          const labels =
+            tenants === gpu.instances.length
+              ? gpu.instances.map((i) => i.label)
+              : [`gpu${gpu.index}/a`, `gpu${gpu.index}/b`];
+          const bad = new Set<string>();
+          const seen = new Set<string>();
+          let failed = 0;
+          let undecided = 0;
+          outs.forEach((o, k) => {
+            const sc = mine[k]!;
+            const part =
+              sc.mode === "mig" ? labels : sc.mode === "exclusive" ? [sc.aggressor.label] : labels;
+            for (const l of part) seen.add(l);
+            const ok =
+              o.status === "fulfilled" && o.value.verdicts.every((v) => v.status === "passed");
+            if (!ok) for (const l of part) bad.add(l);
+            if (o.status === "rejected") undecided++;
+            else {
+              failed += o.value.verdicts.filter((v) => v.status === "failed").length;
+              undecided += o.value.verdicts.filter((v) => v.status === "broken").length;
+            }
+          });
+          const verifiedIsolated = labels.filter((l) => seen.has(l) && !bad.has(l)).length;
+          const check = current();
+          check.parameter("mode", mine[0]?.mode ?? "mig");
+          check.parameter("fault", "all");
+          check.parameter("verdict", "tenantsVerifiedIsolated");
+          check.figures({
+            tenants,
+            verifiedIsolated,
+            failedVerdicts: failed,
+            undecidedVerdicts: undecided,
+          });
+          const msg = `${node.name} GPU ${gpu.index}: ${verifiedIsolated} of ${tenants} tenant(s) verified isolated`;
+          check.note(msg);
+          if (failed > 0) fail("ISOLATION_VIOLATION", `${msg}; ${failed} verdict(s) failed`);
+          if (undecided > 0 || verifiedIsolated < tenants)
+            brokenIf(`${msg}; ${undecided} verdict(s) could not be decided`, "ISOLATION_UNDECIDED");
+        });
       });
     }
   });

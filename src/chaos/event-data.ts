@@ -39,6 +39,9 @@ export function eventDataOf(out: InstanceOutcome, scenario: string): EventData {
   if (tflops !== undefined) data.tflops = tflops;
   const errors = metric("errors");
   if (errors !== undefined) data.errors = errors;
+  if (builtin?.stress.length)
+    data.samples = builtin.stress.map((x) => ({ t: x.t, tflops: x.tflops }));
+  if (out.incomplete) data.incomplete = out.incomplete;
   if (builtin?.memhog) data.oom = builtin.memhog.oom;
   if (builtin?.memhogChecks.length) data.checks = builtin.memhogChecks.map((c) => c.ok);
   return data;

@@ -8,15 +8,27 @@ import { dirname } from "node:path";
 
 export const FAULTS = ["oom", "crash", "kill", "hang", "noisy"] as const;
 export type FaultName = (typeof FAULTS)[number];
+/** What a scenario checks: a fault, or the exclusivity of a whole-card instance. */
+export type ScenarioKind = FaultName | "exclusive";
 
 export type EventType = "invoke" | "ok" | "fail" | "info";
 /**
  * baseline: a victim's stress alone; load: a victim's stress while the aggressor faults;
  * fault: the aggressor's faulty workload; memcheck: a victim allocates memory after the
- * aggressor's OOM; dmesg: the Xids the kernel log gained; recovery: the aggressor's stress after
- * its fault; harness: the controller itself (a lost connection).
+ * aggressor's OOM, in its own window after the victims' load window (never while they are
+ * measured: it would share their instance); dmesg: the Xids the kernel log gained; recovery: the aggressor's stress after
+ * its fault; exclusivity: what the driver lists on a whole-card instance's GPU while its
+ * tenant runs; harness: the controller itself (a lost connection).
  */
-export type EventOp = "baseline" | "load" | "fault" | "memcheck" | "dmesg" | "recovery" | "harness";
+export type EventOp =
+  | "baseline"
+  | "load"
+  | "fault"
+  | "memcheck"
+  | "dmesg"
+  | "recovery"
+  | "exclusivity"
+  | "harness";
 
 export interface XidSeen {
   xid: number;
@@ -32,6 +44,14 @@ export interface EventData {
   /** `node/<aggressor label>/<fault>`; baselines use `…/baseline`. */
   scenario: string;
   fault?: FaultName;
+  /** exclusivity: `nvidia-smi mig -lgi` and `--query-compute-apps` on the GPU, as they came. */
+  exclusivity?: {
+    gpuUuid: string;
+    lgiExit: number | null;
+    lgi: string;
+    appsExit: number | null;
+    apps: string;
+  };
   aggressor?: string;
   gpuInstanceId?: number | null;
   computeInstanceId?: number | null;
@@ -41,6 +61,20 @@ export interface EventData {
   timedOut?: boolean;
   /** Throughput over the run (stress). */
   tflops?: number;
+  /** The stress's interval lines (`SLICECHECK stress t=… tflops=…`): repeated samples of one
+   * window, so that a verdict can weigh a difference against the measurement's own spread. */
+  samples?: { t: number; tflops: number }[];
+  /** The seconds the workload was asked to run, and its interval between samples. */
+  durationS?: number;
+  intervalS?: number;
+  /** It did not run its whole duration (a signal stopped it, its figures stop early): why. A
+   * disturbance of the measurement, never evidence about isolation. */
+  incomplete?: string;
+  /** 1 for the first measurement of a scenario, 2 for the one re-measured before failing. */
+  attempt?: number;
+  /** The longest the controller's event loop was late during this step (ms): a stalled
+   * control machine. */
+  controllerStallMs?: number;
   errors?: number;
   /** memhog: its allocation stopped at an out-of-memory error. */
   oom?: boolean;

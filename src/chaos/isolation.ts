@@ -5,7 +5,7 @@ import { join } from "node:path";
 import pLimit from "p-limit";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
-import { FAULTS, type FaultName, History } from "./history.js";
+import { FAULTS, type FaultName, History, type ScenarioKind } from "./history.js";
 import { runIsolationNode } from "./node.js";
 import type { IsolationMode, IsolationNodeResult } from "./scenario.js";
 
@@ -42,7 +42,7 @@ export interface IsolationRow {
   gpu: number;
   aggressor: string;
   profile: string;
-  fault: FaultName;
+  fault: ScenarioKind;
   verdict: string;
   status: "passed" | "failed" | "broken";
   summary: string;

@@ -2,20 +2,28 @@ import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { parseXid } from "../nvsmi/xid.js";
 import type { Transport } from "../transport/types.js";
-import { judgeScenario, type ScenarioRef, type VerdictOptions } from "../verdicts/isolation.js";
+import {
+  baselineProblem,
+  exclusivity,
+  judgeScenario,
+  remeasureReason,
+  type ScenarioRef,
+  type VerdictOptions,
+} from "../verdicts/isolation.js";
 import type { Verdict } from "../verdicts/types.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
 import { eventDataOf } from "./event-data.js";
-import { aggressorGraceS, aggressorSpec, memcheckSpec } from "./faults.js";
+import { aggressorGraceS, aggressorSpec, memcheckSpec, victimGraceS } from "./faults.js";
 import {
   type ChaosEvent,
   type EventData,
   type EventOp,
   type FaultName,
   type History,
+  type ScenarioKind,
   scenarioKey,
   type XidSeen,
 } from "./history.js";
@@ -40,8 +48,10 @@ export interface IsolationOptions extends VerdictOptions {
  * mig: the instances of a MIG GPU. time-slicing and mps: two processes on one GPU without MIG
  * (soft partitioning), plain and under MPS; they are measured the same way, and their failures
  * are the finding: soft partitioning shares throughput and memory and, under MPS, fatal faults.
+ * exclusive: a GPU whose MIG layout is one instance over the whole card (7g): one tenant, no
+ * neighbour to fault; what it promises is that nothing else runs on the GPU.
  */
-export type IsolationMode = "mig" | "time-slicing" | "mps";
+export type IsolationMode = "mig" | "time-slicing" | "mps" | "exclusive";
 
 export interface ScenarioResult {
   mode: IsolationMode;
@@ -49,7 +59,7 @@ export interface ScenarioResult {
   gpu: number;
   aggressor: string;
   profile: string;
-  fault: FaultName;
+  fault: ScenarioKind;
   verdicts: Verdict[];
 }
 
@@ -61,6 +71,52 @@ export interface IsolationNodeResult {
 }
 
 class HarnessLost extends Error {}
+
+/**
+ * How late this process's event loop runs: a timer every 100 ms, and each time it fires more
+ * than 50 ms late, when and by how much. A stalled control machine (swapping, starved of CPU)
+ * delays reading the nodes' output and the deadlines, so a victim can look slowed or hung for
+ * reasons that have nothing to do with its GPU: the verdicts read this to say so.
+ */
+export class LagMonitor {
+  private timer: NodeJS.Timeout | null = null;
+  private last = Date.now();
+  private readonly lags: { at: number; lateMs: number }[] = [];
+  start(): void {
+    if (this.timer) return;
+    this.last = Date.now();
+    this.timer = setInterval(() => {
+      const now = Date.now();
+      const late = now - this.last - 100;
+      this.last = now;
+      if (late > 50) this.lags.push({ at: now, lateMs: late });
+      if (this.lags.length > 2000) this.lags.shift();
+    }, 100);
+    this.timer.unref();
+  }
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+  /** The longest stall that overlapped [fromMs, toMs]. */
+  maxBetween(fromMs: number, toMs: number): number {
+    let worst = 0;
+    for (const l of this.lags)
+      if (l.at >= fromMs && l.at - l.lateMs <= toMs) worst = Math.max(worst, l.lateMs);
+    return worst;
+  }
+}
+
+export function exclusiveRef(node: string, label: string, a: Instance): ScenarioRef {
+  return {
+    scenario: scenarioKey(node, label, "exclusive"),
+    baseline: scenarioKey(node, label, "exclusive"),
+    fault: "exclusive",
+    aggressor: label,
+    gpuInstanceId: a.gpuInstanceId,
+    computeInstanceId: a.computeInstanceId,
+  };
+}
 
 export function errText(e: unknown): string {
   if (e instanceof SlicecheckError) return `[${e.code}] ${e.message}`;
@@ -102,6 +158,17 @@ export function planScenarios(instances: readonly Instance[], aggressors?: numbe
           aggressorLabel: instanceLabel(a),
           victimLabel: null,
         });
+    } else if (list.length === 1 && list[0]!.gpuInstanceId !== null) {
+      // One MIG instance on the GPU: checked for exclusivity, not skipped as "nothing to
+      // partition" (a whole-card 7g layout is a real tenant layout).
+      plan.push({
+        mode: "exclusive",
+        gpu,
+        aggressor: list[0]!,
+        victims: [],
+        aggressorLabel: instanceLabel(list[0]!),
+        victimLabel: null,
+      });
     } else if (list.length === 1 && list[0]!.gpuInstanceId === null) {
       for (const mode of ["time-slicing", "mps"] as const) {
         const tag = mode === "mps" ? "mps" : "ts";
@@ -123,6 +190,7 @@ export class NodeScenarios {
   private readonly node: string;
   /** Soft partitioning runs two processes on one device: they get labels of their own. */
   private readonly labels = new WeakMap<Instance, string>();
+  private readonly lag = new LagMonitor();
   private label(i: Instance): string {
     return this.labels.get(i) ?? instanceLabel(i);
   }
@@ -159,19 +227,44 @@ export class NodeScenarios {
     op: EventOp,
     process: ChaosEvent["process"],
     scenario: string,
-    extra: { graceS: number; onLine?: (i: Instance, l: string) => void; transports?: Transport[] },
+    extra: {
+      graceS: number;
+      onLine?: (i: Instance, l: string) => void;
+      transports?: Transport[];
+      attempt?: number;
+    },
   ): Promise<InstanceOutcome[]> {
+    const attempt = extra.attempt ?? 1;
+    const tag = attempt > 1 ? { attempt } : {};
     for (const i of insts)
-      this.event(i, i.gpu, process, op, "invoke", { scenario, args: [spec.program, ...spec.args] });
+      this.event(i, i.gpu, process, op, "invoke", {
+        scenario,
+        args: [spec.program, ...spec.args],
+        ...tag,
+      });
+    const t0 = Date.now();
     const outcomes = await runOnInstances(extra.transports ?? this.transports, insts, spec, {
-      outDir: join(this.o.outDir, "isolation", scenario.replaceAll("/", "_"), op),
+      outDir: join(
+        this.o.outDir,
+        "isolation",
+        scenario.replaceAll("/", "_"),
+        attempt > 1 ? `${op}.${attempt}` : op,
+      ),
       graceS: extra.graceS,
       onLine: extra.onLine,
       signal: this.o.signal,
     });
+    const stall = this.lag.maxBetween(t0, Date.now());
+    const interval =
+      spec.name === "stress" ? Number(spec.args[spec.args.indexOf("--interval") + 1]) : 0;
     let lost: string | null = null;
     for (const out of outcomes) {
-      const data = eventDataOf(out, scenario);
+      const data: EventData = { ...eventDataOf(out, scenario), ...tag };
+      if (!out.harnessError) {
+        data.durationS = spec.durationS;
+        if (interval > 0) data.intervalS = interval;
+        if (stall > 0) data.controllerStallMs = stall;
+      }
       const type = out.harnessError ? "info" : out.exitCode === 0 && !out.timedOut ? "ok" : "fail";
       this.event(out.instance, out.instance.gpu, process, op, type, data);
       lost ??= out.harnessError;
@@ -191,6 +284,15 @@ export class NodeScenarios {
   }
 
   async run(): Promise<IsolationNodeResult> {
+    this.lag.start();
+    try {
+      return await this.runAll();
+    } finally {
+      this.lag.stop();
+    }
+  }
+
+  private async runAll(): Promise<IsolationNodeResult> {
     const inv = this.o.inventory ?? (await discoverInstances(this.transports[0]!));
     const pci = await this.pciMap();
     const plan = planScenarios(inv.instances, this.o.aggressors);
@@ -202,7 +304,7 @@ export class NodeScenarios {
       return {
         node: this.node,
         results: [],
-        error: "no GPU with two or more MIG instances or without MIG: nothing to partition",
+        error: "no GPU with MIG instances or without MIG: nothing to check",
       };
     const results: ScenarioResult[] = [];
     const refs: { ref: ScenarioRef; p: PlanEntry }[] = plan.flatMap((p) =>
@@ -212,15 +314,40 @@ export class NodeScenarios {
     let k = 0;
     for (const p of plan) {
       const label = this.label(p.aggressor);
+      if (p.mode === "exclusive") {
+        const ref = exclusiveRef(this.node, label, p.aggressor);
+        if (lostAt === null && !this.o.signal?.aborted) {
+          try {
+            this.o.onProgress?.(`${this.node} ${label}: exclusivity of the whole-card instance`);
+            await this.exclusive(p, ref);
+          } catch (e) {
+            lostAt = this.lose(p.gpu, ref.scenario, e);
+          }
+        }
+        const result: ScenarioResult = {
+          mode: p.mode,
+          node: this.node,
+          gpu: p.gpu,
+          aggressor: label,
+          profile: p.aggressor.profile,
+          fault: "exclusive",
+          verdicts: [exclusivity(this.o.history.events, ref)],
+        };
+        results.push(result);
+        this.o.onScenario?.(result, ref);
+        continue;
+      }
       const mps = p.mode === "mps" && lostAt === null ? await this.mps(p, true) : null;
       if (mps) lostAt = this.lose(p.gpu, scenarioKey(this.node, label, "baseline"), mps);
       const baseline = scenarioKey(this.node, label, "baseline");
       try {
         if (lostAt === null && !this.o.signal?.aborted) {
           this.o.onProgress?.(`${this.node} ${label}: baseline of ${p.victims.length} victim(s)`);
-          await this.step(p.victims, stressSpec(this.o.durationS), "baseline", "victim", baseline, {
-            graceS: Math.max(3, this.o.durationS),
-          });
+          await this.baseline(p, baseline, 1);
+          // A baseline the measurement itself spoiled (cut short, too few samples, killed at a
+          // deadline the harness overran) is taken again once rather than judged broken.
+          if (baselineProblem(this.o.history.events, baseline, 1) !== null)
+            await this.baseline(p, baseline, 2);
         }
       } catch (e) {
         lostAt = this.lose(p.gpu, baseline, e);
@@ -230,7 +357,20 @@ export class NodeScenarios {
         if (lostAt === null && !this.o.signal?.aborted) {
           try {
             this.o.onProgress?.(`${this.node} ${label}: ${fault}`);
-            await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null);
+            await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null, 1);
+            // Slowed or stopped victims are measured once more (a fresh baseline, the fault
+            // again) before a failure is reported: noise does not reproduce, a leak does.
+            const again = remeasureReason(this.o.history.events, ref, this.o);
+            if (again !== null && !this.o.signal?.aborted) {
+              this.o.onProgress?.(`${this.node} ${label}: ${fault}: re-measuring (${again})`);
+              this.event(null, p.gpu, "controller", "harness", "info", {
+                scenario: ref.scenario,
+                attempt: 2,
+                note: `re-measured before failing: ${again}`,
+              });
+              await this.baseline(p, ref.scenario, 2);
+              await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null, 2);
+            }
           } catch (e) {
             lostAt = this.lose(p.gpu, ref.scenario, e);
           }
@@ -255,6 +395,65 @@ export class NodeScenarios {
       if (p.mode === "mps" && lostAt === null) await this.mps(p, false);
     }
     return { node: this.node, results, error: null };
+  }
+
+  private baseline(p: PlanEntry, scenario: string, attempt: number): Promise<InstanceOutcome[]> {
+    const D = this.o.durationS;
+    return this.step(p.victims, stressSpec(D), "baseline", "victim", scenario, {
+      graceS: victimGraceS(D),
+      attempt,
+    });
+  }
+
+  /**
+   * A whole-card instance (one GI over the whole GPU) has no neighbour to fault: what it
+   * promises is exclusivity. While its tenant (a stress) runs, the GPU must hold exactly one GPU
+   * instance and no compute process but that tenant's.
+   */
+  private async exclusive(p: PlanEntry, ref: ScenarioRef): Promise<void> {
+    const D = this.o.durationS;
+    const t = this.transports[0]!;
+    const tenant = this.step([p.aggressor], stressSpec(D), "load", "victim", ref.scenario, {
+      graceS: victimGraceS(D),
+    });
+    // Half-way through the tenant's run, from another channel: what the driver says is on it.
+    await new Promise((r) => setTimeout(r, (D * 1000) / 2));
+    this.event(null, p.gpu, "controller", "exclusivity", "invoke", { scenario: ref.scenario });
+    const exec = async (argv: string[]) => {
+      const r = await t.exec({ argv }, { timeoutMs: 30_000, signal: this.o.signal });
+      return { exitCode: r.exitCode, out: `${r.stdout}${r.stderr}` };
+    };
+    try {
+      const lgi = await exec(["nvidia-smi", "mig", "-lgi", "-i", String(p.gpu)]);
+      const apps = await exec([
+        "nvidia-smi",
+        "-i",
+        String(p.gpu),
+        "--query-compute-apps=pid,process_name,gpu_uuid,used_memory",
+        "--format=csv,noheader",
+      ]);
+      this.event(
+        null,
+        p.gpu,
+        "controller",
+        "exclusivity",
+        lgi.exitCode === 0 && apps.exitCode === 0 ? "ok" : "fail",
+        {
+          scenario: ref.scenario,
+          exclusivity: {
+            gpuUuid: p.aggressor.gpuUuid,
+            lgiExit: lgi.exitCode,
+            lgi: lgi.out,
+            appsExit: apps.exitCode,
+            apps: apps.out,
+          },
+        },
+      );
+    } catch (e) {
+      await tenant.catch(() => []);
+      throw new HarnessLost(errText(e));
+    }
+    await tenant;
   }
 
   /** Starts or stops the MPS control daemon for the GPU; returns why it could not, or null. */
@@ -318,13 +517,14 @@ export class NodeScenarios {
     fault: FaultName,
     ref: ScenarioRef,
     bus: string | null,
+    attempt: number,
   ): Promise<void> {
     const D = this.o.durationS;
     const before = await this.dmesgLines().catch((e: unknown) => {
       throw new HarnessLost(errText(e));
     });
-    // The victims' stress and the memory check go over different connections when there are
-    // several, so the check never waits for a channel behind the stress.
+    // The aggressor and the memory check go over other connections than the victims' stress
+    // when there are several, so that neither waits for a channel behind the stress.
     const rest = this.transports.length > 1 ? this.transports.slice(1) : this.transports;
     let sawOom: () => void = () => {};
     const oomSeen = new Promise<void>((r) => {
@@ -339,28 +539,36 @@ export class NodeScenarios {
       {
         graceS: aggressorGraceS(fault),
         transports: rest,
+        attempt,
         onLine: (_i, l) => {
           if (/memhog allocated_bytes=\d+ requested_bytes=\d+ oom=1/.test(l)) sawOom();
         },
       },
     ).finally(() => sawOom());
     const load = this.step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
-      graceS: Math.max(3, D),
+      graceS: victimGraceS(D),
+      attempt,
     });
+    // The memory check runs in the victims' own instances, so it gets its own window after
+    // their load window: a memhog beside a victim's stress would share its compute unit and
+    // read as a slowdown. The aggressor's OOM holds its memory on through this window.
     const memcheck =
       fault === "oom"
-        ? oomSeen.then(() =>
-            this.step(p.victims, memcheckSpec(), "memcheck", "victim", ref.scenario, {
+        ? load.then(async () => {
+            await oomSeen;
+            return this.step(p.victims, memcheckSpec(), "memcheck", "victim", ref.scenario, {
               graceS: 10,
               transports: rest,
-            }),
-          )
+              attempt,
+            });
+          })
         : Promise.resolve([]);
     const settled = await Promise.allSettled([aggressor, load, memcheck]);
     const lost = settled.find((s) => s.status === "rejected");
     if (lost) throw (lost as PromiseRejectedResult).reason;
 
-    this.event(null, p.gpu, "controller", "dmesg", "invoke", { scenario: ref.scenario });
+    const tag = attempt > 1 ? { attempt } : {};
+    this.event(null, p.gpu, "controller", "dmesg", "invoke", { scenario: ref.scenario, ...tag });
     let after: string[];
     try {
       after = await this.dmesgLines();
@@ -388,7 +596,7 @@ export class NodeScenarios {
         line,
       });
     }
-    this.event(null, p.gpu, "controller", "dmesg", "ok", { scenario: ref.scenario, xids });
+    this.event(null, p.gpu, "controller", "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
 
     await this.step(
       [p.aggressor],
@@ -396,9 +604,7 @@ export class NodeScenarios {
       "recovery",
       "aggressor",
       ref.scenario,
-      {
-        graceS: Math.max(3, D),
-      },
+      { graceS: victimGraceS(D), attempt },
     );
   }
 }

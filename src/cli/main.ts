@@ -5,8 +5,8 @@ import { type Out, parseGpuIndex, parsePositiveInt, stdio } from "./context.js";
 import {
   parseConcurrency,
   parseDuration,
-  parseFraction,
   parseIntIn,
+  parsePercent,
   parseSeconds,
 } from "./options.js";
 
@@ -179,9 +179,9 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "isolation: faults to inject: oom, crash, kill, hang, noisy (default all)",
     )
     .option(
-      "--tolerance <fraction>",
-      "isolation: allowed throughput loss of a victim against its baseline (default 0.05)",
-      parseFraction("--tolerance", 1),
+      "--tolerance <pct>",
+      "isolation and regression: allowed throughput loss in percent, 5 or 5% (default 5)",
+      parsePercent("--tolerance"),
     )
     .option(
       "--aggressors <n>",
@@ -241,9 +241,9 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     )
     .option(
       "--tolerance <pct>",
-      "performance noise tolerance in percent",
-      parseFraction("--tolerance", 100),
-      5,
+      "performance noise tolerance in percent, 5 or 5% (default 5)",
+      parsePercent("--tolerance"),
+      0.05,
     )
     .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
     .option("--json", "machine-readable output")

@@ -39,13 +39,31 @@ export function parseIntIn(option: string, min: number, max = Number.MAX_SAFE_IN
   };
 }
 
-/** A number above 0 and at most `max`. */
-export function parseFraction(option: string, max: number) {
+const PERCENT = /^(\d+(?:\.\d+)?)\s*(%?)$/;
+
+/**
+ * A tolerance in percent, the one unit of every `--tolerance` (run and diff): `5` and `5%` are
+ * five percent, returned as the fraction 0.05 (what the verdicts compare with). Allowed: above
+ * 0 and at most 100 %. A bare number below 1 (`0.05`) is refused rather than guessed: it is
+ * either a fraction written in the old unit (meaning 5 %) or a tiny percentage, and a wrong
+ * guess either hides a regression (500 %) or fails on noise (0.05 %). `0.5%` with the sign is
+ * unambiguous and accepted.
+ */
+export function parsePercent(option: string) {
   return (v: string): number => {
-    const n = DECIMAL.test(v.trim()) ? Number(v) : Number.NaN;
-    if (!Number.isFinite(n) || n <= 0 || n > max)
-      throw usage(`${option} expects a number above 0 and at most ${max}, got '${v}'`, option);
-    return n;
+    const m = PERCENT.exec(v.trim());
+    const n = m ? Number(m[1]) : Number.NaN;
+    if (!m || !Number.isFinite(n) || n <= 0 || n > 100)
+      throw usage(
+        `${option} expects a percentage above 0 and at most 100 (5 or 5% is five percent), got '${v}'`,
+        option,
+      );
+    if (m[2] === "" && n < 1)
+      throw usage(
+        `${option} is in percent: '${v}' would be ${v} %; for ${Number((n * 100).toFixed(4))} percent write ${Number((n * 100).toFixed(4))}, for ${v} percent write ${v}%`,
+        option,
+      );
+    return n / 100;
   };
 }
 

@@ -105,18 +105,39 @@ export async function healthOf(
   } catch (e) {
     smiOutput = (e as Error).message;
   }
-  const isolationGpus = new Set(
-    sink.checks
-      .filter((c) => c.suite === "isolation" && c.node === s.node.name && c.gpu !== null)
-      .map((c) => c.gpu as number),
-  );
+  // The faults the isolation suite injected in this run, with their aggressors' GI/CI (from
+  // the label gpu0/gi1/ci0): only the Xids those produce there are excused.
+  const injected = sink.checks
+    .filter((c) => c.suite === "isolation" && c.node === s.node.name && c.gpu !== null)
+    .flatMap((c) => {
+      const fault = c.parameters.fault;
+      if (!fault || fault === "all" || fault === "exclusive") return [];
+      const m = /\/gi(\d+)(?:\/ci(\d+))?/.exec(c.parameters.aggressor ?? "");
+      return [
+        {
+          gpu: c.gpu as number,
+          fault,
+          gpuInstanceId: m ? Number(m[1]) : null,
+          computeInstanceId: m?.[2] !== undefined ? Number(m[2]) : null,
+        },
+      ];
+    });
+  const gpus = new Map<number, string[]>();
+  for (const i of s.discovered?.instances ?? [])
+    gpus.set(i.gpu, [
+      ...(gpus.get(i.gpu) ?? []),
+      ...(i.gpuInstanceId === null
+        ? [`gpu${i.gpu}`]
+        : [`gpu${i.gpu}/gi${i.gpuInstanceId}/ci${i.computeInstanceId ?? 0}`]),
+    ]);
   return healthChecks({
     node: s.node.name,
     smiExit,
     smiOutput,
     dmesgBefore: dmesgAtStart.get(s.node.name) ?? null,
     dmesgAfter: after,
-    isolationGpus,
+    injected,
+    gpus: [...gpus].map(([index, instances]) => ({ index, instances })),
   }).map(viewOfExtra);
 }
 
@@ -189,8 +210,10 @@ export function isolationOf(
     }
   >();
   const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
+  const kindsOf = (p: (typeof plan)[number]): string[] =>
+    p.mode === "exclusive" ? ["exclusive"] : [...o.faults];
   for (const p of plan)
-    for (const fault of o.faults) {
+    for (const fault of kindsOf(p)) {
       let resolve!: (r: ScenarioOutcome) => void;
       let reject!: (e: unknown) => void;
       const pr = new Promise<ScenarioOutcome>((res, rej) => {
@@ -232,17 +255,23 @@ export function isolationOf(
     })();
   };
   const scenarios: ScenarioView[] = plan.flatMap((p) =>
-    o.faults.map((fault) => ({
+    kindsOf(p).map((fault) => ({
       gpu: p.gpu,
       mode: p.mode,
       aggressor: {
         label: p.aggressorLabel,
         profile: p.aggressor.profile,
         placement: p.aggressor.placement,
-        title: p.mode === "mig" ? instanceTitle(p.aggressor) : `${p.mode} process A (whole GPU)`,
+        title:
+          p.mode === "mig" || p.mode === "exclusive"
+            ? instanceTitle(p.aggressor)
+            : `${p.mode} process A (whole GPU)`,
       },
       fault,
-      verdictNames: ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"],
+      verdictNames:
+        p.mode === "exclusive"
+          ? ["exclusive"]
+          : ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"],
       result: () => {
         startAll();
         return waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p;
@@ -254,7 +283,7 @@ export function isolationOf(
     scenarios,
     problem:
       plan.length === 0
-        ? `${node.name}: no GPU with two or more MIG instances or without MIG: nothing to partition`
+        ? `${node.name}: no GPU with MIG instances or without MIG: nothing to check`
         : null,
   };
 }

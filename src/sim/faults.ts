@@ -6,9 +6,12 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { appendKernelLog, KERN } from "./klog/log.js";
+import { formatXid, gpuBanner } from "./klog/xid.js";
 import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
 import { readSlurm, SLURM_STATES, type SlurmNode, writeSlurm } from "./slurm/state.js";
 import { type ChaosFlags, readChaos, writeChaos } from "./workloads/chaos.js";
+import { pciOf } from "./workloads/device.js";
 
 export const FAULTS_FILE = "faults.json";
 
@@ -26,6 +29,8 @@ export type FaultRecord =
   | { kind: "holder"; gpu: number; name: string }
   | { kind: "slurm"; node: string; previous: SlurmNode | null }
   | { kind: "no-reset"; gpu: number; previous: boolean }
+  | { kind: "gpu-lost"; gpu: number }
+  | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (src/sim/workloads/chaos.ts). */
@@ -35,6 +40,8 @@ export interface PlantedFault {
   record: FaultRecord;
   /** In words, for the command's output. */
   detail: string;
+  /** Kernel log lines to append once the state lock is released (the log takes it too). */
+  klog?: { gpu: SimGpu; lines: string[] };
 }
 
 interface Ctx {
@@ -174,6 +181,88 @@ const noReset: FaultKind = {
   },
 };
 
+/**
+ * gpu-lost: the GPU fell off the bus (Xid 79). The kernel log gains the driver's two lines for
+ * it (reference workloads.md 4.3: `79 GPU has fallen off the bus.`, and the `NVRM: GPU
+ * 0000:07:00.0: GPU has fallen off the bus.` line that comes with or without the Xid), then
+ * nvidia-smi reports the GPU lost and leaves it out (sim/nvsmi/cli.ts). A real one needs a
+ * reboot; `--clear` is the simulated reboot (the log lines stay: they are history).
+ */
+const gpuLost: FaultKind = {
+  usage: "gpu-lost --gpu N: the GPU falls off the bus (Xid 79); nvidia-smi reports it lost",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    gpu.lost = true;
+    const pci = pciOf(gpu);
+    return {
+      record: { kind: "gpu-lost", gpu: gpu.index },
+      detail: `GPU ${gpu.index} (${gpu.pciBusId}) has fallen off the bus`,
+      klog: {
+        gpu,
+        lines: [
+          formatXid(
+            { gpu, pci, xid: 79, pid: null, name: null, gi: null, ci: null, messages: [] },
+            "GPU has fallen off the bus.",
+          ),
+          `NVRM: GPU ${pci}.0: GPU has fallen off the bus.`,
+        ],
+      },
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "gpu-lost") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (gpu) delete gpu.lost;
+  },
+};
+
+/**
+ * ecc-uncorrectable: an uncorrectable memory error. GPUs with error containment (GA100, GH100
+ * and related parts, reference workloads.md 4.5) log Xid 94 (contained: only the faulting
+ * application dies) or 95 (uncontained: the GPU needs a reset); others log Xid 48 (double bit
+ * error). `--name contained|uncontained` picks the class (uncontained by default: the whole-GPU
+ * one). The 94 text is the real line the reference quotes; the references hold no 95 or 48
+ * line, so those are written after it (95 with RST: Yes) and the older docs' 48 description.
+ * The volatile uncorrected ECC count goes up by one.
+ */
+const eccUncorrectable: FaultKind = {
+  usage:
+    "ecc-uncorrectable --gpu N [--name contained|uncontained]: an uncorrectable ECC error (Xid 48/94/95)",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    const cls = o.name ?? "uncontained";
+    if (cls !== "contained" && cls !== "uncontained")
+      throw usage(`ecc-uncorrectable takes --name contained|uncontained, got '${cls}'`);
+    const previous = gpu.eccUncorrected ?? 0;
+    gpu.eccUncorrected = previous + 1;
+    const containment = /^(A100|A30|H100|H200|H20|GH200)/i.test(gpu.product);
+    const [xid, text] = !containment
+      ? [48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer."]
+      : cls === "contained"
+        ? [94, "Contained: SM (0x1). RST: No, D-RST: No"]
+        : [95, "Uncontained: FBHUB. RST: Yes, D-RST: No"];
+    const pci = pciOf(gpu);
+    return {
+      record: { kind: "ecc-uncorrectable", gpu: gpu.index, previous },
+      detail: `GPU ${gpu.index} logged an uncorrectable ECC error (Xid ${xid})`,
+      klog: {
+        gpu,
+        lines: [
+          formatXid(
+            { gpu, pci, xid, pid: null, name: null, gi: null, ci: null, messages: [] },
+            text,
+          ),
+        ],
+      },
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "ecc-uncorrectable") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (gpu) gpu.eccUncorrected = r.previous;
+  },
+};
+
 function chaosFlag(
   kind: ChaosKind,
   usageText: string,
@@ -251,6 +340,8 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   holder,
   slurm,
   "no-reset": noReset,
+  "gpu-lost": gpuLost,
+  "ecc-uncorrectable": eccUncorrectable,
   "isolation-broken": isolationBroken,
   "xid-misattributed": xidMisattributed,
   hang,
@@ -270,7 +361,8 @@ function writeRecords(stateDir: string, planted: FaultRecord[]): void {
   renameSync(`${file}.tmp`, file);
 }
 
-/** Plants one fault; the state lock is held throughout, so a running nvidia-smi sees all or none. */
+/** Plants one fault; the state lock is held throughout, so a running nvidia-smi sees all or none.
+ * An unknown kind throws at once (not as a rejected promise), before anything is touched. */
 export function plantFault(
   stateDir: string,
   kind: string,
@@ -281,11 +373,25 @@ export function plantFault(
     const kinds = Object.values(FAULT_KINDS).map((f) => `  ${f.usage}`);
     throw usage(`unknown fault kind '${kind}'; the kinds are:\n${kinds.join("\n")}`);
   }
-  return updateState(stateDir, (state) => {
+  return plantKnown(stateDir, k, o);
+}
+
+async function plantKnown(stateDir: string, k: FaultKind, o: FaultOptions): Promise<PlantedFault> {
+  const planted = await updateState(stateDir, (state) => {
     const planted = k.plant({ state, stateDir }, o);
     writeRecords(stateDir, [...readRecords(stateDir), planted.record]);
     return { changed: true, result: planted };
   });
+  if (planted.klog) {
+    const { gpu, lines } = planted.klog;
+    const pci = pciOf(gpu);
+    await appendKernelLog(stateDir, lines, KERN.err, (log) =>
+      log.some((rec) => rec.text.startsWith(`NVRM: GPU at PCI:${pci}: `))
+        ? []
+        : gpuBanner(gpu, pci),
+    );
+  }
+  return planted;
 }
 
 /** Undoes every fault `sim fault` planted on the node, newest first; returns what it undid. */

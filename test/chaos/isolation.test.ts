@@ -83,7 +83,17 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     );
     const bad = s.rows.filter((x) => x.status !== "passed");
     assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(bad, null, 1)}`);
-    assert.equal(s.rows.length, 2 * 5 * 4, "four verdicts for each of five faults on two nodes");
+    const rollups = s.rows.filter((x) => x.verdict === "tenantsVerifiedIsolated");
+    assert.equal(rollups.length, 2, "one tenants check per GPU");
+    for (const x of rollups) {
+      assert.equal(x.evidence.figures.tenants, 2);
+      assert.equal(x.evidence.figures.verifiedIsolated, 2);
+    }
+    assert.equal(
+      s.rows.length - rollups.length,
+      2 * 5 * 4,
+      "four verdicts for each of five faults on two nodes",
+    );
     for (const node of ["sim01", "sim02"]) {
       const mine = s.rows.filter((x) => x.node === node);
       const v = mine.find((x) => x.fault === "noisy" && x.verdict === "victimsUnaffected");
@@ -106,6 +116,27 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     assert.ok(
       history.every((e) => e.time && typeof e.gpu === "number" && e.instance && e.data.scenario),
     );
+    // Measurement discipline: the victims' memory check never runs inside their instance
+    // while they are measured; its window begins after every victim's load window ends.
+    for (const node of ["sim01", "sim02"]) {
+      const mine = history.filter((e) => e.node === node && e.data.scenario.endsWith("/oom"));
+      const loads = mine.filter((e) => e.op === "load");
+      const checks = mine.filter((e) => e.op === "memcheck");
+      assert.ok(loads.length >= 2 && checks.length >= 2, `${node}: load and memcheck events`);
+      for (const v of new Set(loads.map((e) => e.instance))) {
+        const win = loads.filter((e) => e.instance === v).map((e) => Date.parse(e.time));
+        const [from, to] = [Math.min(...win), Math.max(...win)];
+        for (const m of checks) {
+          const t = Date.parse(m.time);
+          assert.ok(
+            t < from || t >= to,
+            `${node}: memcheck ${m.type} at ${m.time} inside ${v}'s load window`,
+          );
+        }
+      }
+      const load = loads.find((e) => e.type !== "invoke");
+      assert.ok((load?.data.samples?.length ?? 0) >= 3, "the load window yields repeated samples");
+    }
     const saved = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
     assert.equal(saved.rows.length, s.rows.length);
   });
@@ -146,6 +177,50 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     const v = row(s, "crash", "victimsUnaffected");
     assert.equal(v.status, "failed");
     assert.match(v.summary, /stopped progressing/);
+  });
+
+  it("a whole-card 7g GPU is checked for exclusivity, not skipped as nothing to partition", async () => {
+    const a = await cli(
+      "apply",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim02",
+      LAYOUT,
+      "-c",
+      "whole-card",
+      "--allow-reset",
+      "--journal-dir",
+      join(c.dir, "journal-whole"),
+    );
+    assert.equal(a.code, 0, a.stderr);
+    try {
+      const { r, s } = await isolation("crash", "--nodes", "sim02");
+      assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(s.rows, null, 1)}`);
+      const ex = s.rows.find((x) => x.verdict === "exclusive");
+      assert.ok(ex, JSON.stringify(s.rows));
+      assert.equal(ex.status, "passed");
+      assert.equal(ex.evidence.figures.gpuInstances, 1);
+      assert.equal(ex.evidence.figures.foreignProcesses, 0);
+      const roll = s.rows.find((x) => x.verdict === "tenantsVerifiedIsolated");
+      assert.equal(roll?.evidence.figures.tenants, 1);
+      assert.equal(roll?.evidence.figures.verifiedIsolated, 1);
+    } finally {
+      const back = await cli(
+        "apply",
+        "-i",
+        c.inventoryPath,
+        "--nodes",
+        "sim02",
+        LAYOUT,
+        "-c",
+        "two-3g",
+        "--allow-reset",
+        "--journal-dir",
+        join(c.dir, "journal-whole"),
+      );
+      assert.equal(back.code, 0, back.stderr);
+    }
   });
 
   it("a connection dropped mid-scenario is broken, not failed, and leaves no remote process", async () => {

@@ -239,12 +239,23 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
     {
       name: "run --tolerance 0",
       args: ["run", "-i", "{inv}", "--suites", "isolation", "--tolerance", "0"],
-      expect: "--tolerance expects a number above 0 and at most 1, got '0'",
+      expect:
+        "--tolerance expects a percentage above 0 and at most 100 (5 or 5% is five percent), got '0'",
     },
     {
-      name: "run --tolerance 2 (a fraction, not percent)",
-      args: ["run", "-i", "{inv}", "--suites", "isolation", "--tolerance", "2"],
-      expect: "--tolerance expects a number above 0 and at most 1, got '2'",
+      name: "run --tolerance 0.05 (a fraction, not percent)",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--tolerance", "0.05"],
+      expect: "--tolerance is in percent: '0.05' would be 0.05 %; for 5 percent write 5",
+    },
+    {
+      name: "run --tolerance 500",
+      args: ["run", "-i", "{inv}", "--suites", "isolation", "--tolerance", "500"],
+      expect: "--tolerance expects a percentage above 0 and at most 100",
+    },
+    {
+      name: "diff --tolerance 0.05 (parsed as run's)",
+      args: ["diff", "--before", "a", "--after", "b", "--tolerance", "0.05"],
+      expect: "--tolerance is in percent: '0.05' would be 0.05 %; for 5 percent write 5",
     },
     {
       name: "run --suites unknown",

@@ -81,4 +81,33 @@ describe("slicecheck sim fault (real sshd, simulated H100 x2)", function () {
     assert.equal(node.code, 3);
     assert.match(node.stderr, /no simulated node 'sim09'/);
   });
+
+  it("gpu-lost: Xid 79 in the kernel log, then nvidia-smi reports the GPU lost as a real driver does; ecc-uncorrectable: the count and Xid 95", async () => {
+    const lost = await fault("sim01", "gpu-lost", "--gpu", "1");
+    assert.equal(lost.code, 0, lost.stderr);
+    const ecc = await fault("sim01", "ecc-uncorrectable", "--gpu", "0");
+    assert.equal(ecc.code, 0, ecc.stderr);
+    const probe = [
+      "nvidia-smi --query-gpu=index,ecc.errors.uncorrected.volatile.total --format=csv,noheader; echo exit=$?",
+      "nvidia-smi -i 1 -L; echo exit=$?",
+      "dmesg | grep -E 'Xid|fallen off'",
+    ].join("; ");
+    const r = await cli("exec", "-i", c.inventoryPath, "--json", "--shell", "--", probe);
+    const out = (JSON.parse(r.stdout).nodes[0] as { stdout: string }).stdout;
+    const pci1 = readState(stateDir()).gpus[1]!.pciBusId.replace(/^0000/, "");
+    const line = `Unable to determine the device handle for GPU${pci1}: GPU is lost.  Reboot the system to recover this GPU`;
+    assert.ok(out.startsWith(`${line}\n0, 1\nexit=15\n${line}\nexit=15\n`), out);
+    assert.match(
+      out,
+      /NVRM: Xid \(PCI:0000:[0-9a-f]{2}:00\): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus\./,
+    );
+    assert.match(out, /NVRM: GPU 0000:[0-9a-f]{2}:00\.0: GPU has fallen off the bus\./);
+    assert.match(
+      out,
+      /: 95, pid='<unknown>', name=<unknown>, Uncontained: FBHUB\. RST: Yes, D-RST: No/,
+    );
+    const cleared = await fault("sim01", "--clear");
+    assert.match(cleared.stdout, /cleared 2 planted fault/);
+    assert.equal(readState(stateDir()).gpus[1]!.lost, undefined);
+  });
 });

@@ -142,7 +142,7 @@ describe("health suite (pure)", () => {
         "0, 00000000:1B:00.0, 580.65.06, Enabled, 2\n1, 00000000:2B:00.0, 580.65.06, Disabled, [N/A]\n",
       dmesgBefore: [],
       dmesgAfter: [xid],
-      isolationGpus: new Set([0]),
+      injected: [{ gpu: 0, fault: "crash", gpuInstanceId: null, computeInstanceId: null }],
     });
     const st = (re: RegExp) => checks.filter((x) => re.test(x.title)).map((x) => x.status);
     assert.deepEqual(st(/ECC/), ["failed", "passed"]);
@@ -155,7 +155,7 @@ describe("health suite (pure)", () => {
       smiOutput: "NVIDIA-SMI has failed",
       dmesgBefore: [],
       dmesgAfter: [],
-      isolationGpus: new Set(),
+      injected: [],
     });
     assert.deepEqual(
       dead.map((x) => [x.title, x.status]),

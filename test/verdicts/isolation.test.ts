@@ -3,9 +3,12 @@
 import assert from "node:assert/strict";
 import type { ChaosEvent, EventData, FaultName } from "../../src/chaos/history.js";
 import {
+  baselineProblem,
+  exclusivity,
   faultContained,
   judgeScenario,
   recovered,
+  remeasureReason,
   type ScenarioRef,
   victimsUnaffected,
   xidAttributed,
@@ -53,6 +56,11 @@ const XID_A = {
   line: "NVRM: Xid (PCI:0000:07:00 GPU-I:01 GPU-CI:00): 31, pid=4242, name=slicecheck-cras, Ch 00000008",
 };
 
+/** Five interval samples around `v` (±0.2 %), as a stress's lines give them. */
+function samples(v: number, spread = 0.002): { t: number; tflops: number }[] {
+  return [-1, 1, 0, 0.5, -0.5].map((k, i) => ({ t: (i + 1) * 0.3, tflops: v * (1 + k * spread) }));
+}
+
 /** A clean history of `fault`, with `patch` applied to the completion events it names. */
 function history(
   fault: FaultName,
@@ -80,7 +88,13 @@ function history(
   };
   const out: ChaosEvent[] = [
     ev(V, "baseline", "invoke", { scenario: r.baseline }),
-    ev(V, "baseline", "ok", { scenario: r.baseline, exitCode: 0, tflops: 30.0, errors: 0 }),
+    ev(V, "baseline", "ok", {
+      scenario: r.baseline,
+      exitCode: 0,
+      tflops: 30.0,
+      errors: 0,
+      samples: samples(30),
+    }),
     ev(A, "fault", "invoke", { scenario: s, fault }),
     ev(V, "load", "invoke", { scenario: s }),
   ];
@@ -88,12 +102,25 @@ function history(
     const p = patch[e.op];
     if (p) {
       const { type, ...data } = p;
-      out.push({ ...e, type: type ?? e.type, data: { ...e.data, ...data } });
+      const merged = { ...e.data, ...data };
+      // A patched throughput is what every interval sample showed, unless the patch says.
+      if (data.tflops !== undefined && data.samples === undefined)
+        merged.samples = samples(data.tflops);
+      out.push({ ...e, type: type ?? e.type, data: merged });
     } else out.push(e);
   };
   const [t, d] = aggressorEnd[fault];
   add(ev(A, "fault", t, { scenario: s, ...d }));
-  add(ev(V, "load", "ok", { scenario: s, exitCode: 0, tflops: 29.8, errors: 0, cudaErrors: [] }));
+  add(
+    ev(V, "load", "ok", {
+      scenario: s,
+      exitCode: 0,
+      tflops: 29.8,
+      errors: 0,
+      cudaErrors: [],
+      samples: samples(29.8),
+    }),
+  );
   if (fault === "oom") add(ev(V, "memcheck", "ok", { scenario: s, exitCode: 0, checks: [true] }));
   add(ev("gpu0", "dmesg", "ok", { scenario: s, xids: fault === "crash" ? [XID_A] : [] }));
   add(ev(A, "recovery", "ok", { scenario: s, exitCode: 0, tflops: 30.1, errors: 0 }));
@@ -260,5 +287,214 @@ describe("isolation verdicts (pure, over hand-made histories)", () => {
       assert.equal(v.status, "failed");
       assert.match(v.summary, /GPU reset/);
     });
+  });
+});
+
+describe("measurement discipline (pure)", () => {
+  const crash = ref("crash");
+  const retried = (h: ChaosEvent[], load: Partial<EventData>): ChaosEvent[] => [
+    ...h,
+    ev(V, "baseline", "ok", {
+      scenario: crash.scenario,
+      attempt: 2,
+      exitCode: 0,
+      tflops: 30,
+      samples: samples(30),
+    }),
+    ev(V, "load", "ok", {
+      scenario: crash.scenario,
+      attempt: 2,
+      exitCode: 0,
+      errors: 0,
+      ...load,
+    }),
+  ];
+
+  it("a slowdown within the baseline's own spread is noise, not a violation", () => {
+    const noisy = samples(30, 0.1); // ±10 % per sample
+    const h = history("crash", { load: { tflops: 27, samples: samples(27, 0.1) } }).map((e) =>
+      e.op === "baseline" && e.type === "ok" ? { ...e, data: { ...e.data, samples: noisy } } : e,
+    );
+    const v = victimsUnaffected(h, crash);
+    assert.equal(v.status, "passed", v.summary);
+    assert.ok((v.evidence.figures[`${V} allowed drop`] as number) > 0.1);
+  });
+
+  it("a slowdown is re-measured once before it fails: noise passes, a leak fails again", () => {
+    const slow = history("crash", { load: { tflops: 15 } });
+    assert.match(remeasureReason(slow, crash) ?? "", /ran at 50\.0% of its baseline/);
+    const cleared = victimsUnaffected(
+      retried(slow, { tflops: 29.9, samples: samples(29.9) }),
+      crash,
+    );
+    assert.equal(cleared.status, "passed", cleared.summary);
+    assert.match(cleared.summary, /re-measured and unaffected.*first measurement: .*50\.0%/);
+    const again = victimsUnaffected(retried(slow, { tflops: 15, samples: samples(15) }), crash);
+    assert.equal(again.status, "failed");
+    assert.match(again.summary, /re-measured: .*50\.0%/);
+    assert.equal(remeasureReason(retried(slow, { tflops: 15, samples: samples(15) }), crash), null);
+  });
+
+  it("a victim killed by its neighbour's fault is not re-measured: it fails at once", () => {
+    const h = history("crash", {
+      load: {
+        type: "fail",
+        exitCode: 2,
+        cudaErrors: [{ kind: "illegal-address", message: "illegal memory access" }],
+      },
+    });
+    assert.equal(remeasureReason(h, crash), null);
+    assert.equal(victimsUnaffected(h, crash).status, "failed");
+  });
+
+  it("a workload cut short is a disturbed measurement: broken with the launcher's reason", () => {
+    const h = history("crash", {
+      load: { incomplete: "stopped by SIGTERM after 0.4 s of 1.5 s" },
+    });
+    const v = victimsUnaffected(h, crash);
+    assert.equal(v.status, "broken");
+    assert.match(v.summary, /measurement was disturbed: .*stopped by SIGTERM after 0\.4 s/);
+  });
+
+  it("too few samples, an overrun deadline, or a stalled controller: broken, never failed", () => {
+    const few = victimsUnaffected(
+      history("crash", { load: { samples: samples(29.8).slice(0, 2) } }),
+      crash,
+    );
+    assert.equal(few.status, "broken");
+    assert.match(few.summary, /printed 2 sample\(s\)/);
+    const overrun = victimsUnaffected(
+      history("crash", {
+        load: { type: "fail", timedOut: true, exitCode: 124, durationS: 1.5, intervalS: 0.3 },
+      }),
+      // (its five samples run from 0.3 s to 1.5 s: the whole duration)
+      crash,
+    );
+    assert.equal(overrun.status, "broken", overrun.summary);
+    assert.match(overrun.summary, /deadline was overrun/);
+    const stalled = victimsUnaffected(
+      history("crash", { load: { tflops: 15, controllerStallMs: 4200 } }),
+      crash,
+    );
+    assert.equal(stalled.status, "broken");
+    assert.match(stalled.summary, /control machine stalled for 4\.2 s/);
+    // A hang still fails: its samples stop long before its duration.
+    const hung = victimsUnaffected(
+      history("crash", {
+        load: {
+          type: "fail",
+          timedOut: true,
+          exitCode: 124,
+          durationS: 1.5,
+          intervalS: 0.3,
+          samples: samples(29.8).slice(0, 1),
+        },
+      }),
+      crash,
+    );
+    assert.equal(hung.status, "failed", hung.summary);
+    // Nor does a victim that hung late in a short run read as an overrun deadline.
+    const late = victimsUnaffected(
+      history("crash", {
+        load: {
+          type: "fail",
+          timedOut: true,
+          exitCode: 124,
+          durationS: 1,
+          intervalS: 0.2,
+          samples: samples(29.8)
+            .slice(0, 3)
+            .map((x, i) => ({ ...x, t: (i + 1) * 0.2 })),
+        },
+      }),
+      crash,
+    );
+    assert.equal(late.status, "failed", late.summary);
+    assert.match(hung.summary, /stopped progressing after 0\.3 s of 1\.5 s/);
+  });
+
+  it("a spoiled baseline is named as such, never read as a victim's failure", () => {
+    const h = history("crash").map((e) =>
+      e.op === "baseline" && e.type === "ok"
+        ? { ...e, type: "fail" as const, data: { ...e.data, timedOut: true, exitCode: 124 } }
+        : e,
+    );
+    const v = victimsUnaffected(h, crash);
+    assert.equal(v.status, "broken");
+    assert.match(
+      v.summary,
+      /no baseline throughput to compare with: it was killed at its deadline/,
+    );
+    assert.match(baselineProblem(h, crash.baseline, 1) ?? "", /killed at its deadline/);
+  });
+
+  it("an OOM's memory check must come after the load window and before the memory is released", () => {
+    const oom = ref("oom");
+    const h = history("oom").map((e) =>
+      e.op === "memcheck"
+        ? { ...e, time: "2026-11-29T10:00:05.000Z" }
+        : e.op === "fault" && e.type !== "invoke"
+          ? { ...e, time: "2026-11-29T10:00:02.000Z" }
+          : e,
+    );
+    h.push({ ...h.find((e) => e.op === "memcheck")!, type: "invoke" });
+    const v = victimsUnaffected(h, oom);
+    assert.equal(v.status, "broken");
+    assert.match(v.summary, /after the aggressor had released its memory/);
+  });
+});
+
+describe("exclusivity of a whole-card instance (pure)", () => {
+  const LGI = [
+    "+-------------------------------------------------------+",
+    "| GPU instances:                                        |",
+    "| GPU   Name             Profile  Instance   Placement  |",
+    "|                          ID       ID       Start:Size |",
+    "|=======================================================|",
+    "|   0  MIG 7g.80gb          0        0          0:8     |",
+    "+-------------------------------------------------------+",
+  ].join("\n");
+  const X: ScenarioRef = {
+    scenario: "n1/gpu0/gi0/ci0/exclusive",
+    baseline: "n1/gpu0/gi0/ci0/exclusive",
+    fault: "exclusive",
+    aggressor: "gpu0/gi0/ci0",
+    gpuInstanceId: 0,
+    computeInstanceId: 0,
+  };
+  const h = (apps: string, lgi = LGI): ChaosEvent[] => [
+    ev("gpu0/gi0/ci0", "load", "ok", {
+      scenario: X.scenario,
+      exitCode: 0,
+      tflops: 60,
+      samples: samples(60),
+    }),
+    ev("gpu0", "exclusivity", "ok", {
+      scenario: X.scenario,
+      exclusivity: { gpuUuid: "GPU-1", lgiExit: 0, lgi, appsExit: 0, apps },
+    }),
+  ];
+  it("passes with one GPU instance and only the tenant's stress on the GPU", () => {
+    const v = exclusivity(h("4242, slicecheck-stress, GPU-1, 520 MiB\n"), X);
+    assert.equal(v.status, "passed", v.summary);
+  });
+  it("fails when another CUDA context shares the card", () => {
+    const v = exclusivity(
+      h("4242, slicecheck-stress, GPU-1, 520 MiB\n31000, python3, GPU-1, 2048 MiB\n"),
+      X,
+    );
+    assert.equal(v.status, "failed");
+    assert.match(v.summary, /another CUDA context .*pid 31000 \(python3, 2048 MiB\)/);
+  });
+  it("fails when the GPU holds more than the one whole-card GPU instance", () => {
+    const two = LGI.replace(
+      "|   0  MIG 7g.80gb          0        0          0:8     |",
+      "|   0  MIG 4g.40gb          5        1          0:4     |\n" +
+        "+-------------------------------------------------------+\n" +
+        "|   0  MIG 3g.40gb          9        2          4:4     |",
+    );
+    const v = exclusivity(h("", two), X);
+    assert.equal(v.status, "failed", v.summary);
+    assert.match(v.summary, /holds 2 GPU instances/);
   });
 });

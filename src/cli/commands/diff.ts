@@ -11,6 +11,7 @@ export interface DiffOptions {
   before: string;
   after: string;
   db?: string;
+  /** A fraction (0.05 = 5 %), as `parsePercent` gives it. */
   tolerance?: number;
   json?: boolean;
 }
@@ -48,10 +49,14 @@ function printArea(io: Out, title: string, list: Finding[]): void {
 }
 
 export function diffCommand(o: DiffOptions, io: Out): number {
-  const tolerancePct = o.tolerance ?? 5;
-  if (!(tolerancePct >= 0 && tolerancePct < 1000)) {
-    throw new SlicecheckError("USAGE", `--tolerance expects a percentage, got '${o.tolerance}'`);
+  const tolerance = o.tolerance ?? 0.05;
+  if (!(tolerance > 0 && tolerance <= 1)) {
+    throw new SlicecheckError(
+      "USAGE",
+      `--tolerance expects a percentage above 0 and at most 100, got ${tolerance * 100}%`,
+    );
   }
+  const tolerancePct = Number((tolerance * 100).toFixed(4));
   const path = dbPath(o.db);
   const db = openDb(path, { mustExist: true });
   let before: Snapshot;
@@ -60,7 +65,7 @@ export function diffCommand(o: DiffOptions, io: Out): number {
   try {
     before = snapshot(db, o.before);
     after = snapshot(db, o.after);
-    result = diffSnapshots(before, after, tolerancePct / 100);
+    result = diffSnapshots(before, after, tolerance);
   } finally {
     db.close();
   }

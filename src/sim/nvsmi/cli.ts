@@ -140,6 +140,24 @@ function isMutation(c: Command): boolean {
   return c.kind === "mig" && ["cgi", "cci", "dci", "dgi"].includes(c.mig.op);
 }
 
+/**
+ * What nvidia-smi prints for a GPU that fell off the bus: NVML cannot get a handle for it
+ * (NVML_ERROR_GPU_IS_LOST) and says so per GPU, then goes on with the others; the exit code is
+ * 15. The references hold no capture of it: the wording is the one NVIDIA's forums and bug
+ * reports quote (`Unable to determine the device handle for GPU0000:07:00.0: GPU is lost.
+ * Reboot the system to recover this GPU`, no space after `GPU`). Conservative where unknown:
+ * the line comes first, and nothing is changed on a node with a lost GPU among those selected.
+ */
+export function lostGpuLine(pciBusId: string): string {
+  return `Unable to determine the device handle for GPU${pciBusId.replace(/^0000(?=[0-9a-f]{4}:)/i, "")}: GPU is lost.  Reboot the system to recover this GPU`;
+}
+
+function lostAmong(state: SimState, ids: string | undefined): { lost: string[]; all: boolean } {
+  const sel = selectGpus(state, ids) ?? [];
+  const lost = sel.filter((g) => g.lost).map((g) => lostGpuLine(g.pciBusId));
+  return { lost, all: sel.length > 0 && lost.length === sel.length };
+}
+
 export async function nvidiaSmiMain(argv: string[], io: NvidiaSmiIo): Promise<number> {
   const parsed = parseArgs(argv);
   const emit = (r: Reply) => {
@@ -151,13 +169,24 @@ export async function nvidiaSmiMain(argv: string[], io: NvidiaSmiIo): Promise<nu
   try {
     if (isMutation(command)) {
       const r = await updateState(io.stateDir, (state) => {
+        const gone = lostAmong(state, ids);
+        if (gone.lost.length > 0) return { changed: false, result: reply(gone.lost, EXIT.gpuLost) };
         const res = mutate(state, ids, command, io.uid);
         return { changed: res.changed, result: res };
       });
       return emit(r);
     }
     const state = readState(io.stateDir);
-    return emit(readOnly(state, ids, command, io.uid, io.now?.() ?? new Date()));
+    const gone = lostAmong(state, ids);
+    if (gone.lost.length === 0)
+      return emit(readOnly(state, ids, command, io.uid, io.now?.() ?? new Date()));
+    if (gone.all) return emit(reply(gone.lost, EXIT.gpuLost));
+    // The GPUs still on the bus answer as usual, after the lost ones' lines.
+    const reachable = { ...state, gpus: state.gpus.filter((g) => !g.lost) };
+    const rest = readOnly(reachable, ids, command, io.uid, io.now?.() ?? new Date());
+    return emit(
+      reply([...gone.lost, ...rest.lines], rest.code === EXIT.ok ? EXIT.gpuLost : rest.code),
+    );
   } catch (e) {
     if (isSlicecheckError(e, "SIM") && /no simulated GPU state/.test(e.message)) {
       // What a node without a loaded driver answers.

@@ -15,6 +15,9 @@ export const EXIT = {
   noPermission: 4,
   notFound: 6,
   driverNotLoaded: 9,
+  /** nvidia-smi(1) RETURN VALUE 15: "The GPU has fallen off the bus or has otherwise become
+   * inaccessible." */
+  gpuLost: 15,
   other: 255,
 } as const;
 

@@ -76,6 +76,10 @@ export interface SimGpu {
   processes: SimProcess[];
   telemetry: SimTelemetry;
   mps?: { active: boolean; doomed?: number[]; error?: number }; // owned by sim/workloads/mps.ts
+  /** Fallen off the bus (`sim fault gpu-lost`): the driver can no longer reach it. */
+  lost?: boolean;
+  /** Uncorrectable ECC errors since the driver loaded (`sim fault ecc-uncorrectable`). */
+  eccUncorrected?: number;
 }
 
 export interface SimState {

@@ -66,7 +66,7 @@ const GPU_FIELDS: Field<GpuView>[] = [
     value: (v) => (v.gpu.resetSupported ? "None" : "Pass-Through"),
   },
   { name: "ecc.mode.current", value: () => "Enabled" },
-  { name: "ecc.errors.uncorrected.volatile.total", value: () => 0 },
+  { name: "ecc.errors.uncorrected.volatile.total", value: (v) => v.gpu.eccUncorrected ?? 0 },
   { name: "compute_cap", value: (v) => (v.architecture ? COMPUTE_CAP[v.architecture] : "8.9") },
 ];
 
