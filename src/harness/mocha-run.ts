@@ -140,68 +140,15 @@ function unrun(suite: Mocha.Suite): Mocha.Test[] {
 export interface MochaOutcome {
   /** Tests that mocha ran (or skipped). */
   total: number;
-  /** What a reporter could not do (a full disk under the Allure results): never a crash. */
-  reporterErrors: unknown[];
-}
-
-/** allure-mocha whose end (environment.properties, categories.json) cannot stall the run: if
- * writing throws, mocha's run still ends and the error is reported as a broken check. */
-function safeReporter(errors: unknown[]) {
-  interface WithDone {
-    done(failures: number, fn?: (failures: number) => void): void;
-  }
-  const Base = AllureMochaReporter as unknown as new (...a: unknown[]) => WithDone;
-  return class extends Base {
-    override done(failures: number, fn?: (failures: number) => void): void {
-      let called = false;
-      const once = (f: number) => {
-        if (!called) {
-          called = true;
-          fn?.(f);
-        }
-      };
-      try {
-        super.done(failures, once);
-      } catch (e) {
-        errors.push(e);
-        once(failures);
-      }
-    }
-  };
-}
-
-/** Every listener of the runner guarded: a reporter that throws (allure-mocha writing to a
- * full disk) would otherwise abort the listeners after it, and stall mocha's run, so that
- * the run's checks were lost with it. */
-function guardListeners(runner: Mocha.Runner, errors: unknown[]): void {
-  const guard =
-    (l: (...a: unknown[]) => unknown) =>
-    (...a: unknown[]) => {
-      try {
-        return l(...a);
-      } catch (e) {
-        errors.push(e);
-        return undefined;
-      }
-    };
-  for (const ev of runner.eventNames()) {
-    const ls = runner.rawListeners(ev) as ((...a: unknown[]) => unknown)[];
-    runner.removeAllListeners(ev);
-    for (const l of ls) runner.on(ev as string, guard(l));
-  }
-  const on = runner.on.bind(runner);
-  runner.on = ((ev: string, l: (...a: unknown[]) => unknown) =>
-    on(ev, guard(l))) as typeof runner.on;
 }
 
 export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promise<MochaOutcome> {
   let failure: unknown;
   let live: CheckRecord | null = null;
-  const reporterErrors: unknown[] = [];
   const allureOn = o.allureResults !== null;
   const mocha = new Mocha({
     reporter: allureOn
-      ? (safeReporter(reporterErrors) as unknown as Mocha.ReporterConstructor)
+      ? (AllureMochaReporter as unknown as Mocha.ReporterConstructor)
       : (class extends Mocha.reporters.Base {} as unknown as Mocha.ReporterConstructor),
     reporterOptions: allureOn
       ? {
@@ -264,7 +211,6 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   const files = o.files;
   await new Promise<void>((resolve) => {
     const runner = mocha.run(() => resolve());
-    guardListeners(runner, reporterErrors);
     runner.on(Mocha.Runner.constants.EVENT_TEST_BEGIN, (test: Mocha.Test) => {
       failure = undefined;
       total++;
@@ -359,7 +305,7 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   });
   mocha.dispose();
   ctx.onEvidence = null;
-  return { total, reporterErrors };
+  return { total };
 }
 
 /** `--list`: the tests that would run, per node, GPU and instance, without running them. */

@@ -1,72 +1,73 @@
-// What `slicecheck run` prints: a line per check as it ends, and at the end every check that
-// did not pass with its reason and evidence, the counts, and the verdict as the last line.
-import { join } from "node:path";
-import type { HarnessRunResult } from "../../harness/run.js";
-import { type CheckRecord, countOf } from "../../verdicts/checks.js";
-import { displayPath, type Out } from "../context.js";
+// The terminal tables of `slicecheck run`.
+import type { IsolationSummary } from "../../chaos/isolation.js";
+import type { summarize } from "../../workloads/summary.js";
+import { displayPath, type Out, table } from "../context.js";
 
-const MARK = { passed: "ok", failed: "FAILED", broken: "BROKEN", skipped: "skipped" } as const;
-
-function where(c: CheckRecord): string {
-  return [
-    c.node,
-    c.gpu === null ? null : `GPU ${c.gpu}`,
-    c.instance ? `${c.instance.profile}@${c.instance.placement ?? "-"}` : null,
-  ]
-    .filter(Boolean)
-    .join(" ");
-}
-
-function figure(c: CheckRecord): string {
-  const f = c.figures;
-  if (typeof f.tflops === "number") return ` ${f.tflops.toFixed(2)} TFLOP/s`;
-  if (typeof f.algbw === "number") return ` ${f.algbw.toFixed(2)} GB/s`;
-  return "";
-}
-
-export function checkLine(c: CheckRecord): string {
-  return `${MARK[c.status]} ${c.suite} ${where(c)}: ${c.title}${figure(c)}`;
-}
-
-export function printRunEnd(
-  r: HarnessRunResult,
-  o: { outDir: string; allure: boolean },
-  io: Out,
-): void {
-  const counts = countOf(r.checks);
-  const bad = r.checks.filter((c) => c.status === "failed" || c.status === "broken");
-  if (bad.length > 0) {
-    io.out("");
-    io.out("Checks that did not pass:");
-    for (const c of bad) {
-      const ev = c.evidence.find((e) => e.path)?.path;
-      io.out(`  ${MARK[c.status]} [${c.code}] ${c.suite} ${where(c)}: ${c.title}`);
-      io.out(`      ${c.message}`);
-      if (ev) io.out(`      evidence: ${displayPath(ev)}`);
-    }
-  }
-  if (
-    r.checks.some(
-      (c) => c.suite === "isolation" && c.parameters.mode && c.parameters.mode !== "mig",
-    )
-  )
+export function printIsolation(s: IsolationSummary, io: Out, outDir: string): void {
+  io.out(
+    table([
+      ["NODE", "GPU", "MODE", "AGGRESSOR", "FAULT", "VERDICT", "STATUS", "EVIDENCE"],
+      ...s.rows.map((r) => [
+        r.node,
+        String(r.gpu),
+        r.mode,
+        `${r.aggressor} (${r.profile})`,
+        r.fault,
+        r.verdict,
+        r.status.toUpperCase(),
+        r.summary,
+      ]),
+    ]),
+  );
+  for (const p of s.problems) io.out(`  ${p.node}: ${p.message}`);
+  if (s.rows.some((r) => r.mode !== "mig"))
     io.out(
       "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
     );
-  const results = join(o.outDir, "allure-results");
-  io.out("");
+  const counts = ["passed", "failed", "broken"]
+    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
+    .join(", ");
+  io.out(`isolation: ${counts}; history and verdicts in ${displayPath(outDir)}`);
+}
+
+export function printRun(
+  s: ReturnType<typeof summarize>,
+  io: Out,
+  outDir: string,
+  ms: number,
+): void {
+  const fmt = (v: number | undefined, d = 2) => (v === undefined ? "-" : v.toFixed(d));
   io.out(
-    `reports: ${displayPath(join(o.outDir, "junit.xml"))}, ${displayPath(join(o.outDir, "checks.jsonl"))}${o.allure ? `, Allure results in ${displayPath(results)} (\`slicecheck report --results ${results}\`)` : ""}`,
+    table([
+      [
+        "NODE",
+        "INSTANCE",
+        "PROFILE",
+        "SLICES",
+        "SUITE",
+        "TFLOP/S",
+        "ALGBW GB/S",
+        "ERRORS",
+        "STATUS",
+        "NOTE",
+      ],
+      ...s.rows.map((r) => [
+        r.node,
+        r.instance,
+        r.profile,
+        r.placement ?? "-",
+        r.suite,
+        fmt(r.metrics.tflops),
+        fmt(r.metrics.algbw),
+        fmt(r.metrics.errors ?? r.metrics.wrong, 0),
+        r.status.toUpperCase(),
+        r.note ?? "",
+      ]),
+    ]),
   );
-  io.out(
-    `${counts.passed} passed, ${counts.failed} failed, ${counts.broken} broken, ${counts.skipped} skipped`,
-  );
-  const verdict = r.interrupted
-    ? "INTERRUPTED: the figures measured so far are kept; the run is recorded as interrupted"
-    : r.exitCode === 0
-      ? "PASSED: every check passed"
-      : r.exitCode === 1
-        ? "FAILED: a check failed (see above)"
-        : "BROKEN: some checks could not be decided (see above); nothing failed";
-  io.out(`run ${r.runId}: ${verdict}`);
+  for (const p of s.problems) io.out(`  ${p.node}${p.suite ? ` (${p.suite})` : ""}: ${p.message}`);
+  const counts = ["ok", "failed", "broken"]
+    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
+    .join(", ");
+  io.out(`${counts}; ${(ms / 1000).toFixed(1)} s; results in ${displayPath(outDir)}`);
 }

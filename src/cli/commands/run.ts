@@ -10,10 +10,9 @@ import { DEFAULT_JOURNAL_DIR, validateOffline } from "../../mig/apply/index.js";
 import { loadLayout, selectConfig } from "../../mig/layout/index.js";
 import { dbPath } from "../../store/db.js";
 import { newRunId } from "../../transport/open.js";
-import { countOf } from "../../verdicts/checks.js";
+import { type CheckRecord, countOf } from "../../verdicts/checks.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
 import { checkRunPaths } from "../options.js";
-import { checkLine, printRunEnd } from "./run-print.js";
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -36,6 +35,25 @@ export interface RunCliOptions extends NodeOptions {
   grep?: string;
   list?: boolean;
   bail?: boolean;
+}
+
+const MARK = { passed: "ok", failed: "FAILED", broken: "BROKEN", skipped: "skipped" } as const;
+
+function where(c: CheckRecord): string {
+  return [
+    c.node,
+    c.gpu === null ? null : `GPU ${c.gpu}`,
+    c.instance ? `${c.instance.profile}@${c.instance.placement ?? "-"}` : null,
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+function figure(c: CheckRecord): string {
+  const f = c.figures;
+  if (typeof f.tflops === "number") return ` ${f.tflops.toFixed(2)} TFLOP/s`;
+  if (typeof f.algbw === "number") return ` ${f.algbw.toFixed(2)} GB/s`;
+  return "";
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
@@ -89,7 +107,8 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       if (!o.json) io.err(`${stamp()} ${line}`);
     },
     onCheck: (c) => {
-      if (!o.json) io.err(`${stamp()} ${checkLine(c)}`);
+      if (!o.json)
+        io.err(`${stamp()} ${MARK[c.status]} ${c.suite} ${where(c)}: ${c.title}${figure(c)}`);
     },
     err: (line) => io.err(line),
   });
@@ -102,6 +121,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     }
     return 0;
   }
+  const counts = countOf(r.checks);
   if (o.json) {
     io.out(
       JSON.stringify(
@@ -109,7 +129,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
           runId,
           exitCode: r.exitCode,
           interrupted: r.interrupted,
-          counts: countOf(r.checks),
+          counts,
           nodes: r.nodes,
           checks: r.checks,
         },
@@ -119,6 +139,39 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     );
     return r.exitCode;
   }
-  printRunEnd(r, { outDir, allure: o.allure !== false }, io);
+  const bad = r.checks.filter((c) => c.status === "failed" || c.status === "broken");
+  if (bad.length > 0) {
+    io.out("");
+    io.out("Checks that did not pass:");
+    for (const c of bad) {
+      const ev = c.evidence.find((e) => e.path)?.path;
+      io.out(`  ${MARK[c.status]} [${c.code}] ${c.suite} ${where(c)}: ${c.title}`);
+      io.out(`      ${c.message}`);
+      if (ev) io.out(`      evidence: ${displayPath(ev)}`);
+    }
+  }
+  if (
+    r.checks.some(
+      (c) => c.suite === "isolation" && c.parameters.mode && c.parameters.mode !== "mig",
+    )
+  )
+    io.out(
+      "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
+    );
+  io.out("");
+  io.out(
+    `reports: ${displayPath(join(outDir, "junit.xml"))}, ${displayPath(join(outDir, "checks.jsonl"))}${o.allure !== false ? `, Allure results in ${displayPath(join(outDir, "allure-results"))} (\`slicecheck report --results ${join(outDir, "allure-results")}\`)` : ""}`,
+  );
+  io.out(
+    `${counts.passed} passed, ${counts.failed} failed, ${counts.broken} broken, ${counts.skipped} skipped`,
+  );
+  const verdict = r.interrupted
+    ? "INTERRUPTED: the figures measured so far are kept; the run is recorded as interrupted"
+    : r.exitCode === 0
+      ? "PASSED: every check passed"
+      : r.exitCode === 1
+        ? "FAILED: a check failed (see above)"
+        : "BROKEN: some checks could not be decided (see above); nothing failed";
+  io.out(`run ${runId}: ${verdict}`);
   return r.exitCode;
 }
