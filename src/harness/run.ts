@@ -293,7 +293,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         listed = await listSuites(ctx, o.suites, o.runId, o.grep);
       } else {
         const nodes = [...ctx.views.values()];
-        await tasks.task("suites", () =>
+        const ran = await tasks.task("suites", () =>
           runSuites(ctx, {
             files: o.suites,
             grep: o.grep,
@@ -326,6 +326,15 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             runId: o.runId,
           }),
         );
+        const lost = ran?.writeErrors ?? [];
+        if (lost.length > 0)
+          sink.harness({
+            suite: "run",
+            title: "the Allure results are written",
+            status: "broken",
+            code: codeOf(lost[0], "WRITE"),
+            message: `${lost.length} Allure write(s) failed or were skipped in ${join(o.outDir, "allure-results")} (${errText(lost[0])}); free space there or give --out another folder`,
+          });
       }
     } finally {
       ctx.uninstall();
