@@ -73,31 +73,6 @@ export class ManagedExecutor {
     let pendingErr = "";
     const stdoutDec = new TextDecoder();
     const stderrDec = new TextDecoder();
-    proc.onStdout((b) => {
-      const s = stdoutDec.decode(b, { stream: true });
-      stdout += s;
-      opts.onStdout?.(s);
-    });
-    proc.onStderr((b) => {
-      let s = stderrDec.decode(b, { stream: true });
-      if (!markerDone) {
-        pendingErr += s;
-        if (
-          !pendingErr.includes("\n") &&
-          PGID_MARKER.startsWith(pendingErr.slice(0, PGID_MARKER.length))
-        )
-          return;
-        const taken = takePgidMarker(pendingErr);
-        pgid = taken.pgid;
-        s = taken.rest;
-        markerDone = true;
-        pendingErr = "";
-        onStarted();
-      }
-      stderr += s;
-      if (s) opts.onStderr?.(s);
-    });
-
     let timedOut = false;
     let cancelled = false;
     let killing: Promise<unknown> | null = null;
@@ -125,6 +100,33 @@ export class ManagedExecutor {
       cancelled = true;
       void kill();
     };
+    // Registered last: output that came with the channel's confirmation is handed over at
+    // once, and the marker in it starts the deadline, so everything above must exist by then.
+    proc.onStdout((b) => {
+      const s = stdoutDec.decode(b, { stream: true });
+      stdout += s;
+      opts.onStdout?.(s);
+    });
+    proc.onStderr((b) => {
+      let s = stderrDec.decode(b, { stream: true });
+      if (!markerDone) {
+        pendingErr += s;
+        if (
+          !pendingErr.includes("\n") &&
+          PGID_MARKER.startsWith(pendingErr.slice(0, PGID_MARKER.length))
+        )
+          return;
+        const taken = takePgidMarker(pendingErr);
+        pgid = taken.pgid;
+        s = taken.rest;
+        markerDone = true;
+        pendingErr = "";
+        onStarted();
+      }
+      stderr += s;
+      if (s) opts.onStderr?.(s);
+    });
+
     opts.signal?.addEventListener("abort", onAbort, { once: true });
     if (opts.signal?.aborted) onAbort();
 
