@@ -10,8 +10,7 @@ import {
   killCommandScript,
   killRunScript,
   listRunScript,
-  PGID_MARKER,
-  takePgidMarker,
+  scanPgidMarker,
   wrapCommand,
 } from "./remote-scripts.js";
 import type { Command, ExecOptions, ExecResult, RawShell, RunProcess } from "./types.js";
@@ -111,14 +110,17 @@ export class ManagedExecutor {
       let s = stderrDec.decode(b, { stream: true });
       if (!markerDone) {
         pendingErr += s;
-        if (
-          !pendingErr.includes("\n") &&
-          PGID_MARKER.startsWith(pendingErr.slice(0, PGID_MARKER.length))
-        )
+        const m = scanPgidMarker(pendingErr);
+        if (m.noise) {
+          stderr += m.noise;
+          opts.onStderr?.(m.noise);
+        }
+        if (!m.found) {
+          pendingErr = m.pending;
           return;
-        const taken = takePgidMarker(pendingErr);
-        pgid = taken.pgid;
-        s = taken.rest;
+        }
+        pgid = m.pgid;
+        s = m.rest;
         markerDone = true;
         pendingErr = "";
         onStarted();
