@@ -31,7 +31,7 @@ import {
 } from "./services.js";
 import { type NodeSession, openSessions } from "./session.js";
 import type { SuiteFile } from "./suites.js";
-import { TaskList } from "./tasks.js";
+import { TaskList, trace } from "./tasks.js";
 
 export interface HarnessRunOptions {
   runId: string;
@@ -374,6 +374,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     tookOver: s.tookOver?.runId ?? null,
   }));
   if (!o.list) {
+    const t0 = Date.now();
     try {
       writeCheckReports({
         runId: o.runId,
@@ -408,6 +409,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       o.err(`slicecheck: ${c.message}`);
       if (!tasks.interrupted && exitCode === 0) exitCode = 2;
     }
+    trace("reports", t0);
   }
   const status: RunStatus = tasks.interrupted
     ? "interrupted"

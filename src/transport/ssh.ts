@@ -8,6 +8,7 @@ import pLimit from "p-limit";
 import ssh2, { type ClientChannel, type ConnectConfig } from "ssh2";
 import { SlicecheckError } from "../errors.js";
 import type { JumpHost, NodeSpec } from "../inventory/types.js";
+import { settledWithin } from "../util/time.js";
 import { checkHostKey, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
@@ -322,7 +323,7 @@ export class SshTransport implements Transport, RawShell {
   private async proxyFailed(e: unknown): Promise<unknown> {
     const p = this.proxy!;
     // ssh2 may see the pipe close before the exit status arrives.
-    await Promise.race([p.exited, new Promise((r) => setTimeout(r, 1000))]);
+    await settledWithin(p.exited, 1000);
     const code = p.exitCode();
     if (code === null && !p.stderr()) return e;
     return new SlicecheckError(
