@@ -27,8 +27,11 @@ import type {
 const { Client } = ssh2;
 type SshClient = InstanceType<typeof Client>;
 
-/** OpenSSH's MaxSessions defaults to 10; the watchdog and kill channels live outside this budget. */
-export const MAX_CHANNELS = 6;
+/** Channels one connection carries at once (a node lock's channel included). OpenSSH's
+ * MaxSessions defaults to 10: 8 leaves 2 for kill and control channels, whose opening is
+ * retried when the node is full anyway (ecosystem.md: "budget at most 8"). One GPU's 7
+ * instances and the lock thus fit on one connection. */
+export const MAX_CHANNELS = 8;
 const CONNECT_ATTEMPTS = 3;
 
 export interface SshOptions {
