@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
-import { cli } from "../helpers/cli.js";
+import { cli, runArgs } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 
 describe("a full disk under --out (real sshd, tmpfs)", function () {
@@ -37,21 +37,11 @@ describe("a full disk under --out (real sshd, tmpfs)", function () {
 
   it("finishes, names the path, exits 2 and restores the layout", async () => {
     const r = await cli(
-      "run",
-      "-i",
-      c.inventoryPath,
-      "--layout",
-      "test/fixtures/isolation-layout.yaml",
-      "-c",
-      "two-3g",
-      "--duration",
-      "2",
-      "--out",
-      join(full, "out"),
-      "--db",
-      join(c.dir, "records.db"),
-      "--journal-dir",
-      join(c.dir, "journal"),
+      ...runArgs(c, "full", {
+        layout: ["test/fixtures/isolation-layout.yaml", "two-3g"],
+        out: join(full, "out"),
+        journal: join(c.dir, "journal"),
+      }),
     );
     unmount();
     assert.equal(r.code, 2, r.stdout + r.stderr);

@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import { launchChromium } from "../../src/report/browser.js";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
-import { cli } from "../helpers/cli.js";
+import { cli, runArgs } from "../helpers/cli.js";
 import { sshdConnections, taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 
 interface AllureResult {
@@ -44,22 +44,11 @@ describe("the run's spine: history ids, durations, the node lock, interrupts (re
   it("a run over 7 instances (layout applied, stress, restore) opens one SSH connection to the node", async () => {
     const before = sshdConnections(c);
     const r = await cli(
-      "run",
-      "-i",
-      c.inventoryPath,
-      "--layout",
-      "fixtures/layouts/default.yaml",
-      "-c",
-      "all-1g.10gb",
-      "--duration",
-      "2",
-      "--out",
-      join(c.dir, "one-connection"),
-      "--db",
-      join(c.dir, "one.db"),
-      "--journal-dir",
-      journal(),
-      "--json",
+      ...runArgs(c, "one-connection", {
+        layout: ["fixtures/layouts/default.yaml", "all-1g.10gb"],
+        journal: journal(),
+        json: true,
+      }),
     );
     assert.equal(r.code, 0, r.stderr);
     const s = JSON.parse(r.stdout) as {
