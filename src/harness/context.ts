@@ -31,6 +31,7 @@ import type {
   WorkloadBatch,
   WorkloadResult,
 } from "./api-types.js";
+import type { ProgressEvent } from "./progress.js";
 import type { NodeSession } from "./session.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
@@ -144,6 +145,11 @@ export class HarnessContext implements SuiteContext {
   /** The suite whose file is being loaded: `harness()` calls bind to it. */
   loading: string | null = null;
   readonly faultSuites = new Set<string>();
+  /** Progress events (a node's workload started, a test began), for the terminal. */
+  onProgress: ((e: ProgressEvent) => void) | null = null;
+  /** Seconds of work each suite declared per node while it loaded (its workload batches and
+   * isolation scenarios): the planned duration of its step in the progress estimate. */
+  readonly declaredS = new Map<string, Map<string, number>>();
   readonly views: Map<string, SuiteNode>;
 
   constructor(
@@ -178,6 +184,12 @@ export class HarnessContext implements SuiteContext {
     return s;
   }
 
+  private declare(suite: string, node: string, seconds: number): void {
+    const m = this.declaredS.get(suite) ?? new Map<string, number>();
+    m.set(node, (m.get(node) ?? 0) + seconds);
+    this.declaredS.set(suite, m);
+  }
+
   harness(o: HarnessOptions = {}): SuiteRun {
     const suite = this.loading ?? "suite";
     const faults = o.injectsFaults === true;
@@ -208,7 +220,22 @@ export class HarnessContext implements SuiteContext {
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
         if (why) return { start() {}, scenarios: [], problem: why };
-        return this.services.isolation(this.session(node.name), node);
+        const plan = this.services.isolation(this.session(node.name), node);
+        // Per scenario: the victims' baseline and their run beside the fault, each the run's
+        // duration, and the aggressor's short recovery stress.
+        for (const sc of plan.scenarios)
+          this.declare(
+            suite,
+            node.name,
+            sc.mode === "exclusive" ? 2 : 2 * this.options.durationS + 5,
+          );
+        return {
+          ...plan,
+          start: () => {
+            this.onProgress?.({ kind: "phase", node: node.name, key: suite, atMs: Date.now() });
+            plan.start();
+          },
+        };
       },
       health: (node) => this.services.health(this.session(node.name)),
       layout: (node) => this.services.layout(this.session(node.name)),
@@ -226,6 +253,10 @@ export class HarnessContext implements SuiteContext {
     const all = only ?? [...this.views.values()].flatMap((n) => n.instances);
     const byNode = new Map<string, SuiteInstance[]>();
     for (const i of all) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
+    // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
+    const graceS = name === "stress" ? Math.max(5, durationS * 0.2) : undefined;
+    // Its instances run at once on a node, so the node's step lasts one duration.
+    for (const node of byNode.keys()) this.declare(suite, node, durationS);
     let started: Map<string, Promise<Map<string, WorkloadResult>>> | null = null;
     const start = () => {
       if (started) return started;
@@ -236,6 +267,13 @@ export class HarnessContext implements SuiteContext {
           if (why) throw new SlicecheckError("INTERLOCK", `${node}: refused: ${why}`, { node });
           const s = this.session(node);
           if (s.error) throw s.error;
+          this.onProgress?.({
+            kind: "phase",
+            node,
+            key: suite,
+            detail: name === suite ? "running" : `${name} running`,
+            atMs: Date.now(),
+          });
           const r = await runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
             durationS,
             // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
@@ -246,8 +284,7 @@ export class HarnessContext implements SuiteContext {
                 : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
             signal: this.signal,
             onLine: this.services.onLine,
-            // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
-            graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
+            graceS,
           });
           if (r.skipped)
             throw new SlicecheckError("TOOL_MISSING", `${node}: ${r.skipped}`, { node });

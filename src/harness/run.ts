@@ -18,11 +18,11 @@ import { Recorder, type RunStatus } from "../store/recorder.js";
 import { readTopology } from "../store/topology.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
 import { regressionChecks } from "../verdicts/regression.js";
-import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
 import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
+import { type ProgressEvent, planOf, SUITE_OVERHEAD_S } from "./progress.js";
 import {
   healthOf,
   isolationHistory,
@@ -57,8 +57,8 @@ export interface HarnessRunOptions {
   list?: boolean;
   allure: boolean;
   concurrency: number;
-  /** Live lines: progress, and each check as it finishes. */
-  progress(line: string): void;
+  /** Each node's planned steps and phase changes, for the terminal (src/harness/progress.ts). */
+  events?(e: ProgressEvent): void;
   onCheck?(c: CheckRecord): void;
   /** Messages for the person running it (stderr). */
   err(line: string): void;
@@ -114,6 +114,29 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   mkdirSync(o.outDir, { recursive: true });
   sink.on(checksFileWriter(o.outDir));
   if (o.onCheck) sink.on(o.onCheck);
+  const ev = o.events ?? (() => {});
+  const now = Date.now;
+  sink.on((c) => {
+    if (c.node) ev({ kind: "unit", node: c.node, key: c.suite });
+  });
+  // Until the suites are loaded, their declared durations are unknown: a workload suite is
+  // guessed at one --duration; the plan is replaced once they are.
+  const planFor = (suites: { key: string; expectedS: number; units: number }[]) =>
+    planOf({
+      layout: o.layout !== null,
+      restore: o.layout !== null && !o.keep,
+      suites: suites.map((x) => ({ ...x, label: x.key })),
+    });
+  if (!o.list)
+    for (const n of o.nodes) {
+      const guess = o.suites.map((f) => ({
+        key: f.name,
+        expectedS: SUITE_OVERHEAD_S + (f.builtin && f.name !== "health" ? o.durationS : 0),
+        units: 0,
+      }));
+      ev({ kind: "plan", node: n.name, steps: planFor(guess) });
+      ev({ kind: "phase", node: n.name, key: "connect", atMs: now() });
+    }
   const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   const recorder = o.list
     ? null
@@ -161,6 +184,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       },
     });
     const live = () => sessions.filter((s) => !s.error);
+    for (const s of live()) ev({ kind: "phase", node: nodeOf(s), key: "discover", atMs: now() });
     // 2. What each node has, read once for every suite.
     await tasks.task("discover", async () => {
       await Promise.all(
@@ -196,6 +220,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           code: s.error.code,
           message: errText(s.error),
         });
+    for (const s of sessions)
+      if (s.error) ev({ kind: "end", node: nodeOf(s), atMs: now(), error: errText(s.error) });
     const wantsHealth = o.suites.some((f) => f.name === "health");
     const dmesgAtStart =
       wantsHealth && !o.list
@@ -218,6 +244,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           run: async () => {
             const targets = live().map((s) => s.node);
             if (targets.length === 0) return;
+            for (const t of targets)
+              ev({ kind: "phase", node: t.name, key: "restore", atMs: now() });
             o.err(
               "restoring the original MIG layout (use --keep to leave the run's layout in place)",
             );
@@ -230,7 +258,14 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           },
         });
       applied = await tasks.task("apply the layout", async () => {
-        o.progress(`applying config '${layout.config.name}' of ${layout.file}`);
+        for (const s of live())
+          ev({
+            kind: "phase",
+            node: nodeOf(s),
+            key: "layout",
+            detail: `config ${layout.config.name}`,
+            atMs: now(),
+          });
         return applyLayout(
           live().map((s) => s.node),
           layout.config,
@@ -360,20 +395,24 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             history,
             tolerance: o.tolerance,
             signal: tasks.signal,
-            onProgress: (line) => o.progress(line),
+            // The scenario's part (baseline, then each fault) is the node's phase detail.
+            onProgress: (line) =>
+              ev({
+                kind: "phase",
+                node: nodeOf(s),
+                key: "isolation",
+                detail: line.startsWith(`${nodeOf(s)} `) ? line.slice(nodeOf(s).length + 1) : line,
+                announce: true,
+                atMs: now(),
+              }),
           }),
         measured: (suite, outcomes) => record(recorder, measurementsFile, o.runId, suite, outcomes),
-        onLine: (inst: Instance, line: string) => {
-          if (/^SLICECHECK stress |^# Avg bus bandwidth/.test(line))
-            o.progress(
-              `${inst.node} gpu${inst.gpu} ${inst.profile}: ${line.replace(/^SLICECHECK /, "")}`,
-            );
-        },
       },
       refusals,
       tasks.signal,
       o.concurrency,
     );
+    ctx.onProgress = ev;
     ctx.install();
     try {
       if (o.list) {
@@ -408,6 +447,9 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
               };
             },
             preChecks: pre.splice(0),
+            planned: (steps) => {
+              for (const [node, list] of steps) ev({ kind: "plan", node, steps: planFor(list) });
+            },
             labels: (suite) =>
               SUITE_LABELS[suite] ?? { epic: "Site checks", feature: suite, severity: "normal" },
             runId: o.runId,
@@ -461,6 +503,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       });
     });
     removeSignals();
+    for (const n of o.nodes) ev({ kind: "end", node: n.name, atMs: now() });
   }
   exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
   const nodes = sessions.map((s) => ({
