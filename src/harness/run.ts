@@ -22,6 +22,7 @@ import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
 import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
+import { freshOutDir, PREVIOUS_RUN } from "./out-dir.js";
 import { type ProgressEvent, planOf, SUITE_OVERHEAD_S } from "./progress.js";
 import {
   healthOf,
@@ -111,7 +112,11 @@ function codeOf(e: unknown, fallback = "HARNESS_ERROR"): string {
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
   const tasks = new TaskList();
   const sink = new CheckSink();
-  mkdirSync(o.outDir, { recursive: true });
+  if (o.list) mkdirSync(o.outDir, { recursive: true });
+  else if (freshOutDir(o.outDir).length > 0)
+    o.err(
+      `${o.outDir} held a previous run: its results are moved to ${join(o.outDir, PREVIOUS_RUN)}`,
+    );
   sink.on(checksFileWriter(o.outDir));
   if (o.onCheck) sink.on(o.onCheck);
   const ev = o.events ?? (() => {});
