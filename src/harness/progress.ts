@@ -193,3 +193,50 @@ export function planOf(o: { layout: boolean; restore: boolean; suites: PlannedSt
     ...(o.restore ? [fixed("restore", "restore")] : []),
   ];
 }
+
+/** The events of one run, as the harness sends them: a plan per node (first a guess, then the
+ * suites' declared durations), phases for many nodes at once, and the end. Kept here so that
+ * the run's orchestration (run.ts) carries one call per phase. */
+export class RunProgress {
+  constructor(
+    private readonly emit: (e: ProgressEvent) => void,
+    private readonly o: { layout: boolean; restore: boolean },
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Each node's plan with the suites' steps. */
+  plan(node: string, suites: readonly PlannedStep[]): void {
+    this.emit({ kind: "plan", node, steps: planOf({ ...this.o, suites: [...suites] }) });
+  }
+
+  /** Before the suites are loaded their declared durations are unknown: a built-in workload
+   * suite is guessed at one duration (health runs none). */
+  start(
+    nodes: readonly string[],
+    suites: readonly { name: string; builtin: boolean }[],
+    durationS: number,
+  ): void {
+    const guess = suites.map((f) => ({
+      key: f.name,
+      label: f.name,
+      expectedS: SUITE_OVERHEAD_S + (f.builtin && f.name !== "health" ? durationS : 0),
+      units: 0,
+    }));
+    for (const n of nodes) this.plan(n, guess);
+    this.phase(nodes, "connect");
+  }
+
+  phase(nodes: readonly string[], key: string, detail?: string, announce?: boolean): void {
+    const atMs = this.now();
+    for (const node of nodes) this.emit({ kind: "phase", node, key, detail, announce, atMs });
+  }
+
+  /** A finished check counts as one of its step's tests on its node. */
+  unit(c: { node: string | null; suite: string }): void {
+    if (c.node) this.emit({ kind: "unit", node: c.node, key: c.suite });
+  }
+
+  end(node: string, error?: string): void {
+    this.emit({ kind: "end", node, atMs: this.now(), error });
+  }
+}

@@ -23,7 +23,7 @@ import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
 import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
 import { freshOutDir, PREVIOUS_RUN } from "./out-dir.js";
-import { type ProgressEvent, planOf, SUITE_OVERHEAD_S } from "./progress.js";
+import { type ProgressEvent, RunProgress } from "./progress.js";
 import {
   healthOf,
   isolationHistory,
@@ -120,28 +120,14 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   sink.on(checksFileWriter(o.outDir));
   if (o.onCheck) sink.on(o.onCheck);
   const ev = o.events ?? (() => {});
-  const now = Date.now;
-  sink.on((c) => {
-    if (c.node) ev({ kind: "unit", node: c.node, key: c.suite });
-  });
-  // Until the suites are loaded, their declared durations are unknown: a workload suite is
-  // guessed at one --duration; the plan is replaced once they are.
-  const planFor = (suites: { key: string; expectedS: number; units: number }[]) =>
-    planOf({
-      layout: o.layout !== null,
-      restore: o.layout !== null && !o.keep,
-      suites: suites.map((x) => ({ ...x, label: x.key })),
-    });
+  const progress = new RunProgress(ev, { layout: !!o.layout, restore: !!o.layout && !o.keep });
+  sink.on((c) => progress.unit(c));
   if (!o.list)
-    for (const n of o.nodes) {
-      const guess = o.suites.map((f) => ({
-        key: f.name,
-        expectedS: SUITE_OVERHEAD_S + (f.builtin && f.name !== "health" ? o.durationS : 0),
-        units: 0,
-      }));
-      ev({ kind: "plan", node: n.name, steps: planFor(guess) });
-      ev({ kind: "phase", node: n.name, key: "connect", atMs: now() });
-    }
+    progress.start(
+      o.nodes.map((n) => n.name),
+      o.suites,
+      o.durationS,
+    );
   const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   const recorder = o.list
     ? null
@@ -189,7 +175,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       },
     });
     const live = () => sessions.filter((s) => !s.error);
-    for (const s of live()) ev({ kind: "phase", node: nodeOf(s), key: "discover", atMs: now() });
+    progress.phase(live().map(nodeOf), "discover");
     // 2. What each node has, read once for every suite.
     await tasks.task("discover", async () => {
       await Promise.all(
@@ -225,8 +211,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           code: s.error.code,
           message: errText(s.error),
         });
-    for (const s of sessions)
-      if (s.error) ev({ kind: "end", node: nodeOf(s), atMs: now(), error: errText(s.error) });
+    for (const s of sessions) if (s.error) progress.end(nodeOf(s), errText(s.error));
     const wantsHealth = o.suites.some((f) => f.name === "health");
     const dmesgAtStart =
       wantsHealth && !o.list
@@ -249,8 +234,10 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           run: async () => {
             const targets = live().map((s) => s.node);
             if (targets.length === 0) return;
-            for (const t of targets)
-              ev({ kind: "phase", node: t.name, key: "restore", atMs: now() });
+            progress.phase(
+              targets.map((t) => t.name),
+              "restore",
+            );
             o.err(
               "restoring the original MIG layout (use --keep to leave the run's layout in place)",
             );
@@ -263,14 +250,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           },
         });
       applied = await tasks.task("apply the layout", async () => {
-        for (const s of live())
-          ev({
-            kind: "phase",
-            node: nodeOf(s),
-            key: "layout",
-            detail: `config ${layout.config.name}`,
-            atMs: now(),
-          });
+        progress.phase(live().map(nodeOf), "layout", `config ${layout.config.name}`);
         return applyLayout(
           live().map((s) => s.node),
           layout.config,
@@ -402,14 +382,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             signal: tasks.signal,
             // The scenario's part (baseline, then each fault) is the node's phase detail.
             onProgress: (line) =>
-              ev({
-                kind: "phase",
-                node: nodeOf(s),
-                key: "isolation",
-                detail: line.startsWith(`${nodeOf(s)} `) ? line.slice(nodeOf(s).length + 1) : line,
-                announce: true,
-                atMs: now(),
-              }),
+              progress.phase([nodeOf(s)], "isolation", line.replace(`${nodeOf(s)} `, ""), true),
           }),
         measured: (suite, outcomes) => record(recorder, measurementsFile, o.runId, suite, outcomes),
       },
@@ -453,7 +426,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             },
             preChecks: pre.splice(0),
             planned: (steps) => {
-              for (const [node, list] of steps) ev({ kind: "plan", node, steps: planFor(list) });
+              for (const [node, list] of steps) progress.plan(node, list);
             },
             labels: (suite) =>
               SUITE_LABELS[suite] ?? { epic: "Site checks", feature: suite, severity: "normal" },
@@ -508,7 +481,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       });
     });
     removeSignals();
-    for (const n of o.nodes) ev({ kind: "end", node: n.name, atMs: now() });
+    for (const n of o.nodes) progress.end(n.name);
   }
   exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
   const nodes = sessions.map((s) => ({

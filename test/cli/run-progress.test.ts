@@ -97,6 +97,7 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     const { args } = common();
     const r = await onTty([...args, "--suites", FAILING, "--duration", "1"], { NO_COLOR: "1" });
     assert.equal(r.code, 1, r.stdout);
+    assert.ok(r.stdout.includes("\x1b[2K\x1b[1A"), "redraws in place");
     assert.ok(!SGR.test(r.stdout), JSON.stringify(r.stdout.match(SGR)));
     assert.match(lastLine(r.stdout), /^run sc-\S+: FAILED/);
   });

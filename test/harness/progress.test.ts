@@ -5,9 +5,11 @@ import { progressView } from "../../src/cli/progress-view.js";
 import {
   formatEta,
   type PlannedStep,
+  type ProgressEvent,
   ProgressModel,
   planOf,
   progressLine,
+  RunProgress,
 } from "../../src/harness/progress.js";
 
 const step = (key: string, expectedS: number, units = 0): PlannedStep => ({
@@ -102,6 +104,34 @@ describe("progress model (ETA from planned steps)", () => {
     assert.equal(formatEta(725), "12:05");
     assert.equal(formatEta(3723), "1:02:03");
     assert.equal(formatEta(-5), "0:00");
+  });
+});
+
+describe("run progress events (what the harness sends)", () => {
+  it("starts each node on a guessed plan: a built-in workload suite one duration, health none, a user's suite none", () => {
+    const events: ProgressEvent[] = [];
+    const p = new RunProgress(
+      (e) => events.push(e),
+      { layout: true, restore: false },
+      () => 7,
+    );
+    p.start(
+      ["sim01", "sim02"],
+      [
+        { name: "stress", builtin: true },
+        { name: "health", builtin: true },
+        { name: "site.mjs", builtin: false },
+      ],
+      30,
+    );
+    const m = new ProgressModel();
+    for (const e of events) m.apply(e);
+    // connect 2 (entered at 7 ms: nothing spent) + discover 2 + layout 5 + stress 31 + health 1
+    // + site 1; no restore step (--keep).
+    assert.equal(m.remainingS("sim02", 7), 2 + 2 + 5 + 31 + 1 + 1);
+    assert.equal(m.node("sim01", 7).label, "connect");
+    p.unit({ node: null, suite: "run" });
+    assert.equal(events.length, 4, "a check of no node counts for no node");
   });
 });
 
