@@ -4,6 +4,7 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
+import { MEMCHECK_WINDOW_S } from "../chaos/faults.js";
 import { SlicecheckError } from "../errors.js";
 import {
   type CheckEvidence,
@@ -221,14 +222,8 @@ export class HarnessContext implements SuiteContext {
         const why = refused(node.name) ?? node.error;
         if (why) return { start() {}, scenarios: [], problem: why };
         const plan = this.services.isolation(this.session(node.name), node);
-        // Per scenario: the victims' baseline and their run beside the fault, each the run's
-        // duration, and the aggressor's short recovery stress.
-        for (const sc of plan.scenarios)
-          this.declare(
-            suite,
-            node.name,
-            sc.mode === "exclusive" ? 2 : 2 * this.options.durationS + 5,
-          );
+        this.declare(suite, node.name, isolationSeconds(plan.scenarios, this.options.durationS));
+
         return {
           ...plan,
           start: () => {
@@ -456,6 +451,28 @@ export class HarnessContext implements SuiteContext {
     }
     return out;
   }
+}
+
+/** The seconds a node's isolation scenarios take, roughly: per aggressor a baseline of its
+ * victims (one duration), then per fault the victims beside it (one duration, about two seconds
+ * of setup and judging, and for an OOM the memory check's window); a whole-card instance's
+ * exclusivity check runs its tenant once. (A 3 s run of 10 scenarios on the simulator: 70 s
+ * estimated, 70 s taken.) */
+export function isolationSeconds(
+  scenarios: readonly { gpu: number; mode: string; fault: string; aggressor: { label: string } }[],
+  durationS: number,
+): number {
+  const aggressors = new Set<string>();
+  let s = 0;
+  for (const sc of scenarios) {
+    if (sc.mode === "exclusive") {
+      s += durationS + 1;
+      continue;
+    }
+    aggressors.add(`${sc.gpu} ${sc.aggressor.label}`);
+    s += durationS + 2 + (sc.fault === "oom" ? MEMCHECK_WINDOW_S : 0);
+  }
+  return s + aggressors.size * durationS;
 }
 
 /** checks.jsonl: one line per check as it finishes, so an interrupted run keeps them. */

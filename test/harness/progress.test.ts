@@ -2,6 +2,7 @@
 // clock reading) and the plain view's promise: a line per node per phase, never per event.
 import assert from "node:assert/strict";
 import { progressView } from "../../src/cli/progress-view.js";
+import { isolationSeconds } from "../../src/harness/context.js";
 import {
   formatEta,
   type PlannedStep,
@@ -132,6 +133,21 @@ describe("run progress events (what the harness sends)", () => {
     assert.equal(m.node("sim01", 7).label, "connect");
     p.unit({ node: null, suite: "run" });
     assert.equal(events.length, 4, "a check of no node counts for no node");
+  });
+});
+
+describe("isolation's declared seconds", () => {
+  it("a baseline per aggressor, a duration and setup per fault, the memory window for OOM only", () => {
+    const sc = (label: string, fault: string, mode = "mig") => ({
+      gpu: 0,
+      mode,
+      fault,
+      aggressor: { label },
+    });
+    const two = [sc("a", "oom"), sc("a", "kill"), sc("b", "oom"), sc("b", "kill")];
+    // 2 baselines × 10 + 4 faults × (10 + 2) + 2 OOM memory windows × 6
+    assert.equal(isolationSeconds(two, 10), 20 + 48 + 12);
+    assert.equal(isolationSeconds([sc("w", "exclusive", "exclusive")], 10), 11);
   });
 });
 
