@@ -4,7 +4,6 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
-import { MEMCHECK_WINDOW_S } from "../chaos/faults.js";
 import { SlicecheckError } from "../errors.js";
 import {
   type CheckEvidence,
@@ -32,7 +31,7 @@ import type {
   WorkloadBatch,
   WorkloadResult,
 } from "./api-types.js";
-import type { ProgressEvent } from "./progress.js";
+import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
 import type { NodeSession } from "./session.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
@@ -148,9 +147,8 @@ export class HarnessContext implements SuiteContext {
   readonly faultSuites = new Set<string>();
   /** Progress events (a node's workload started, a test began), for the terminal. */
   onProgress: ((e: ProgressEvent) => void) | null = null;
-  /** Seconds of work each suite declared per node while it loaded (its workload batches and
-   * isolation scenarios): the planned duration of its step in the progress estimate. */
-  readonly declaredS = new Map<string, Map<string, number>>();
+  /** The work each suite declared per node while it loaded, for the progress estimate. */
+  readonly declared = new DeclaredWork();
   readonly views: Map<string, SuiteNode>;
 
   constructor(
@@ -185,12 +183,6 @@ export class HarnessContext implements SuiteContext {
     return s;
   }
 
-  private declare(suite: string, node: string, seconds: number): void {
-    const m = this.declaredS.get(suite) ?? new Map<string, number>();
-    m.set(node, (m.get(node) ?? 0) + seconds);
-    this.declaredS.set(suite, m);
-  }
-
   harness(o: HarnessOptions = {}): SuiteRun {
     const suite = this.loading ?? "suite";
     const faults = o.injectsFaults === true;
@@ -222,15 +214,16 @@ export class HarnessContext implements SuiteContext {
         const why = refused(node.name) ?? node.error;
         if (why) return { start() {}, scenarios: [], problem: why };
         const plan = this.services.isolation(this.session(node.name), node);
-        this.declare(suite, node.name, isolationSeconds(plan.scenarios, this.options.durationS));
-
-        return {
-          ...plan,
-          start: () => {
-            this.onProgress?.({ kind: "phase", node: node.name, key: suite, atMs: Date.now() });
-            plan.start();
-          },
+        this.declared.add(
+          suite,
+          node.name,
+          isolationSeconds(plan.scenarios, this.options.durationS),
+        );
+        const start = () => {
+          this.onProgress?.({ kind: "phase", node: node.name, key: suite, atMs: Date.now() });
+          plan.start();
         };
+        return { ...plan, start };
       },
       health: (node) => this.services.health(this.session(node.name)),
       layout: (node) => this.services.layout(this.session(node.name)),
@@ -248,10 +241,8 @@ export class HarnessContext implements SuiteContext {
     const all = only ?? [...this.views.values()].flatMap((n) => n.instances);
     const byNode = new Map<string, SuiteInstance[]>();
     for (const i of all) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
-    // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
-    const graceS = name === "stress" ? Math.max(5, durationS * 0.2) : undefined;
     // Its instances run at once on a node, so the node's step lasts one duration.
-    for (const node of byNode.keys()) this.declare(suite, node, durationS);
+    for (const node of byNode.keys()) this.declared.add(suite, node, durationS);
     let started: Map<string, Promise<Map<string, WorkloadResult>>> | null = null;
     const start = () => {
       if (started) return started;
@@ -262,13 +253,8 @@ export class HarnessContext implements SuiteContext {
           if (why) throw new SlicecheckError("INTERLOCK", `${node}: refused: ${why}`, { node });
           const s = this.session(node);
           if (s.error) throw s.error;
-          this.onProgress?.({
-            kind: "phase",
-            node,
-            key: suite,
-            detail: name === suite ? "running" : `${name} running`,
-            atMs: Date.now(),
-          });
+          const detail = name === suite ? "running" : `${name} running`;
+          this.onProgress?.({ kind: "phase", node, key: suite, detail, atMs: Date.now() });
           const r = await runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
             durationS,
             // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
@@ -279,7 +265,8 @@ export class HarnessContext implements SuiteContext {
                 : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
             signal: this.signal,
             onLine: this.services.onLine,
-            graceS,
+            // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
+            graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
           });
           if (r.skipped)
             throw new SlicecheckError("TOOL_MISSING", `${node}: ${r.skipped}`, { node });
@@ -451,28 +438,6 @@ export class HarnessContext implements SuiteContext {
     }
     return out;
   }
-}
-
-/** The seconds a node's isolation scenarios take, roughly: per aggressor a baseline of its
- * victims (one duration), then per fault the victims beside it (one duration, about two seconds
- * of setup and judging, and for an OOM the memory check's window); a whole-card instance's
- * exclusivity check runs its tenant once. (A 3 s run of 10 scenarios on the simulator: 70 s
- * estimated, 70 s taken.) */
-export function isolationSeconds(
-  scenarios: readonly { gpu: number; mode: string; fault: string; aggressor: { label: string } }[],
-  durationS: number,
-): number {
-  const aggressors = new Set<string>();
-  let s = 0;
-  for (const sc of scenarios) {
-    if (sc.mode === "exclusive") {
-      s += durationS + 1;
-      continue;
-    }
-    aggressors.add(`${sc.gpu} ${sc.aggressor.label}`);
-    s += durationS + 2 + (sc.fault === "oom" ? MEMCHECK_WINDOW_S : 0);
-  }
-  return s + aggressors.size * durationS;
 }
 
 /** checks.jsonl: one line per check as it finishes, so an interrupted run keeps them. */

@@ -350,7 +350,7 @@ function suiteSteps(
       files.map((f) => ({
         key: f.name,
         label: f.name,
-        expectedS: (ctx.declaredS.get(f.name)?.get(node) ?? 0) + SUITE_OVERHEAD_S,
+        expectedS: ctx.declared.get(f.name, node) + SUITE_OVERHEAD_S,
         units: units.get(`${f.name}\0${node}`) ?? 0,
       })),
     );

@@ -3,6 +3,7 @@
 // step's tests are done, and from that an estimate of the time left. Pure: it takes events and
 // a clock reading and returns numbers, so the arithmetic is tested without a run; the terminal
 // (src/cli/progress-view.ts) only draws what it returns.
+import { MEMCHECK_WINDOW_S } from "../chaos/faults.js";
 
 export interface PlannedStep {
   /** Stable name the events refer to: "connect", "layout", a suite's name, "restore". */
@@ -239,4 +240,39 @@ export class RunProgress {
   end(node: string, error?: string): void {
     this.emit({ kind: "end", node, atMs: this.now(), error });
   }
+}
+
+/** Seconds of work each suite declared per node while it loaded (its workload batches and
+ * isolation scenarios): the planned duration of its step. */
+export class DeclaredWork {
+  private readonly s = new Map<string, number>();
+  add(suite: string, node: string, seconds: number): void {
+    const k = `${suite}\0${node}`;
+    this.s.set(k, (this.s.get(k) ?? 0) + seconds);
+  }
+  get(suite: string, node: string): number {
+    return this.s.get(`${suite}\0${node}`) ?? 0;
+  }
+}
+
+/** The seconds a node's isolation scenarios take, roughly: per aggressor a baseline of its
+ * victims (one duration), then per fault the victims beside it (one duration, about two seconds
+ * of setup and judging, and for an OOM the memory check's window); a whole-card instance's
+ * exclusivity check runs its tenant once. (A 3 s run of 10 scenarios on the simulator: 70 s
+ * estimated, 70 s taken.) */
+export function isolationSeconds(
+  scenarios: readonly { gpu: number; mode: string; fault: string; aggressor: { label: string } }[],
+  durationS: number,
+): number {
+  const aggressors = new Set<string>();
+  let s = 0;
+  for (const sc of scenarios) {
+    if (sc.mode === "exclusive") {
+      s += durationS + 1;
+      continue;
+    }
+    aggressors.add(`${sc.gpu} ${sc.aggressor.label}`);
+    s += durationS + 2 + (sc.fault === "oom" ? MEMCHECK_WINDOW_S : 0);
+  }
+  return s + aggressors.size * durationS;
 }

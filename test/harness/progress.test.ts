@@ -2,9 +2,9 @@
 // clock reading) and the plain view's promise: a line per node per phase, never per event.
 import assert from "node:assert/strict";
 import { progressView } from "../../src/cli/progress-view.js";
-import { isolationSeconds } from "../../src/harness/context.js";
 import {
   formatEta,
+  isolationSeconds,
   type PlannedStep,
   type ProgressEvent,
   ProgressModel,
