@@ -111,6 +111,8 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     );
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.ok(!(r.stdout + r.stderr).includes("\x1b"), "no escape sequence");
+    // One abort listener per workload (28 here) is no leak: no Node warning in the log.
+    assert.doesNotMatch(r.stderr, /MaxListenersExceededWarning/);
     const progress = r.stderr.split("\n").filter((l) => /^\[\s*\d+\.\ds\] sim0\d {2}/.test(l));
     // 4 nodes × (connect, discover, layout, stress, restore, done); the old output printed a
     // line per instance per second (28 instances × 3 s).
