@@ -170,12 +170,17 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     );
   });
 
-  it("--json: stdout is the JSON document alone and no progress is printed", async () => {
+  it("--json: stdout is the JSON document alone and no progress is printed; --quiet: no progress", async () => {
     const { args } = common();
     const r = await cli(...args, "--suites", FAILING, "--duration", "1", "--json");
     assert.equal(r.code, 1, r.stderr);
     assert.equal(JSON.parse(r.stdout).counts.failed, 4);
     assert.doesNotMatch(r.stderr, /ETA|connect|discover/);
+    // --quiet: no progress either, and the end of the run as usual.
+    const q = await cli(...common().args, "--suites", FAILING, "--duration", "1", "--quiet");
+    assert.equal(q.code, 1, q.stderr);
+    assert.doesNotMatch(q.stderr, /ETA/);
+    assert.match(lastLine(q.stdout), /^run sc-\S+: FAILED/);
   });
 
   it("a reused --out starts fresh: the previous run is moved to previous-run/, other files stay", async () => {
