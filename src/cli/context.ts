@@ -1,6 +1,7 @@
 // Shared command-line plumbing: which inventory, which nodes, how to print.
 import { existsSync } from "node:fs";
 import { relative, resolve } from "node:path";
+import Table from "cli-table3";
 import { SlicecheckError } from "../errors.js";
 import { loadInventory } from "../inventory/load.js";
 import { selectNodes } from "../inventory/selectors.js";
@@ -46,22 +47,53 @@ export function loadSelected(
 export interface Out {
   out(line: string): void;
   err(line: string): void;
+  /** Whether stdout / stderr is a terminal (live progress, colour); unset means no. */
+  outTty?: boolean;
+  errTty?: boolean;
+  /** The terminal the live progress redraws (stderr). */
+  errStream?: NodeJS.WriteStream;
 }
 
 export const stdio: Out = {
   out: (l) => process.stdout.write(`${l}\n`),
   err: (l) => process.stderr.write(`${l}\n`),
+  outTty: process.stdout.isTTY === true,
+  errTty: process.stderr.isTTY === true,
+  errStream: process.stderr,
 };
 
+/** No borders, two spaces between columns: a table that greps and pastes well. */
+const PLAIN_CHARS = {
+  top: "",
+  "top-mid": "",
+  "top-left": "",
+  "top-right": "",
+  bottom: "",
+  "bottom-mid": "",
+  "bottom-left": "",
+  "bottom-right": "",
+  left: "",
+  "left-mid": "",
+  mid: "",
+  "mid-mid": "",
+  right: "",
+  "right-mid": "",
+  middle: "  ",
+};
+
+/** Rows (the first is the header) laid out by cli-table3, which measures wide and coloured
+ * text by its display width; each line's trailing blanks are trimmed. */
 export function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
-  return rows
-    .map((r) =>
-      r
-        .map((cell, c) => cell.padEnd(widths[c]!))
-        .join("  ")
-        .trimEnd(),
-    )
+  const t = new Table({
+    chars: PLAIN_CHARS,
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
+  });
+  const cols = Math.max(...rows.map((r) => r.length));
+  for (const r of rows) t.push(Array.from({ length: cols }, (_, c) => r[c] ?? ""));
+  return t
+    .toString()
+    .split("\n")
+    .map((l) => l.trimEnd())
     .join("\n");
 }
 

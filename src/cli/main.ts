@@ -208,6 +208,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
     .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
     .option("--json", "print every check, the counts and the exit code as JSON")
+    .option("--quiet", "no live progress: only the checks that did not pass and the verdict")
     .option("--no-allure", "do not write Allure results (<out>/allure-results)")
     .action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));
 

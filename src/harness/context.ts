@@ -31,6 +31,7 @@ import type {
   WorkloadBatch,
   WorkloadResult,
 } from "./api-types.js";
+import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
 import type { NodeSession } from "./session.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
@@ -144,6 +145,10 @@ export class HarnessContext implements SuiteContext {
   /** The suite whose file is being loaded: `harness()` calls bind to it. */
   loading: string | null = null;
   readonly faultSuites = new Set<string>();
+  /** Progress events (a node's workload started, a test began), for the terminal. */
+  onProgress: ((e: ProgressEvent) => void) | null = null;
+  /** The work each suite declared per node while it loaded, for the progress estimate. */
+  readonly declared = new DeclaredWork();
   readonly views: Map<string, SuiteNode>;
 
   constructor(
@@ -208,7 +213,17 @@ export class HarnessContext implements SuiteContext {
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
         if (why) return { start() {}, scenarios: [], problem: why };
-        return this.services.isolation(this.session(node.name), node);
+        const plan = this.services.isolation(this.session(node.name), node);
+        this.declared.add(
+          suite,
+          node.name,
+          isolationSeconds(plan.scenarios, this.options.durationS),
+        );
+        const start = () => {
+          this.onProgress?.({ kind: "phase", node: node.name, key: suite, atMs: Date.now() });
+          plan.start();
+        };
+        return { ...plan, start };
       },
       health: (node) => this.services.health(this.session(node.name)),
       layout: (node) => this.services.layout(this.session(node.name)),
@@ -226,6 +241,8 @@ export class HarnessContext implements SuiteContext {
     const all = only ?? [...this.views.values()].flatMap((n) => n.instances);
     const byNode = new Map<string, SuiteInstance[]>();
     for (const i of all) byNode.set(i.node, [...(byNode.get(i.node) ?? []), i]);
+    // Its instances run at once on a node, so the node's step lasts one duration.
+    for (const node of byNode.keys()) this.declared.add(suite, node, durationS);
     let started: Map<string, Promise<Map<string, WorkloadResult>>> | null = null;
     const start = () => {
       if (started) return started;
@@ -236,6 +253,8 @@ export class HarnessContext implements SuiteContext {
           if (why) throw new SlicecheckError("INTERLOCK", `${node}: refused: ${why}`, { node });
           const s = this.session(node);
           if (s.error) throw s.error;
+          const detail = name === suite ? "running" : `${name} running`;
+          this.onProgress?.({ kind: "phase", node, key: suite, detail, atMs: Date.now() });
           const r = await runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
             durationS,
             // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);

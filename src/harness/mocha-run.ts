@@ -11,6 +11,7 @@ import type { CheckRecord } from "../verdicts/checks.js";
 import { classify } from "../verdicts/checks.js";
 import { broken, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
+import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
 import type { SuiteFile } from "./suites.js";
 
 export interface MochaRunOptions {
@@ -29,6 +30,9 @@ export interface MochaRunOptions {
   /** Checks the harness itself decided before the suites (a node unreachable, an apply
    * refused): reported through the same mocha run, so Allure shows them as well. */
   preChecks?: PreCheck[];
+  /** Once the suite files are loaded: each node's suite steps, with the tests each runs there
+   * and the workload time it declared (for the progress estimate). */
+  planned?(steps: Map<string, PlannedStep[]>): void;
 }
 
 export type PreCheck = Pick<
@@ -213,6 +217,7 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   if (o.bail) mocha.bail(true);
   addPreChecks(mocha, o.preChecks ?? []);
   await loadSuites(mocha, ctx, o.files, o.runId);
+  o.planned?.(suiteSteps(mocha.suite, ctx, o.files, o.grep));
   let total = 0;
   const files = o.files;
   await new Promise<void>((resolve) => {
@@ -238,6 +243,14 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
         parameters: {},
       });
       live = record;
+      if (scope.node)
+        ctx.onProgress?.({
+          kind: "phase",
+          node: scope.node,
+          key: suite,
+          detail: inst?.profile ?? (scope.gpu !== undefined ? `GPU ${scope.gpu}` : undefined),
+          atMs: Date.now(),
+        });
       if (!allureOn) return;
       const view = scope.node ? ctx.views.get(scope.node) : undefined;
       const gpu = view?.gpus.find((g) => g.index === scope.gpu);
@@ -312,6 +325,42 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   mocha.dispose();
   ctx.onEvidence = null;
   return { total, writeErrors: writer?.errors ?? [] };
+}
+
+/** Per node, one step per suite file in run order: the tests it will run there (after --grep)
+ * and the seconds of work it declared. */
+function suiteSteps(
+  root: Mocha.Suite,
+  ctx: HarnessContext,
+  files: readonly SuiteFile[],
+  grep?: string,
+): Map<string, PlannedStep[]> {
+  const re = grep ? new RegExp(grep) : null;
+  const units = new Map<string, number>();
+  const walk = (s: Mocha.Suite) => {
+    for (const t of s.tests) {
+      if (t.isPending() || (re && !re.test(t.fullTitle()))) continue;
+      const node = HarnessContext.scopeOf(t as AnyTest, SCOPE_KEY).node;
+      if (node) {
+        const k = `${suiteNameOf(t, files)}\0${node}`;
+        units.set(k, (units.get(k) ?? 0) + 1);
+      }
+    }
+    for (const c of s.suites) walk(c);
+  };
+  walk(root);
+  const out = new Map<string, PlannedStep[]>();
+  for (const node of ctx.views.keys())
+    out.set(
+      node,
+      files.map((f) => ({
+        key: f.name,
+        label: f.name,
+        expectedS: ctx.declared.get(f.name, node) + SUITE_OVERHEAD_S,
+        units: units.get(`${f.name}\0${node}`) ?? 0,
+      })),
+    );
+  return out;
 }
 
 /** `--list`: the tests that would run, per node, GPU and instance, without running them. */

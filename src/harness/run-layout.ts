@@ -6,6 +6,7 @@ import { applyLayout, restoreNodes } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Recorder } from "../store/recorder.js";
 import type { PreCheck } from "./mocha-run.js";
+import type { RunProgress } from "./progress.js";
 import type { NodeSession } from "./session.js";
 import type { TaskList } from "./tasks.js";
 
@@ -18,7 +19,8 @@ export interface LayoutTaskOptions {
   where: string;
   recorder: Recorder | null;
   early(c: PreCheck): void;
-  progress(line: string): void;
+  /** The run's progress (phases per node, for the terminal). */
+  progress: RunProgress;
   err(line: string): void;
 }
 
@@ -47,6 +49,10 @@ export async function layoutTask(
         // Every node the apply reached, also one it failed on half-way.
         const targets = live.map((s) => s.node);
         if (targets.length === 0) return;
+        o.progress.phase(
+          targets.map((t) => t.name),
+          "restore",
+        );
         o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
         const restored = await restoreNodes(targets, { ...session, transports });
         for (const r of restored)
@@ -57,7 +63,11 @@ export async function layoutTask(
       },
     });
   const applied = await tasks.task("apply the layout", async () => {
-    o.progress(`applying config '${layout.config.name}' of ${layout.file}`);
+    o.progress.phase(
+      alive().map((x) => x.node.name),
+      "layout",
+      `config ${layout.config.name}`,
+    );
     return applyLayout(
       alive().map((s) => s.node),
       layout.config,

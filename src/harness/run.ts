@@ -15,10 +15,11 @@ import { openDb } from "../store/db.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
 import { regressionChecks } from "../verdicts/regression.js";
-import type { Instance } from "../workloads/instances.js";
 import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
 import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
+import { freshOutDir, PREVIOUS_RUN } from "./out-dir.js";
+import { type ProgressEvent, RunProgress } from "./progress.js";
 import { layoutTask } from "./run-layout.js";
 import { recordMeasurements, recordNodes, recordXids } from "./run-records.js";
 import {
@@ -55,8 +56,8 @@ export interface HarnessRunOptions {
   list?: boolean;
   allure: boolean;
   concurrency: number;
-  /** Live lines: progress, and each check as it finishes. */
-  progress(line: string): void;
+  /** Each node's planned steps and phase changes, for the terminal (src/harness/progress.ts). */
+  events?(e: ProgressEvent): void;
   onCheck?(c: CheckRecord): void;
   /** Messages for the person running it (stderr). */
   err(line: string): void;
@@ -109,9 +110,22 @@ function codeOf(e: unknown, fallback = "HARNESS_ERROR"): string {
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
   const tasks = new TaskList();
   const sink = new CheckSink();
-  mkdirSync(o.outDir, { recursive: true });
+  if (o.list) mkdirSync(o.outDir, { recursive: true });
+  else if (freshOutDir(o.outDir).length > 0)
+    o.err(
+      `${o.outDir} held a previous run: its results are moved to ${join(o.outDir, PREVIOUS_RUN)}`,
+    );
   sink.on(checksFileWriter(o.outDir));
   if (o.onCheck) sink.on(o.onCheck);
+  const ev = o.events ?? (() => {});
+  const progress = new RunProgress(ev, { layout: !!o.layout, restore: !!o.layout && !o.keep });
+  sink.on((c) => progress.unit(c));
+  if (!o.list)
+    progress.start(
+      o.nodes.map((n) => n.name),
+      o.suites,
+      o.durationS,
+    );
   const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   const recorder = o.list
     ? null
@@ -158,6 +172,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       },
     });
     const live = () => sessions.filter((s) => !s.error);
+    progress.phase(live().map(nodeOf), "discover");
     // 2. What each node has, read once for every suite.
     await tasks.task("discover", async () => {
       await Promise.all(
@@ -193,6 +208,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           code: s.error.code,
           message: errText(s.error),
         });
+    for (const s of sessions) if (s.error) progress.end(nodeOf(s), errText(s.error));
     const wantsHealth = o.suites.some((f) => f.name === "health");
     const dmesgAtStart =
       wantsHealth && !o.list
@@ -208,7 +224,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         where,
         recorder,
         early,
-        progress: o.progress,
+        progress,
         err: o.err,
       });
     // 4. Interlocks for every suite that injects faults: read now, enforced by the suite API.
@@ -272,21 +288,18 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             history,
             tolerance: o.tolerance,
             signal: tasks.signal,
-            onProgress: (line) => o.progress(line),
+            // The scenario's part (baseline, then each fault) is the node's phase detail.
+            onProgress: (line) =>
+              progress.phase([nodeOf(s)], "isolation", line.replace(`${nodeOf(s)} `, ""), true),
           }),
         measured: (suite, outcomes) =>
           recordMeasurements(recorder, measurementsFile, o.runId, suite, outcomes),
-        onLine: (inst: Instance, line: string) => {
-          if (/^SLICECHECK stress |^# Avg bus bandwidth/.test(line))
-            o.progress(
-              `${inst.node} gpu${inst.gpu} ${inst.profile}: ${line.replace(/^SLICECHECK /, "")}`,
-            );
-        },
       },
       refusals,
       tasks.signal,
       o.concurrency,
     );
+    ctx.onProgress = ev;
     ctx.install();
     try {
       if (o.list) {
@@ -321,6 +334,9 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
               };
             },
             preChecks: pre.splice(0),
+            planned: (steps) => {
+              for (const [node, list] of steps) progress.plan(node, list);
+            },
             labels: (suite) =>
               SUITE_LABELS[suite] ?? { epic: "Site checks", feature: suite, severity: "normal" },
             runId: o.runId,
@@ -363,6 +379,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       });
     });
     removeSignals();
+    for (const n of o.nodes) progress.end(n.name);
   }
   exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
   const nodes = sessions.map((s) => ({

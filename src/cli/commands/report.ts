@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { SlicecheckError } from "../../errors.js";
+import { PREVIOUS_RUN } from "../../harness/out-dir.js";
 import { complianceHtml } from "../../report/compliance.js";
 import { countChecks, readRunContext } from "../../report/context.js";
 import { generateReport, openReport } from "../../report/generate.js";
@@ -25,7 +26,8 @@ function latestResults(): string {
   const look = (d: string, depth: number) => {
     if (!existsSync(d) || depth < 0) return;
     for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (!e.isDirectory()) continue;
+      // A reused --out keeps the run before in previous-run/: never the newest.
+      if (!e.isDirectory() || e.name === PREVIOUS_RUN) continue;
       const p = join(d, e.name);
       if (e.name === "allure-results") found.push({ dir: p, mtime: statSync(p).mtimeMs });
       else look(p, depth - 1);

@@ -1,73 +1,106 @@
-// The terminal tables of `slicecheck run`.
-import type { IsolationSummary } from "../../chaos/isolation.js";
-import type { summarize } from "../../workloads/summary.js";
+// The end of `slicecheck run` on stdout: every check that did not pass (where, its stable code,
+// why, and where its evidence is), a table of the counts per node, where the reports are, and
+// the verdict as the very last line, so `tail -1` of a CI log says how the run went.
+import { join } from "node:path";
+import { styleText } from "node:util";
+import type { HarnessRunResult } from "../../harness/run.js";
+import { type CheckRecord, countOf } from "../../verdicts/checks.js";
 import { displayPath, type Out, table } from "../context.js";
 
-export function printIsolation(s: IsolationSummary, io: Out, outDir: string): void {
-  io.out(
-    table([
-      ["NODE", "GPU", "MODE", "AGGRESSOR", "FAULT", "VERDICT", "STATUS", "EVIDENCE"],
-      ...s.rows.map((r) => [
-        r.node,
-        String(r.gpu),
-        r.mode,
-        `${r.aggressor} (${r.profile})`,
-        r.fault,
-        r.verdict,
-        r.status.toUpperCase(),
-        r.summary,
-      ]),
-    ]),
-  );
-  for (const p of s.problems) io.out(`  ${p.node}: ${p.message}`);
-  if (s.rows.some((r) => r.mode !== "mig"))
+export const MARK = {
+  passed: "ok",
+  failed: "FAILED",
+  broken: "BROKEN",
+  skipped: "skipped",
+} as const;
+
+/** Colour only on a terminal, and never with NO_COLOR set (https://no-color.org). */
+export function painter(io: Out, env = process.env) {
+  const on = io.outTty === true && !env.NO_COLOR;
+  return (style: "red" | "green" | "yellow" | "bold", text: string) =>
+    on ? styleText(style, text, { validateStream: false }) : text;
+}
+
+export function where(c: CheckRecord): string {
+  return [
+    c.node,
+    c.gpu === null ? null : `GPU ${c.gpu}`,
+    c.instance ? `${c.instance.profile}@${c.instance.placement ?? "-"}` : null,
+  ]
+    .filter(Boolean)
+    .join(" ");
+}
+
+/** The check's own evidence file; a check with none is found by its id in checks.jsonl. */
+export function evidenceOf(c: CheckRecord, outDir: string): string {
+  const file = c.evidence.find((e) => e.path)?.path;
+  return file ? displayPath(file) : `${displayPath(join(outDir, "checks.jsonl"))} (check ${c.id})`;
+}
+
+export function verdictOf(r: Pick<HarnessRunResult, "interrupted" | "exitCode">): string {
+  return r.interrupted
+    ? "INTERRUPTED: the figures measured so far are kept; the run is recorded as interrupted"
+    : r.exitCode === 0
+      ? "PASSED: every check passed"
+      : r.exitCode === 1
+        ? "FAILED: a check failed (see above)"
+        : "BROKEN: some checks could not be decided (see above); nothing failed";
+}
+
+function perNode(checks: readonly CheckRecord[]): string {
+  const nodes = [...new Set(checks.map((c) => c.node ?? "(run)"))];
+  return table([
+    ["NODE", "PASSED", "FAILED", "BROKEN", "SKIPPED"],
+    ...nodes.map((n) => {
+      const k = countOf(checks.filter((c) => (c.node ?? "(run)") === n));
+      return [n, String(k.passed), String(k.failed), String(k.broken), String(k.skipped)];
+    }),
+  ]);
+}
+
+export function printEnd(
+  r: HarnessRunResult,
+  o: { runId: string; outDir: string; allure: boolean },
+  io: Out,
+): void {
+  const paint = painter(io);
+  const bad = r.checks.filter((c) => c.status === "failed" || c.status === "broken");
+  if (bad.length > 0) {
+    io.out("");
+    io.out("Checks that did not pass:");
+    for (const c of bad) {
+      const mark = paint(c.status === "failed" ? "red" : "yellow", MARK[c.status]);
+      io.out(`  ${mark} [${c.code}] ${c.suite} ${where(c)}: ${c.title}`);
+      io.out(`      ${c.message}`);
+      io.out(`      evidence: ${evidenceOf(c, o.outDir)}`);
+    }
+  }
+  if (
+    r.checks.some(
+      (c) => c.suite === "isolation" && c.parameters.mode && c.parameters.mode !== "mig",
+    )
+  )
     io.out(
       "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
     );
-  const counts = ["passed", "failed", "broken"]
-    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
-    .join(", ");
-  io.out(`isolation: ${counts}; history and verdicts in ${displayPath(outDir)}`);
+  io.out("");
+  if (r.checks.length > 0) io.out(perNode(r.checks));
+  const allure = o.allure
+    ? `, Allure results in ${displayPath(join(o.outDir, "allure-results"))} (\`slicecheck report --results ${join(o.outDir, "allure-results")}\`)`
+    : "";
+  io.out(
+    `reports: ${displayPath(join(o.outDir, "junit.xml"))}, ${displayPath(join(o.outDir, "checks.jsonl"))}${allure}`,
+  );
+  const k = countOf(r.checks);
+  io.out(`${k.passed} passed, ${k.failed} failed, ${k.broken} broken, ${k.skipped} skipped`);
+  const v = verdictOf(r);
+  const style = r.exitCode === 0 ? "green" : r.exitCode === 1 ? "red" : "yellow";
+  io.out(`run ${o.runId}: ${paint(style, v)}`);
 }
 
-export function printRun(
-  s: ReturnType<typeof summarize>,
-  io: Out,
-  outDir: string,
-  ms: number,
-): void {
-  const fmt = (v: number | undefined, d = 2) => (v === undefined ? "-" : v.toFixed(d));
-  io.out(
-    table([
-      [
-        "NODE",
-        "INSTANCE",
-        "PROFILE",
-        "SLICES",
-        "SUITE",
-        "TFLOP/S",
-        "ALGBW GB/S",
-        "ERRORS",
-        "STATUS",
-        "NOTE",
-      ],
-      ...s.rows.map((r) => [
-        r.node,
-        r.instance,
-        r.profile,
-        r.placement ?? "-",
-        r.suite,
-        fmt(r.metrics.tflops),
-        fmt(r.metrics.algbw),
-        fmt(r.metrics.errors ?? r.metrics.wrong, 0),
-        r.status.toUpperCase(),
-        r.note ?? "",
-      ]),
-    ]),
-  );
-  for (const p of s.problems) io.out(`  ${p.node}${p.suite ? ` (${p.suite})` : ""}: ${p.message}`);
-  const counts = ["ok", "failed", "broken"]
-    .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
-    .join(", ");
-  io.out(`${counts}; ${(ms / 1000).toFixed(1)} s; results in ${displayPath(outDir)}`);
+/** A check as it finishes, on the live output: only those that did not pass (the rest are
+ * counted in the node's progress line). */
+export function liveCheck(c: CheckRecord): string | null {
+  if (c.status !== "failed" && c.status !== "broken") return null;
+  return `${MARK[c.status]} [${c.code}] ${c.suite} ${where(c)}: ${c.title}`;
 }

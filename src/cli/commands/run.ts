@@ -10,9 +10,11 @@ import { DEFAULT_JOURNAL_DIR, validateOffline } from "../../mig/apply/index.js";
 import { loadLayout, selectConfig } from "../../mig/layout/index.js";
 import { dbPath } from "../../store/db.js";
 import { newRunId } from "../../transport/open.js";
-import { type CheckRecord, countOf } from "../../verdicts/checks.js";
+import { countOf } from "../../verdicts/checks.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
 import { checkRunPaths } from "../options.js";
+import { progressView, viewMode } from "../progress-view.js";
+import { liveCheck, printEnd } from "./run-print.js";
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -35,25 +37,8 @@ export interface RunCliOptions extends NodeOptions {
   grep?: string;
   list?: boolean;
   bail?: boolean;
-}
-
-const MARK = { passed: "ok", failed: "FAILED", broken: "BROKEN", skipped: "skipped" } as const;
-
-function where(c: CheckRecord): string {
-  return [
-    c.node,
-    c.gpu === null ? null : `GPU ${c.gpu}`,
-    c.instance ? `${c.instance.profile}@${c.instance.placement ?? "-"}` : null,
-  ]
-    .filter(Boolean)
-    .join(" ");
-}
-
-function figure(c: CheckRecord): string {
-  const f = c.figures;
-  if (typeof f.tflops === "number") return ` ${f.tflops.toFixed(2)} TFLOP/s`;
-  if (typeof f.algbw === "number") return ` ${f.algbw.toFixed(2)} GB/s`;
-  return "";
+  /** No live progress; the end of the run is printed as usual. */
+  quiet?: boolean;
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
@@ -75,12 +60,11 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   const { inventory, nodes } = loadSelected(o);
   const runId = newRunId();
   const outDir = o.out ?? join("reports", "runs", runId);
-  const started = Date.now();
-  const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
   if (!o.list)
     io.err(
       `run ${runId}: ${suites.map((s) => s.name).join(",")} on ${nodes.length} node(s), ${o.duration} s each; output in ${displayPath(outDir)}`,
     );
+  const view = progressView(viewMode(o, io), io);
   const r = await runHarness({
     runId,
     nodes,
@@ -103,15 +87,13 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     list: o.list,
     allure: o.allure !== false,
     concurrency: o.concurrency ?? 64,
-    progress: (line) => {
-      if (!o.json) io.err(`${stamp()} ${line}`);
-    },
+    events: (e) => view.event(e),
     onCheck: (c) => {
-      if (!o.json)
-        io.err(`${stamp()} ${MARK[c.status]} ${c.suite} ${where(c)}: ${c.title}${figure(c)}`);
+      const line = o.json ? null : liveCheck(c);
+      if (line) view.message(line);
     },
-    err: (line) => io.err(line),
-  });
+    err: (line) => view.message(line),
+  }).finally(() => view.stop());
   if (o.list) {
     const listed = r.listed ?? [];
     if (o.json) io.out(JSON.stringify({ runId, tests: listed }, null, 2));
@@ -121,7 +103,6 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     }
     return 0;
   }
-  const counts = countOf(r.checks);
   if (o.json) {
     io.out(
       JSON.stringify(
@@ -129,7 +110,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
           runId,
           exitCode: r.exitCode,
           interrupted: r.interrupted,
-          counts,
+          counts: countOf(r.checks),
           nodes: r.nodes,
           checks: r.checks,
         },
@@ -139,39 +120,6 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     );
     return r.exitCode;
   }
-  const bad = r.checks.filter((c) => c.status === "failed" || c.status === "broken");
-  if (bad.length > 0) {
-    io.out("");
-    io.out("Checks that did not pass:");
-    for (const c of bad) {
-      const ev = c.evidence.find((e) => e.path)?.path;
-      io.out(`  ${MARK[c.status]} [${c.code}] ${c.suite} ${where(c)}: ${c.title}`);
-      io.out(`      ${c.message}`);
-      if (ev) io.out(`      evidence: ${displayPath(ev)}`);
-    }
-  }
-  if (
-    r.checks.some(
-      (c) => c.suite === "isolation" && c.parameters.mode && c.parameters.mode !== "mig",
-    )
-  )
-    io.out(
-      "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
-    );
-  io.out("");
-  io.out(
-    `reports: ${displayPath(join(outDir, "junit.xml"))}, ${displayPath(join(outDir, "checks.jsonl"))}${o.allure !== false ? `, Allure results in ${displayPath(join(outDir, "allure-results"))} (\`slicecheck report --results ${join(outDir, "allure-results")}\`)` : ""}`,
-  );
-  io.out(
-    `${counts.passed} passed, ${counts.failed} failed, ${counts.broken} broken, ${counts.skipped} skipped`,
-  );
-  const verdict = r.interrupted
-    ? "INTERRUPTED: the figures measured so far are kept; the run is recorded as interrupted"
-    : r.exitCode === 0
-      ? "PASSED: every check passed"
-      : r.exitCode === 1
-        ? "FAILED: a check failed (see above)"
-        : "BROKEN: some checks could not be decided (see above); nothing failed";
-  io.out(`run ${runId}: ${verdict}`);
+  printEnd(r, { runId, outDir, allure: o.allure !== false }, io);
   return r.exitCode;
 }
