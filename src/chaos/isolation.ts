@@ -5,6 +5,7 @@ import { join } from "node:path";
 import pLimit from "p-limit";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
+import { didYouMean } from "../util/closest.js";
 import { FAULTS, type FaultName, History, type ScenarioKind } from "./history.js";
 import { runIsolationNode } from "./node.js";
 import type { IsolationMode, IsolationNodeResult } from "./scenario.js";
@@ -19,7 +20,7 @@ export function parseFaults(s: string | undefined): FaultName[] {
   if (bad.length || list.length === 0)
     throw new SlicecheckError(
       "USAGE",
-      `--faults: unknown fault ${bad.map((b) => `'${b}'`).join(", ") || "(none given)"}; available: ${FAULTS.join(", ")}`,
+      `--faults: unknown fault ${bad.map((b) => `'${b}'${didYouMean(b, FAULTS)}`).join(", ") || "(none given)"}; available: ${FAULTS.join(", ")}`,
     );
   return [...new Set(list)] as FaultName[];
 }

@@ -1,6 +1,9 @@
 // The `slicecheck` command line. Commands are thin: they parse options and call the layers.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.js";
+import { closest } from "../util/closest.js";
+import { addConfigCommand } from "./config/command.js";
+import { applySettings, type ConfigContext } from "./config/resolve.js";
 import { type Out, parseGpuIndex, parsePositiveInt, stdio } from "./context.js";
 import {
   parseConcurrency,
@@ -21,7 +24,7 @@ function nodeOpts(cmd: Command): Command {
   return cmd
     .option(
       "-i, --inventory <path>",
-      "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY or inventory/sim.yaml)",
+      "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY, slicecheck.config.yaml, or inventory/sim.yaml)",
     )
     .option(
       "--nodes <selector>",
@@ -29,13 +32,27 @@ function nodeOpts(cmd: Command): Command {
     );
 }
 
-export function buildProgram(io: Out, setCode: (c: number) => void): Command {
+export function buildProgram(
+  io: Out,
+  setCode: (c: number) => void,
+  ctx: ConfigContext = { cwd: process.cwd(), env: process.env },
+): Command {
   const program = new Command("slicecheck")
     .description("Chaos and validation test harness for MIG-partitioned GPU clusters")
     .version(VERSION)
     .showHelpAfterError("(run with --help for usage)")
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .exitOverride();
+    // Our own "did you mean" (the one helper every unknown name uses), not commander's.
+    .showSuggestionAfterError(false)
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+      outputError: (s, write) => write(suggestCommand(program, s)),
+    })
+    .exitOverride()
+    // Flags > SLICECHECK_* > slicecheck.config.yaml > default, before any action runs.
+    .hook("preAction", (_root, action) => {
+      applySettings(action, ctx);
+    });
 
   nodeOpts(program.command("exec"))
     .description(
@@ -46,7 +63,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("-b, --gather", "print each distinct output once under its nodes (like clush -b)")
     .option(
       "--timeout <s>",
-      "per-node deadline in seconds (at most 7 days)",
+      "per-node deadline: seconds or 30s, 5m, 1h (at most 7 days)",
       parseSeconds("--timeout"),
       120,
     )
@@ -72,7 +89,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .description("check reachability, host keys, login, sudo, driver, MIG capability and tools")
     .option(
       "--timeout <s>",
-      "per-node deadline in seconds (at most 7 days)",
+      "per-node deadline: seconds or 30s, 5m, 1h (at most 7 days)",
       parseSeconds("--timeout"),
       60,
     )
@@ -97,14 +114,17 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .command("parse")
     .description("parse a captured output with slicecheck's parsers (exit 3 on a parse error)")
     .argument("<kind>", PARSE_KINDS)
-    .argument("<file>", "the captured output; leading `# source:` lines are ignored")
+    .argument(
+      "<file>",
+      "the captured output (- for standard input); leading `# source:` lines are ignored",
+    )
     .option("--json", "print JSON (the documented interface) instead of YAML")
     .option(
       "--fields <list>",
       "query/apps: the fields of a headerless --format=csv,noheader output, as given to --query-gpu",
     )
     .action(async (kind: string, file: string, o) =>
-      setCode((await import("./commands/parse.js")).parseCommand(kind, file, o, io)),
+      setCode(await (await import("./commands/parse.js")).parseCommand(kind, file, o, io)),
     );
 
   program
@@ -188,7 +208,12 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "isolation: at most N aggressors per GPU, the first instances (default every instance)",
       parseIntIn("--aggressors", 1),
     )
-    .option("--duration <s>", "seconds each workload runs (1 s to 7 days)", parseDuration, 30)
+    .option(
+      "--duration <d>",
+      "how long each workload runs: seconds or 30s, 5m, 1h (1 s to 7 days)",
+      parseDuration,
+      30,
+    )
     .option(
       "--out <dir>",
       "where logs, measurements and the summary go (default reports/runs/<run id>)",
@@ -267,12 +292,12 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "--spec <file>",
       "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]",
     )
-    .option("--inventory <path>", "where to write the inventory", "inventory/sim.yaml")
+    .option("-i, --inventory <path>", "where to write the inventory", "inventory/sim.yaml")
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await (await import("./commands/sim.js")).simUpCommand(o, io)));
   sim
     .command("status")
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
+    .option("-i, --inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .option("--json", "print {nodes:[{name,host,port,gpu,gpus,driver,pid}]}")
     .action(async (o) => setCode((await import("./commands/sim.js")).simStatusCommand(o, io)));
   sim
@@ -290,7 +315,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     )
     .option("--state <state>", "slurm: drained, draining, idle or down")
     .option("--clear", "undo every fault planted on the node")
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
+    .option("-i, --inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .option("--json", "machine-readable output")
     .action(async (node: string, kind: string | undefined, o) =>
       setCode(await (await import("./commands/sim-fault.js")).simFaultCommand(node, kind, o, io)),
@@ -304,25 +329,64 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "--regress <spec...>",
       "PROFILE:METRIC=FACTOR, e.g. 1g.10gb:tflops=0.8 (stress 20% slower on 1g.10gb)",
     )
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
+    .option("-i, --inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .option("--json", "machine-readable output")
     .action(async (node: string, o) =>
       setCode(await (await import("./commands/sim-upgrade.js")).simUpgradeCommand(node, o, io)),
     );
   sim
     .command("down")
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
+    .option("-i, --inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .action(async (o) => setCode(await (await import("./commands/sim.js")).simDownCommand(o, io)));
 
+  addConfigCommand(program, io, setCode);
   program.addOption(new Option("--debug", "print stack traces").hideHelp());
   return program;
 }
 
-export async function main(argv: string[], io: Out = stdio): Promise<number> {
+/** commander's "unknown command" line, with the nearest command named (`sim` subcommands too:
+ * `slicecheck sim stauts` suggests `sim status`). */
+function suggestCommand(program: Command, message: string): string {
+  const m = /unknown command '([^']*)'/.exec(message);
+  if (!m) return message;
+  const name = m[1]!;
+  const groups = [program, ...program.commands.filter((c) => c.commands.length > 0)];
+  const near = closest(
+    name,
+    groups.flatMap((g) => g.commands.map((c) => c.name())),
+  );
+  const group = groups.find((g) => g.commands.some((c) => c.name() === near)) ?? program;
+  const full = near ? `${group === program ? "" : `${group.name()} `}${near}` : null;
+  return `slicecheck: unknown command '${name}'${full ? ` (did you mean '${full}'?)` : ""}; the commands are ${program.commands.map((c) => c.name()).join(", ")}\n`;
+}
+
+/**
+ * Ctrl-C exits 130 (128 + SIGINT, what shells report) in every command. Commands with a cleanup
+ * of their own (run, apply) install their handlers and decide; this one acts only when it is
+ * the only listener, so it never cuts their teardown short.
+ */
+export function exitOnInterrupt(): void {
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    const handler = () => {
+      if (process.listenerCount(sig) === 1) process.exit(sig === "SIGINT" ? 130 : 143);
+    };
+    process.on(sig, handler);
+  }
+}
+
+export async function main(
+  argv: string[],
+  io: Out = stdio,
+  ctx: ConfigContext = { cwd: process.cwd(), env: process.env },
+): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  const program = buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    ctx,
+  );
   try {
     await program.parseAsync(argv);
     return code;

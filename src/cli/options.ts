@@ -5,6 +5,7 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { settingLabel } from "./config/resolve.js";
 
 export const DAY_S = 86_400;
 export const MAX_SECONDS = 7 * DAY_S;
@@ -17,13 +18,52 @@ function usage(message: string, option: string): SlicecheckError {
   return new SlicecheckError("USAGE", message, { option });
 }
 
-/** Seconds from `min` to `max` (7 days by default), a plain decimal number. */
+const UNIT_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: DAY_S };
+const DURATION_PART = /(\d+(?:\.\d+)?)(s|m|h|d)/gy;
+
+/**
+ * A duration in seconds: a plain number is seconds (`30`, `1.5`), or number-unit pairs with s,
+ * m, h, d (`30s`, `5m`, `1h`, `1h30m`), largest unit first as people write them. NaN when the
+ * text is none of these; ranges are the caller's.
+ */
+export function durationSeconds(text: string): number {
+  const v = text.trim();
+  if (DECIMAL.test(v)) return Number(v);
+  if (v === "") return Number.NaN;
+  DURATION_PART.lastIndex = 0;
+  let total = 0;
+  let lastUnit = Number.POSITIVE_INFINITY;
+  let m: RegExpExecArray | null = DURATION_PART.exec(v);
+  let end = 0;
+  while (m) {
+    const unit = UNIT_S[m[2]!]!;
+    // `5m1h` or `1m1m` is more likely a typo than a sum the user meant.
+    if (unit >= lastUnit) return Number.NaN;
+    lastUnit = unit;
+    total += Number(m[1]) * unit;
+    end = DURATION_PART.lastIndex;
+    m = DURATION_PART.exec(v);
+  }
+  return end === v.length ? total : Number.NaN;
+}
+
+function describeSeconds(s: number): string {
+  return s % DAY_S === 0 ? `${s / DAY_S} days` : s % 3600 === 0 ? `${s / 3600} h` : `${s} s`;
+}
+
+/** A duration from `min` to `max` seconds (7 days by default): `30`, `30s`, `5m`, `1h`. */
 export function parseSeconds(option: string, min = 0, max = MAX_SECONDS) {
-  const range = min > 0 ? `from ${min} to ${max} (7 days)` : `above 0 and at most ${max} (7 days)`;
+  const range =
+    min > 0
+      ? `from ${min} s to ${describeSeconds(max)}`
+      : `above 0 and at most ${describeSeconds(max)}`;
   return (v: string): number => {
-    const n = DECIMAL.test(v.trim()) ? Number(v) : Number.NaN;
+    const n = durationSeconds(v);
     if (!Number.isFinite(n) || n < min || n <= 0 || n > max)
-      throw usage(`${option} expects seconds ${range}, got '${v}'`, option);
+      throw usage(
+        `${option} expects a duration ${range} (${max} s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '${v}'`,
+        option,
+      );
     return n;
   };
 }
@@ -149,7 +189,9 @@ export function checkOutDir(path: string, option: string): void {
  * folder, refused before any work. */
 export function checkRunPaths(o: { db?: string; out?: string }, db: string): void {
   const from =
-    o.db === undefined && process.env.SLICECHECK_DB !== undefined ? "$SLICECHECK_DB" : "--db";
+    o.db === undefined && process.env.SLICECHECK_DB !== undefined
+      ? "$SLICECHECK_DB"
+      : settingLabel("db", "--db");
   checkDbPath(db, from);
-  checkOutDir(o.out ?? join("reports", "runs"), "--out");
+  checkOutDir(o.out ?? join("reports", "runs"), o.out ? settingLabel("out", "--out") : "--out");
 }

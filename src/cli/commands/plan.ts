@@ -28,6 +28,7 @@ import {
   planRequest,
   sliceMap,
 } from "../../mig/planner/index.js";
+import { didYouMean } from "../../util/closest.js";
 
 export interface PlanCliOptions {
   config?: string;
@@ -53,7 +54,7 @@ function resolveGpu(gpu: string, driver: string | undefined) {
   if (!hit) {
     throw new SlicecheckError(
       "USAGE",
-      `unknown GPU '${gpu}'; give a catalogued product (${PRODUCTS.join(", ")}), an nvidia-smi name or a PCI device id such as 0x233010DE`,
+      `unknown GPU '${gpu}'${didYouMean(gpu, PRODUCTS)}; give a catalogued product (${PRODUCTS.join(", ")}), an nvidia-smi name or a PCI device id such as 0x233010DE`,
       { gpu },
     );
   }

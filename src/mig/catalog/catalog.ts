@@ -2,6 +2,7 @@
 // profiles a product offers at one driver. Pure: no I/O, plain data out.
 
 import { SlicecheckError } from "../../errors.js";
+import { didYouMean } from "../../util/closest.js";
 import { ciProfilesFor } from "./compute.js";
 import { compareDrivers, driverAtLeast, parseDriver, valueAt } from "./driver.js";
 import { mibFromGiB } from "./memory.js";
@@ -135,7 +136,12 @@ function resolveProfile(spec: GiProfileSpec, table: readonly GiProfileSpec[], dr
 export function catalogFor(product: ProductKey, driver: string = defaultDriver(product)): Catalog {
   parseDriver(driver);
   const facts = PRODUCT_FACTS[product];
-  if (!facts) throw new SlicecheckError("USAGE", `unknown GPU product '${product}'`, { product });
+  if (!facts)
+    throw new SlicecheckError(
+      "USAGE",
+      `unknown GPU product '${product}'${didYouMean(product, Object.keys(PRODUCT_FACTS))}`,
+      { product },
+    );
   if (compareDrivers(driver, facts.minDriver) < 0) {
     throw new SlicecheckError(
       "USAGE",
