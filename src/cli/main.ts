@@ -134,11 +134,16 @@ export function buildProgram(
     )
     .argument("[layout]", "a mig-parted config file (version: v1, mig-configs: …)")
     .option("-c, --config <name>", "the config inside the layout file")
-    .requiredOption(
+    .option(
       "--gpu <product>",
-      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, or the nvidia-smi name",
+      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, the nvidia-smi name or a PCI id",
     )
     .option("--driver <version>", "driver version (default: the newest catalogued)")
+    .option("--lgip <file>", "plan from this GPU's `nvidia-smi mig -lgip` output (- for stdin)")
+    .option("--lgipp <file>", "and its `nvidia-smi mig -lgipp` output (with --lgip and --driver)")
+    .option("--node <name>", "plan from the live profiles of this node's GPU (read over SSH)")
+    .option("-i, --inventory <path>", "with --node: the inventory")
+    .option("--gpu-index <n>", "the GPU of --node or of the listings (default 0)", parseGpuIndex)
     .option("--enumerate", "list every combination of GPU-instance profiles that fits")
     .option("--json", "machine-readable output")
     .action(async (layout: string | undefined, o) =>
