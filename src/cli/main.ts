@@ -136,7 +136,7 @@ export function buildProgram(
     .option("-c, --config <name>", "the config inside the layout file")
     .option(
       "--gpu <product>",
-      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, the nvidia-smi name or a PCI id",
+      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, RTX-PRO-6000, the nvidia-smi name or a PCI id",
     )
     .option("--driver <version>", "driver version (default: the newest catalogued)")
     .option("--lgip <file>", "plan from this GPU's `nvidia-smi mig -lgip` output (- for stdin)")
@@ -288,7 +288,7 @@ export function buildProgram(
     .option("--nodes <n>", "number of nodes", parsePositiveInt("--nodes"), 4)
     .option(
       "--gpu <product>",
-      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200",
+      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, RTX-PRO-6000",
       "H100-80GB",
     )
     .option("--gpus-per-node <k>", "GPUs per node", parsePositiveInt("--gpus-per-node"), 1)

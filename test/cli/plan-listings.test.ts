@@ -1,7 +1,7 @@
-// `plan` from a GPU's own `-lgip`/`-lgipp` (public captures) and from a node read over SSH: a
-// GPU the built-in catalogue lacks (RTX PRO 6000 Blackwell, 12-unit placement grid, +gfx, -me,
-// +me.all) is planned from what its driver printed; on a catalogued GPU the listings give the
-// same plan as the catalogue (the catalogue as the oracle of the listings path).
+// `plan` from a GPU's own `-lgip`/`-lgipp` (public captures) and from a node read over SSH: the
+// RTX PRO 6000 Blackwell (12-unit placement grid, +gfx, -me, +me.all) is planned from what its
+// driver printed, and its built-in entry must plan the same; on H100 PCIe the listings give the
+// same plan as the catalogue (each path the oracle of the other).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type PlanCliOptions, planCommand } from "../../src/cli/commands/plan.js";
@@ -109,6 +109,31 @@ describe("plan from a GPU's own -lgip/-lgipp (RTX PRO 6000 Blackwell, public cap
     assert.deepEqual(placed(fromCaptures.json), placed(builtin.json));
     assert.equal(builtin.json.catalogue, "built-in catalogue");
   });
+
+  for (const config of [
+    "all-1g.24gb",
+    "half-and-quarters",
+    "five-1g",
+    "two-me-all",
+    "graphics-mix",
+    "fragmented",
+  ]) {
+    it(`the built-in RTX-PRO-6000 entry plans ${config} exactly as the Server captures do`, async () => {
+      const fromCaptures = await plan(RTX, { config, gpu: "0x2BB510DE", ...SERVER });
+      const builtin = await plan(RTX, { config, gpu: "RTX PRO 6000", driver: "610.43.02" });
+      assert.equal(builtin.json.catalogue, "built-in catalogue");
+      assert.deepEqual(
+        [builtin.code, builtin.json.commands, builtin.json.reasons],
+        [
+          fromCaptures.code,
+          fromCaptures.json.commands,
+          fromCaptures.json.reasons.map((r) =>
+            r.replaceAll("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"),
+          ),
+        ],
+      );
+    });
+  }
 
   const refusals: [string, PlanCliOptions, RegExp][] = [
     [

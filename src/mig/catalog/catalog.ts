@@ -8,7 +8,7 @@ import { compareDrivers, driverAtLeast, parseDriver, valueAt } from "./driver.js
 import { mibFromGiB } from "./memory.js";
 import { PRODUCT_FACTS } from "./products.js";
 import { A30_PROFILES, A100_40GB_PROFILES, A100_80GB_PROFILES } from "./tables/ampere.js";
-import { B200_PROFILES } from "./tables/blackwell.js";
+import { B200_PROFILES, RTX_PRO_6000_PROFILES } from "./tables/blackwell.js";
 import {
   GH200_96GB_PROFILES,
   H100_NVL_PROFILES,
@@ -36,6 +36,7 @@ const TABLES: Readonly<Record<ProductKey, readonly GiProfileSpec[]>> = {
   "GH200-96GB": GH200_96GB_PROFILES,
   H200: H200_PROFILES,
   B200: B200_PROFILES,
+  "RTX-PRO-6000": RTX_PRO_6000_PROFILES,
 };
 
 export const PRODUCTS: readonly ProductKey[] = Object.keys(TABLES) as ProductKey[];
@@ -59,6 +60,9 @@ export const DRIVERS: Readonly<Record<ProductKey, readonly string[]>> = {
   "GH200-96GB": ["550.54.15", "560.35.03", "570.133.20", "580.65.06", "580.173.02"],
   H200: ["550.90.07", "560.35.03", "570.133.20", "580.65.06", "580.173.02"],
   B200: ["570.133.20", "580.65.06", "580.173.02"],
+  // The drivers of the two captures (R575 printed the 81-column -lgip too, per the reference,
+  // but no R575 capture of this GPU is at hand, so none is catalogued).
+  "RTX-PRO-6000": ["580.105.08", "610.43.02"],
 };
 
 export function defaultDriver(product: ProductKey): string {
@@ -196,7 +200,9 @@ export function boardMemoryMiB(board: BoardFacts, driver: string): number {
  */
 export function bar1MiB(facts: ProductFacts, memorySlices: number, driver: string): number {
   if (driverAtLeast(driver, "580") && facts.bar1PerSliceMiBR580 !== undefined) {
-    return memorySlices * facts.bar1PerSliceMiBR580;
+    // Rounded: on a 12-unit grid the captured per-GI value (8327 MiB for 3 units) is not a
+    // whole number per unit.
+    return Math.round(memorySlices * facts.bar1PerSliceMiBR580);
   }
   return memorySlices * facts.bar1PerSliceMiB - 1;
 }
