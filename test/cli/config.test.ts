@@ -239,6 +239,21 @@ describe("standard input and Ctrl-C (a real process)", function () {
     assert.match(stderr, /<stdin>: gpus: line 2: expected/);
   });
 
+  it("plan - reads the layout from standard input; a bad one names <stdin> and its line", async () => {
+    const p = spawnCli(["plan", "-", "-c", "all-1g.10gb", "--gpu", "H100", "--json"]);
+    const r = done(p);
+    p.stdin.end(readFileSync("fixtures/layouts/default.yaml"));
+    const { code, stdout, stderr } = await r;
+    assert.equal(code, 0, stderr);
+    assert.equal(JSON.parse(stdout).devices[0].instances.length, 7);
+    const bad = spawnCli(["plan", "-", "--gpu", "H100"]);
+    const rb = done(bad);
+    bad.stdin.end("version: v1\nmig-configs:\n  a: [\n");
+    const b = await rb;
+    assert.equal(b.code, 3);
+    assert.match(b.stderr, /<stdin>:\d+: /);
+  });
+
   it("Ctrl-C while waiting exits 130", async () => {
     const p = spawnCli(["parse", "gpus", "-"]);
     const r = done(p);

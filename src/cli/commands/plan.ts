@@ -7,7 +7,6 @@ import { SlicecheckError } from "../../errors.js";
 import {
   entriesFor,
   type LayoutEntry,
-  loadLayout,
   noEntryReason,
   selectConfig,
 } from "../../mig/layout/index.js";
@@ -20,6 +19,7 @@ import {
   planRequest,
   sliceMap,
 } from "../../mig/planner/index.js";
+import { loadLayoutInput } from "../input.js";
 import { BUILTIN, type PlanSourceOptions, planSource } from "./plan-source.js";
 
 export interface PlanCliOptions extends PlanSourceOptions {
@@ -142,7 +142,7 @@ export async function planCommand(
       {},
     );
   }
-  const config = selectConfig(loadLayout(layout), o.config);
+  const config = selectConfig(await loadLayoutInput(layout), o.config);
   const devices: DevicePlan[] = [];
   for (const entry of entriesFor(config, board.pciId)) {
     const request = {
