@@ -13,7 +13,6 @@ export const DAY_S = 86_400;
 export const MAX_SECONDS = 7 * DAY_S;
 export const MAX_CONCURRENCY = 1024;
 
-const DECIMAL = /^\d+(\.\d+)?$/;
 const INTEGER = /^\d+$/;
 
 function usage(message: string, option: string): SlicecheckError {
