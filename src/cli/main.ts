@@ -42,8 +42,9 @@ export function buildProgram(
     .description("Chaos and validation test harness for MIG-partitioned GPU clusters")
     .version(VERSION)
     .showHelpAfterError("(run with --help for usage)")
-    // Our own "did you mean" (the one helper every unknown name uses), not commander's.
-    .showSuggestionAfterError(false)
+    // Unknown commands get our own "did you mean" (the one helper every unknown name uses, see
+    // suggestCommand); commander's stays for unknown options (`--duraton` → --duration).
+    .showSuggestionAfterError(true)
     .configureOutput({
       writeOut: (s) => io.out(s.trimEnd()),
       writeErr: (s) => io.err(s.trimEnd()),

@@ -279,6 +279,11 @@ describe("did you mean, for commands and kinds", () => {
     assert.equal(r.code, 3);
     assert.match(r.stderr, /unknown command 'stauts' \(did you mean 'sim status'\?\)/);
   });
+  it("suggests the nearest option of the command", async () => {
+    const r = await cliIn(project(null), {}, "run", "--duraton", "5m");
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /unknown option '--duraton'\n\(Did you mean --duration\?\)/);
+  });
   it("suggests nothing for a name far from every command", async () => {
     const r = await cliIn(project(null), {}, "frobnicate");
     assert.match(r.stderr, /unknown command 'frobnicate'; the commands are/);
