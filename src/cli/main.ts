@@ -4,7 +4,7 @@ import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.
 import { closest } from "../util/closest.js";
 import { addConfigCommand } from "./config/command.js";
 import { applySettings, type ConfigContext } from "./config/resolve.js";
-import { type Out, parseGpuIndex, stdio } from "./context.js";
+import { gpuIndexOption, type Out, stdio } from "./context.js";
 import {
   parseConcurrency,
   parseDuration,
@@ -145,7 +145,11 @@ export function buildProgram(
     .option("--lgipp <file>", "and its `nvidia-smi mig -lgipp` output (with --lgip and --driver)")
     .option("--node <name>", "plan from the live profiles of this node's GPU (read over SSH)")
     .option("-i, --inventory <path>", "with --node: the inventory")
-    .option("--gpu-index <n>", "the GPU of --node or of the listings (default 0)", parseGpuIndex)
+    .option(
+      "--gpu-index <n>",
+      "the GPU of --node or of the listings (default 0)",
+      gpuIndexOption("--gpu-index"),
+    )
     .option("--enumerate", "list every combination of GPU-instance profiles that fits")
     .option("--json", "machine-readable output")
     .action(async (layout: string | undefined, o) =>
