@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   PARSE: "bad-input",
   LAYOUT: "bad-input",
   SIM_SPEC: "bad-input",
+  /** slicecheck.config.yaml or a SLICECHECK_* variable holds a value slicecheck cannot use. */
+  CONFIG: "bad-input",
   /** --db, --out or --journal-dir names something that cannot be one, or cannot be written. */
   OUTPUT_PATH: "bad-input",
   // the harness could not check (exit 2)

@@ -1,6 +1,7 @@
 // The isolation suite's options and verdict rows as the reports read them. The scenarios run
 // from suites/isolation.ts through src/harness/services.ts (NodeScenarios per node).
 import { SlicecheckError } from "../errors.js";
+import { didYouMean } from "../util/closest.js";
 import { FAULTS, type FaultName, type ScenarioKind } from "./history.js";
 import type { IsolationMode } from "./scenario.js";
 
@@ -14,7 +15,7 @@ export function parseFaults(s: string | undefined): FaultName[] {
   if (bad.length || list.length === 0)
     throw new SlicecheckError(
       "USAGE",
-      `--faults: unknown fault ${bad.map((b) => `'${b}'`).join(", ") || "(none given)"}; available: ${FAULTS.join(", ")}`,
+      `--faults: unknown fault ${bad.map((b) => `'${b}'${didYouMean(b, FAULTS)}`).join(", ") || "(none given)"}; available: ${FAULTS.join(", ")}`,
     );
   return [...new Set(list)] as FaultName[];
 }

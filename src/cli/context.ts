@@ -115,12 +115,17 @@ export function parsePositiveNumber(name: string) {
   };
 }
 
-export function parseGpuIndex(v: string): number {
-  if (!/^\d{1,2}$/.test(v)) {
-    throw new SlicecheckError("USAGE", `--gpu expects a GPU index (0, 1, …), got '${v}'`);
-  }
-  return Number(v);
+/** A GPU index option's parser, naming the option in its error. */
+export function gpuIndexOption(option: string) {
+  return (v: string): number => {
+    if (!/^\d{1,2}$/.test(v)) {
+      throw new SlicecheckError("USAGE", `${option} expects a GPU index (0, 1, …), got '${v}'`);
+    }
+    return Number(v);
+  };
 }
+
+export const parseGpuIndex = gpuIndexOption("--gpu");
 
 /** A path as the user would type it: relative below the working folder, absolute elsewhere. */
 export function displayPath(path: string): string {

@@ -1,7 +1,10 @@
 // The `slicecheck` command line. Commands are thin: they parse options and call the layers.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.js";
-import { type Out, parseGpuIndex, parsePositiveInt, stdio } from "./context.js";
+import { closest } from "../util/closest.js";
+import { addConfigCommand } from "./config/command.js";
+import { applySettings, type ConfigContext } from "./config/resolve.js";
+import { gpuIndexOption, type Out, stdio } from "./context.js";
 import {
   parseConcurrency,
   parseDuration,
@@ -9,6 +12,7 @@ import {
   parsePercent,
   parseSeconds,
 } from "./options.js";
+import { addSimCommands } from "./sim-commands.js";
 
 // Commands are loaded when they run: `slicecheck exec` should not pay for the planner, the
 // parsers and the report code at every start (the bench counts start-up time).
@@ -21,7 +25,7 @@ function nodeOpts(cmd: Command): Command {
   return cmd
     .option(
       "-i, --inventory <path>",
-      "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY or inventory/sim.yaml)",
+      "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY, slicecheck.config.yaml, or inventory/sim.yaml)",
     )
     .option(
       "--nodes <selector>",
@@ -29,13 +33,28 @@ function nodeOpts(cmd: Command): Command {
     );
 }
 
-export function buildProgram(io: Out, setCode: (c: number) => void): Command {
+export function buildProgram(
+  io: Out,
+  setCode: (c: number) => void,
+  ctx: ConfigContext = { cwd: process.cwd(), env: process.env },
+): Command {
   const program = new Command("slicecheck")
     .description("Chaos and validation test harness for MIG-partitioned GPU clusters")
     .version(VERSION)
     .showHelpAfterError("(run with --help for usage)")
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .exitOverride();
+    // Unknown commands get our own "did you mean" (the one helper every unknown name uses, see
+    // suggestCommand); commander's stays for unknown options (`--duraton` → --duration).
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (s) => io.out(s.trimEnd()),
+      writeErr: (s) => io.err(s.trimEnd()),
+      outputError: (s, write) => write(suggestCommand(program, s)),
+    })
+    .exitOverride()
+    // Flags > SLICECHECK_* > slicecheck.config.yaml > default, before any action runs.
+    .hook("preAction", (_root, action) => {
+      applySettings(action, ctx);
+    });
 
   nodeOpts(program.command("exec"))
     .description(
@@ -46,7 +65,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("-b, --gather", "print each distinct output once under its nodes (like clush -b)")
     .option(
       "--timeout <s>",
-      "per-node deadline in seconds (at most 7 days)",
+      "per-node deadline: seconds or 30s, 5m, 1h (at most 7 days)",
       parseSeconds("--timeout"),
       120,
     )
@@ -72,7 +91,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .description("check reachability, host keys, login, sudo, driver, MIG capability and tools")
     .option(
       "--timeout <s>",
-      "per-node deadline in seconds (at most 7 days)",
+      "per-node deadline: seconds or 30s, 5m, 1h (at most 7 days)",
       parseSeconds("--timeout"),
       60,
     )
@@ -97,14 +116,17 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .command("parse")
     .description("parse a captured output with slicecheck's parsers (exit 3 on a parse error)")
     .argument("<kind>", PARSE_KINDS)
-    .argument("<file>", "the captured output; leading `# source:` lines are ignored")
+    .argument(
+      "<file>",
+      "the captured output (- for standard input); leading `# source:` lines are ignored",
+    )
     .option("--json", "print JSON (the documented interface) instead of YAML")
     .option(
       "--fields <list>",
       "query/apps: the fields of a headerless --format=csv,noheader output, as given to --query-gpu",
     )
     .action(async (kind: string, file: string, o) =>
-      setCode((await import("./commands/parse.js")).parseCommand(kind, file, o, io)),
+      setCode(await (await import("./commands/parse.js")).parseCommand(kind, file, o, io)),
     );
 
   program
@@ -114,11 +136,20 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     )
     .argument("[layout]", "a mig-parted config file (version: v1, mig-configs: …)")
     .option("-c, --config <name>", "the config inside the layout file")
-    .requiredOption(
+    .option(
       "--gpu <product>",
-      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, or the nvidia-smi name",
+      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200, RTX-PRO-6000, the nvidia-smi name or a PCI id",
     )
     .option("--driver <version>", "driver version (default: the newest catalogued)")
+    .option("--lgip <file>", "plan from this GPU's `nvidia-smi mig -lgip` output (- for stdin)")
+    .option("--lgipp <file>", "and its `nvidia-smi mig -lgipp` output (with --lgip and --driver)")
+    .option("--node <name>", "plan from the live profiles of this node's GPU (read over SSH)")
+    .option("-i, --inventory <path>", "with --node: the inventory")
+    .option(
+      "--gpu-index <n>",
+      "the GPU of --node or of the listings (default 0)",
+      gpuIndexOption("--gpu-index"),
+    )
     .option("--enumerate", "list every combination of GPU-instance profiles that fits")
     .option("--json", "machine-readable output")
     .action(async (layout: string | undefined, o) =>
@@ -188,7 +219,12 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "isolation: at most N aggressors per GPU, the first instances (default every instance)",
       parseIntIn("--aggressors", 1),
     )
-    .option("--duration <s>", "seconds each workload runs (1 s to 7 days)", parseDuration, 30)
+    .option(
+      "--duration <d>",
+      "how long each workload runs: seconds or 30s, 5m, 1h (1 s to 7 days)",
+      parseDuration,
+      30,
+    )
     .option(
       "--out <dir>",
       "where logs, measurements and the summary go (default reports/runs/<run id>)",
@@ -250,80 +286,55 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--json", "machine-readable output")
     .action(async (o) => setCode((await import("./commands/diff.js")).diffCommand(o, io)));
 
-  const sim = program
-    .command("sim")
-    .description("the built-in simulated cluster (real sshd per node, simulated GPUs)");
-  sim
-    .command("up")
-    .description("start (or reconcile) a simulated cluster and write its inventory")
-    .option("--nodes <n>", "number of nodes", parsePositiveInt("--nodes"), 4)
-    .option(
-      "--gpu <product>",
-      "A30, A100-40GB, A100-80GB, H100-80GB, H100-PCIE, H100-NVL, GH200-96GB, H200, B200",
-      "H100-80GB",
-    )
-    .option("--gpus-per-node <k>", "GPUs per node", parsePositiveInt("--gpus-per-node"), 1)
-    .option("--driver <version>", "driver version (default: newest catalogued)")
-    .option(
-      "--spec <file>",
-      "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]",
-    )
-    .option("--inventory <path>", "where to write the inventory", "inventory/sim.yaml")
-    .option("--json", "machine-readable output")
-    .action(async (o) => setCode(await (await import("./commands/sim.js")).simUpCommand(o, io)));
-  sim
-    .command("status")
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
-    .option("--json", "print {nodes:[{name,host,port,gpu,gpus,driver,pid}]}")
-    .action(async (o) => setCode((await import("./commands/sim.js")).simStatusCommand(o, io)));
-  sim
-    .command("fault")
-    .description("plant a fault into a simulated node, or --clear what was planted")
-    .argument("<node>", "the simulated node")
-    .argument(
-      "[kind]",
-      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection",
-    )
-    .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
-    .option(
-      "--name <client>",
-      "holder: nvidia-persistenced, nv-hostengine or nvidia_drm; drop-connection: the program",
-    )
-    .option("--state <state>", "slurm: drained, draining, idle or down")
-    .option("--clear", "undo every fault planted on the node")
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
-    .option("--json", "machine-readable output")
-    .action(async (node: string, kind: string | undefined, o) =>
-      setCode(await (await import("./commands/sim-fault.js")).simFaultCommand(node, kind, o, io)),
-    );
-  sim
-    .command("upgrade-driver")
-    .description("switch a simulated node to another driver; optionally plant regressions")
-    .argument("<node>", "the simulated node")
-    .requiredOption("--to <version>", "a driver version the catalogue knows for the node's GPU")
-    .option(
-      "--regress <spec...>",
-      "PROFILE:METRIC=FACTOR, e.g. 1g.10gb:tflops=0.8 (stress 20% slower on 1g.10gb)",
-    )
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
-    .option("--json", "machine-readable output")
-    .action(async (node: string, o) =>
-      setCode(await (await import("./commands/sim-upgrade.js")).simUpgradeCommand(node, o, io)),
-    );
-  sim
-    .command("down")
-    .option("--inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
-    .action(async (o) => setCode(await (await import("./commands/sim.js")).simDownCommand(o, io)));
-
+  addSimCommands(program, io, setCode);
+  addConfigCommand(program, io, setCode);
   program.addOption(new Option("--debug", "print stack traces").hideHelp());
   return program;
 }
 
-export async function main(argv: string[], io: Out = stdio): Promise<number> {
+/** commander's "unknown command" line, with the nearest command named (`sim` subcommands too:
+ * `slicecheck sim stauts` suggests `sim status`). */
+function suggestCommand(program: Command, message: string): string {
+  const m = /unknown command '([^']*)'/.exec(message);
+  if (!m) return message;
+  const name = m[1]!;
+  const groups = [program, ...program.commands.filter((c) => c.commands.length > 0)];
+  const near = closest(
+    name,
+    groups.flatMap((g) => g.commands.map((c) => c.name())),
+  );
+  const group = groups.find((g) => g.commands.some((c) => c.name() === near)) ?? program;
+  const full = near ? `${group === program ? "" : `${group.name()} `}${near}` : null;
+  return `slicecheck: unknown command '${name}'${full ? ` (did you mean '${full}'?)` : ""}; the commands are ${program.commands.map((c) => c.name()).join(", ")}\n`;
+}
+
+/**
+ * Ctrl-C exits 130 (128 + SIGINT, what shells report) in every command. Commands with a cleanup
+ * of their own (run, apply) install their handlers and decide; this one acts only when it is
+ * the only listener, so it never cuts their teardown short.
+ */
+export function exitOnInterrupt(): void {
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    const handler = () => {
+      if (process.listenerCount(sig) === 1) process.exit(sig === "SIGINT" ? 130 : 143);
+    };
+    process.on(sig, handler);
+  }
+}
+
+export async function main(
+  argv: string[],
+  io: Out = stdio,
+  ctx: ConfigContext = { cwd: process.cwd(), env: process.env },
+): Promise<number> {
   let code: number = EXIT.ok;
-  const program = buildProgram(io, (c) => {
-    code = c;
-  });
+  const program = buildProgram(
+    io,
+    (c) => {
+      code = c;
+    },
+    ctx,
+  );
   try {
     await program.parseAsync(argv);
     return code;

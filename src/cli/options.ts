@@ -5,25 +5,37 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { durationSeconds } from "../util/duration.js";
+import { settingLabel } from "./config/resolve.js";
 
+export { durationSeconds };
 export const DAY_S = 86_400;
 export const MAX_SECONDS = 7 * DAY_S;
 export const MAX_CONCURRENCY = 1024;
 
-const DECIMAL = /^\d+(\.\d+)?$/;
 const INTEGER = /^\d+$/;
 
 function usage(message: string, option: string): SlicecheckError {
   return new SlicecheckError("USAGE", message, { option });
 }
 
-/** Seconds from `min` to `max` (7 days by default), a plain decimal number. */
+function describeSeconds(s: number): string {
+  return s % DAY_S === 0 ? `${s / DAY_S} days` : s % 3600 === 0 ? `${s / 3600} h` : `${s} s`;
+}
+
+/** A duration from `min` to `max` seconds (7 days by default): `30`, `30s`, `5m`, `1h`. */
 export function parseSeconds(option: string, min = 0, max = MAX_SECONDS) {
-  const range = min > 0 ? `from ${min} to ${max} (7 days)` : `above 0 and at most ${max} (7 days)`;
+  const range =
+    min > 0
+      ? `from ${min} s to ${describeSeconds(max)}`
+      : `above 0 and at most ${describeSeconds(max)}`;
   return (v: string): number => {
-    const n = DECIMAL.test(v.trim()) ? Number(v) : Number.NaN;
+    const n = durationSeconds(v);
     if (!Number.isFinite(n) || n < min || n <= 0 || n > max)
-      throw usage(`${option} expects seconds ${range}, got '${v}'`, option);
+      throw usage(
+        `${option} expects a duration ${range} (${max} s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '${v}'`,
+        option,
+      );
     return n;
   };
 }
@@ -149,7 +161,9 @@ export function checkOutDir(path: string, option: string): void {
  * folder, refused before any work. */
 export function checkRunPaths(o: { db?: string; out?: string }, db: string): void {
   const from =
-    o.db === undefined && process.env.SLICECHECK_DB !== undefined ? "$SLICECHECK_DB" : "--db";
+    o.db === undefined && process.env.SLICECHECK_DB !== undefined
+      ? "$SLICECHECK_DB"
+      : settingLabel("db", "--db");
   checkDbPath(db, from);
-  checkOutDir(o.out ?? join("reports", "runs"), "--out");
+  checkOutDir(o.out ?? join("reports", "runs"), o.out ? settingLabel("out", "--out") : "--out");
 }

@@ -7,6 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../errors.js";
+import { closest } from "../util/closest.js";
 
 export const BUILTIN_SUITES = [
   "layout",
@@ -42,23 +43,6 @@ export const SUITES_DIR = fileURLToPath(new URL("../../suites/", import.meta.url
 
 function isPath(s: string): boolean {
   return /[/\\]/.test(s) || /\.(m|c)?(j|t)s$/.test(s);
-}
-
-function closest(name: string, options: readonly string[]): string | null {
-  const d = (a: string, b: string) => {
-    const m = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
-    for (let j = 1; j <= b.length; j++) m[0]![j] = j;
-    for (let i = 1; i <= a.length; i++)
-      for (let j = 1; j <= b.length; j++)
-        m[i]![j] = Math.min(
-          m[i - 1]![j]! + 1,
-          m[i]![j - 1]! + 1,
-          m[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-        );
-    return m[a.length]![b.length]!;
-  };
-  const best = options.map((o) => ({ o, d: d(name, o) })).sort((x, y) => x.d - y.d)[0];
-  return best && best.d <= 2 ? best.o : null;
 }
 
 export function resolveSuites(list: string, cwd = process.cwd()): SuiteFile[] {

@@ -1,6 +1,7 @@
 // zod schemas of the two inventory formats. Field names follow the YAML (snake_case); the
 // loader turns them into NodeSpec.
 import { z } from "zod";
+import { durationSeconds } from "../util/duration.js";
 
 // Node names reach shells, file names and report labels: keep them to a safe alphabet.
 export const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -55,10 +56,15 @@ export const nodeFields = z.strictObject({
     .regex(/^[A-Za-z0-9._-]+$/, "expected a Slurm node name")
     .optional(),
   // Bounded: it becomes a timer, and Node fires timers above 2^31-1 ms after 1 ms.
+  // Seconds, or a duration with a unit as everywhere else (`30s`, `2m`).
   connect_timeout: z
-    .number({ error: "expected a number of seconds (above 0, at most 3600)" })
-    .positive("expected a number of seconds (above 0, at most 3600)")
-    .max(3600, "expected a number of seconds (above 0, at most 3600)")
+    .preprocess(
+      (v) => (typeof v === "string" ? durationSeconds(v) : v),
+      z
+        .number({ error: "expected a number of seconds or a duration (10, 30s, 2m; at most 1h)" })
+        .positive("expected a number of seconds (above 0, at most 3600)")
+        .max(3600, "expected a number of seconds (above 0, at most 3600)"),
+    )
     .optional(),
   // ssh's ProxyCommand: started locally, SSH spoken over its stdin/stdout (%h %p %r %n expanded).
   proxy_command: z.string().min(1, "expected a command line").nullable().optional(),

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { didYouMean } from "../util/closest.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { formatXid, gpuBanner } from "./klog/xid.js";
 import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
@@ -371,7 +372,9 @@ export function plantFault(
   const k = FAULT_KINDS[kind];
   if (!k) {
     const kinds = Object.values(FAULT_KINDS).map((f) => `  ${f.usage}`);
-    throw usage(`unknown fault kind '${kind}'; the kinds are:\n${kinds.join("\n")}`);
+    throw usage(
+      `unknown fault kind '${kind}'${didYouMean(kind, Object.keys(FAULT_KINDS))}; the kinds are:\n${kinds.join("\n")}`,
+    );
   }
   return plantKnown(stateDir, k, o);
 }

@@ -8,13 +8,14 @@ import {
   type ProductKey,
   resolveProduct,
 } from "../mig/catalog/index.js";
+import { didYouMean } from "../util/closest.js";
 
 export function resolveSimProduct(name: string, where: string): ProductKey {
   const p = resolveProduct(name);
   if (!p) {
     throw new SlicecheckError(
       "USAGE",
-      `${where}: unknown GPU product '${name}'; known: ${PRODUCTS.join(", ")}`,
+      `${where}: unknown GPU product '${name}'${didYouMean(name, PRODUCTS)}; known: ${PRODUCTS.join(", ")}`,
     );
   }
   return p;

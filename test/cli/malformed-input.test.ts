@@ -174,12 +174,14 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
     {
       name: "exec --timeout 0",
       args: ["exec", "-i", "{inv}", "--timeout", "0", "--", "true"],
-      expect: "--timeout expects seconds above 0 and at most 604800 (7 days), got '0'",
+      expect:
+        "--timeout expects a duration above 0 and at most 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '0'",
     },
     {
       name: "exec --timeout of 25 days (would overflow the timer)",
       args: ["exec", "-i", "{inv}", "--timeout", "2160000", "--", "true"],
-      expect: "--timeout expects seconds above 0 and at most 604800 (7 days), got '2160000'",
+      expect:
+        "--timeout expects a duration above 0 and at most 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '2160000'",
     },
     {
       name: "exec --timeout not a number",
@@ -204,22 +206,42 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
     {
       name: "doctor --timeout of 8 days",
       args: ["doctor", "-i", "{inv}", "--timeout", "691200"],
-      expect: "--timeout expects seconds above 0 and at most 604800 (7 days), got '691200'",
+      expect:
+        "--timeout expects a duration above 0 and at most 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '691200'",
     },
     {
       name: "run --duration below 1 s",
       args: ["run", "-i", "{inv}", "--duration", "0.5"],
-      expect: "--duration expects seconds from 1 to 604800 (7 days), got '0.5'",
+      expect:
+        "--duration expects a duration from 1 s to 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '0.5'",
     },
     {
       name: "run --duration of 25 days (would overflow the timer)",
       args: ["run", "-i", "{inv}", "--duration", "2160000"],
-      expect: "--duration expects seconds from 1 to 604800 (7 days), got '2160000'",
+      expect:
+        "--duration expects a duration from 1 s to 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '2160000'",
     },
     {
       name: "run --duration negative",
       args: ["run", "-i", "{inv}", "--duration=-5"],
-      expect: "--duration expects seconds from 1 to 604800 (7 days), got '-5'",
+      expect:
+        "--duration expects a duration from 1 s to 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '-5'",
+    },
+    {
+      name: "run --duration with an unknown unit",
+      args: ["run", "-i", "{inv}", "--duration", "5min"],
+      expect:
+        "--duration expects a duration from 1 s to 7 days (604800 s): seconds (30) or with a unit (30s, 5m, 1h, 1h30m), got '5min'",
+    },
+    {
+      name: "run --duration of 8 days written with a unit",
+      args: ["run", "-i", "{inv}", "--duration", "8d"],
+      expect: "got '8d'",
+    },
+    {
+      name: "run --duration with units in the wrong order",
+      args: ["run", "-i", "{inv}", "--duration", "30m1h"],
+      expect: "got '30m1h'",
     },
     {
       name: "run --concurrency 5000",

@@ -108,6 +108,25 @@ describe("inventory: native format", () => {
     );
   });
 
+  it("takes connect_timeout as seconds or a duration with a unit, as the CLI does", () => {
+    const inv = loadInventory(
+      write(
+        "nodes:\n  a: {host: h1, connect_timeout: 30s}\n  b: {host: h2, connect_timeout: 2m}\n  c: {host: h3, connect_timeout: 7}\n",
+      ),
+      { sshConfig: null },
+    );
+    assert.deepEqual(
+      inv.nodes.map((x) => x.connectTimeoutS),
+      [30, 120, 7],
+    );
+    const f = failure("nodes:\n  a: {host: h1}\n  b:\n    host: h2\n    connect_timeout: soon\n");
+    assert.equal(f.code, "INVENTORY_SCHEMA");
+    assert.match(
+      f.message,
+      /^FILE:5: nodes\.b\.connect_timeout: expected a number of seconds or a duration \(10, 30s, 2m; at most 1h\)/,
+    );
+  });
+
   it("names an unknown field and lists the known ones", () => {
     const f = failure(["nodes:", "  gpu01:", "    hots: h1"].join("\n"));
     assert.match(

@@ -325,8 +325,10 @@ describe("MIG catalogue: products", () => {
       const f = productFacts(p);
       assert.equal(f.key, p);
       assert.equal(f.modeChangeNeedsReset, f.architecture === "ampere", p);
-      assert.equal(f.memorySlices, p === "A30" ? 4 : 8, p);
-      assert.equal(f.computeSlices, p === "A30" ? 4 : 7, p);
+      // RTX PRO 6000: 4 compute slices on a 12-unit placement grid (its -lgipp).
+      const rtx = p === "RTX-PRO-6000";
+      assert.equal(f.memorySlices, p === "A30" ? 4 : rtx ? 12 : 8, p);
+      assert.equal(f.computeSlices, p === "A30" || rtx ? 4 : 7, p);
       for (const b of f.boards) assert.equal(resolveBoard(b.pciId)?.product, p, b.pciId);
       const full = catalogFor(p).giProfiles.find((g) => g.computeSlices === f.computeSlices);
       assert.ok(full && full.sm <= f.smCount, p);

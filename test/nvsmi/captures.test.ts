@@ -44,8 +44,13 @@ const COHERENT: Record<CaptureKind, (r: unknown) => void> = {
     }
   },
   lgipp: (r) => {
-    for (const p of (r as LgippResult).gpus.flatMap((g) => g.placements)) {
-      assert.ok(p.starts.length > 0 && p.starts.every((s) => s + p.size <= 8));
+    for (const g of (r as LgippResult).gpus) {
+      // The grid is the whole-GPU profile's size: 8 memory slices, 4 on A30, 12 placement units
+      // on RTX PRO 6000 Blackwell; every placement lies inside it.
+      const grid = Math.max(...g.placements.map((p) => p.size));
+      assert.ok([4, 8, 12].includes(grid), `grid ${grid}`);
+      for (const p of g.placements)
+        assert.ok(p.starts.length > 0 && p.starts.every((s) => s + p.size <= grid));
     }
   },
   lgi: (r) => {

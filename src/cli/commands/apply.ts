@@ -15,9 +15,10 @@ import {
   type StepTimings,
   validateOffline,
 } from "../../mig/apply/index.js";
-import { loadLayout, selectConfig } from "../../mig/layout/index.js";
+import { selectConfig } from "../../mig/layout/index.js";
 import { newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
+import { loadLayoutInput } from "../input.js";
 import { checkOutDir } from "../options.js";
 
 export interface ApplyCliOptions extends NodeOptions {
@@ -148,7 +149,7 @@ export async function applyCommand(
   io: Out,
 ): Promise<number> {
   // Everything about the input is checked before the first connection.
-  const config = selectConfig(loadLayout(layoutPath), o.config);
+  const config = selectConfig(await loadLayoutInput(layoutPath), o.config);
   validateOffline(config, layoutPath);
   if (!o.dryRun) checkOutDir(o.journalDir ?? DEFAULT_JOURNAL_DIR, "--journal-dir");
   const { nodes } = loadSelected(o);

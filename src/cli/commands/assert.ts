@@ -3,9 +3,10 @@
 // for a bad layout (refused before any connection).
 
 import { assertLayout, DEFAULT_JOURNAL_DIR, validateOffline } from "../../mig/apply/index.js";
-import { loadLayout, selectConfig } from "../../mig/layout/index.js";
+import { selectConfig } from "../../mig/layout/index.js";
 import { newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
+import { loadLayoutInput } from "../input.js";
 import { worstExit } from "./apply.js";
 
 export interface AssertCliOptions extends NodeOptions {
@@ -18,7 +19,7 @@ export async function assertCommand(
   o: AssertCliOptions,
   io: Out,
 ): Promise<number> {
-  const config = selectConfig(loadLayout(layoutPath), o.config);
+  const config = selectConfig(await loadLayoutInput(layoutPath), o.config);
   validateOffline(config, layoutPath);
   const { nodes } = loadSelected(o);
   const runId = newRunId();

@@ -2,6 +2,7 @@
 // capability per GPU and the tools the suites need, gathered in one round trip per node.
 import { isSlicecheckError } from "../../errors.js";
 import type { NodeSpec } from "../../inventory/types.js";
+import { type Blocker, readReadiness } from "../../mig/apply/index.js";
 import { fanOut, newRunId } from "../../transport/open.js";
 import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
 
@@ -49,13 +50,29 @@ export interface DoctorNode {
   dmesg: "ok" | "sudo" | "denied" | null;
   problems: string[];
   warnings: string[];
+  /** Whether apply and the isolation suite would go ahead on this node now: no problem above
+   * and no interlock refusing (the same judgement on the same reads as theirs). */
+  ready: boolean;
+  /** What would refuse, and why. */
+  notReady: Blocker[];
 }
 
 export function interpretProbe(
   node: NodeSpec,
   out: string,
   smiTimeoutS: number | null = null,
-): Omit<DoctorNode, "name" | "host" | "port" | "reachable" | "connectMs" | "loginMs" | "hostKey"> {
+): Omit<
+  DoctorNode,
+  | "name"
+  | "host"
+  | "port"
+  | "reachable"
+  | "connectMs"
+  | "loginMs"
+  | "hostKey"
+  | "ready"
+  | "notReady"
+> {
   const kv = new Map<string, string[]>();
   for (const line of out.split("\n")) {
     const i = line.indexOf("=");
@@ -143,8 +160,21 @@ export async function doctorCommand(
   // nvidia-smi gets half of the node's time, so that the rest of the probe still reports.
   const smiTimeoutS = Math.max(1, Math.floor(o.timeout / 2));
   const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
+    const started = Date.now();
     const r = await t.exec({ shell: probe(smiTimeoutS) }, { timeoutMs: o.timeout * 1000 });
-    return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null };
+    // The interlocks' own reads, only where nvidia-smi answered (a hung driver is reported by
+    // the probe already), within what is left of the node's deadline.
+    let blockers: Blocker[] | null = null;
+    let readError: string | null = null;
+    const left = o.timeout * 1000 - (Date.now() - started);
+    if (!r.timedOut && /^nvsmi_rc=0$/m.test(r.stdout) && left > 0) {
+      try {
+        blockers = await readReadiness(t, t.node, left);
+      } catch (e) {
+        readError = describeError(e);
+      }
+    }
+    return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null, blockers, readError };
   });
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
@@ -174,24 +204,33 @@ export async function doctorCommand(
         dmesg: null,
         problems: [describeError(r.error)],
         warnings: [],
+        ready: false,
+        notReady: [],
       } satisfies DoctorNode;
     }
+    const v = r.value!;
+    const probed = withProbeTimeout(
+      interpretProbe(r.node, v.out, smiTimeoutS),
+      v.timedOut,
+      o.timeout,
+    );
+    if (v.readError)
+      probed.problems.push(`the interlocks' reads failed, so readiness is unknown: ${v.readError}`);
+    const notReady = v.blockers ?? [];
     return {
       ...base,
       reachable: true,
       connectMs: r.connectMs ?? null,
-      loginMs: r.value!.loginMs,
+      loginMs: v.loginMs,
       hostKey: "ok",
-      ...withProbeTimeout(
-        interpretProbe(r.node, r.value!.out, smiTimeoutS),
-        r.value!.timedOut,
-        o.timeout,
-      ),
+      ...probed,
+      ready: v.blockers !== null && probed.problems.length === 0 && notReady.length === 0,
+      notReady,
     };
   });
   if (o.json) io.out(JSON.stringify({ nodes: report }, null, 2));
   else printDoctor(report, io);
-  return report.some((n) => n.problems.length > 0) ? 2 : 0;
+  return report.some((n) => !n.ready) ? 2 : 0;
 }
 
 /** A probe killed at its deadline reported only what it had printed: say so, once. */
@@ -208,6 +247,11 @@ export function describeError(e: unknown): string {
   if (isSlicecheckError(e)) return `${e.message} [${e.code}]`;
   return e instanceof Error ? e.message : String(e);
 }
+
+const BLOCKS: Record<Blocker["blocks"], string> = {
+  apply: "apply (a MIG layout)",
+  isolation: "the isolation suite",
+};
 
 function printDoctor(report: DoctorNode[], io: Out): void {
   const rows = [
@@ -226,6 +270,7 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       "NCCL",
       "DMESG",
       "STATUS",
+      "READY",
     ],
   ];
   for (const n of report) {
@@ -248,11 +293,19 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       n.allReducePerf ? "yes" : "-",
       n.dmesg ?? "-",
       n.problems.length ? "PROBLEM" : n.warnings.length ? "warn" : "ok",
+      n.ready ? "ready" : "NOT READY",
     ]);
   }
   io.out(table(rows));
   for (const n of report) {
     for (const p of n.problems) io.out(`  ${n.name}: problem: ${p}`);
     for (const w of n.warnings) io.out(`  ${n.name}: warning: ${w}`);
+    for (const b of n.notReady)
+      io.out(`  ${n.name}: not ready: ${BLOCKS[b.blocks]} would refuse: ${b.message}`);
+    io.out(
+      n.ready
+        ? `${n.name}: ready`
+        : `${n.name}: not ready${n.notReady.length ? `: ${[...new Set(n.notReady.map((b) => BLOCKS[b.blocks]))].join(" and ")} would refuse (above)` : n.problems.length ? ": see the problems above" : ""}`,
+    );
   }
 }

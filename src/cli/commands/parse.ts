@@ -1,13 +1,14 @@
 // `slicecheck parse KIND FILE [--json]`: one of our parsers on a captured output, for checking
 // what a node printed, or a capture, without running anything.
-import { readFileSync } from "node:fs";
 import { stringify } from "yaml";
 import { SlicecheckError } from "../../errors.js";
 import { parseComputeApps } from "../../nvsmi/apps.js";
 import { isNvsmiParseKind, NVSMI_PARSE_KINDS } from "../../nvsmi/kinds.js";
 import { parseQueryGpu } from "../../nvsmi/query.js";
+import { didYouMean } from "../../util/closest.js";
 import { WORKLOAD_PARSE_KINDS, type WorkloadParseKind } from "../../workloads/parsers/kinds.js";
 import type { Out } from "../context.js";
+import { readInput, STDIN } from "../input.js";
 
 export const PARSE_KINDS = [
   ...Object.keys(NVSMI_PARSE_KINDS),
@@ -38,12 +39,12 @@ function fieldList(v: string): string[] {
   return fields;
 }
 
-export function parseCommand(
+export async function parseCommand(
   kind: string,
   file: string,
   o: { json?: boolean; fields?: string },
   io: Out,
-): number {
+): Promise<number> {
   let parser: ((text: string) => unknown) | null = isNvsmiParseKind(kind)
     ? NVSMI_PARSE_KINDS[kind]
     : Object.hasOwn(WORKLOAD_PARSE_KINDS, kind)
@@ -59,11 +60,11 @@ export function parseCommand(
   if (!parser)
     throw new SlicecheckError(
       "USAGE",
-      `unknown parse kind '${kind}'; one of: ${PARSE_KINDS.join(" ")}`,
+      `unknown parse kind '${kind}'${didYouMean(kind, PARSE_KINDS)}; one of: ${PARSE_KINDS.join(" ")}`,
     );
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = await readInput(file);
   } catch (e) {
     throw new SlicecheckError(
       "USAGE",
@@ -75,8 +76,9 @@ export function parseCommand(
   try {
     result = parser(blankSourceLines(text));
   } catch (e) {
+    const name = file === STDIN ? "<stdin>" : file;
     if (e instanceof SlicecheckError)
-      throw new SlicecheckError(e.code, `${file}: ${e.message}`, { ...e.context, file });
+      throw new SlicecheckError(e.code, `${name}: ${e.message}`, { ...e.context, file: name });
     throw e;
   }
   io.out(o.json ? JSON.stringify(result, null, 2) : stringify(result).trimEnd());

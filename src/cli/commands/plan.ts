@@ -1,26 +1,17 @@
-// `slicecheck plan`: offline, against the built-in catalogue. Does a layout fit a GPU at a
+// `slicecheck plan`: offline, against the built-in catalogue or a GPU's own -lgip/-lgipp. Does a layout fit a GPU at a
 // driver, where does each GPU instance go and which nvidia-smi calls build it; or why not and
 // what would fit instead. `--enumerate` lists every combination of GPU-instance profiles.
 // Exit 0 when it fits, 1 when it does not; bad input throws (exit 3 through the caller).
 
 import { SlicecheckError } from "../../errors.js";
 import {
-  catalogFor,
-  defaultDriver,
-  PRODUCTS,
-  type ProductKey,
-  resolveBoard,
-} from "../../mig/catalog/index.js";
-import {
   entriesFor,
   type LayoutEntry,
-  loadLayout,
   noEntryReason,
   selectConfig,
 } from "../../mig/layout/index.js";
 import {
   type Alternative,
-  builtinCatalog,
   combinationText,
   enumerateCombinations,
   type PlannerCatalog,
@@ -28,11 +19,11 @@ import {
   planRequest,
   sliceMap,
 } from "../../mig/planner/index.js";
+import { loadLayoutInput } from "../input.js";
+import { BUILTIN, type PlanSourceOptions, planSource } from "./plan-source.js";
 
-export interface PlanCliOptions {
+export interface PlanCliOptions extends PlanSourceOptions {
   config?: string;
-  gpu: string;
-  driver?: string;
   json?: boolean;
   enumerate?: boolean;
 }
@@ -46,21 +37,6 @@ interface DevicePlan {
   entry: LayoutEntry;
   appliesTo: "all" | number[];
   result: PlanResult;
-}
-
-function resolveGpu(gpu: string, driver: string | undefined) {
-  const hit = resolveBoard(gpu);
-  if (!hit) {
-    throw new SlicecheckError(
-      "USAGE",
-      `unknown GPU '${gpu}'; give a catalogued product (${PRODUCTS.join(", ")}), an nvidia-smi name or a PCI device id such as 0x233010DE`,
-      { gpu },
-    );
-  }
-  const product: ProductKey = hit.product;
-  const version = driver ?? defaultDriver(product);
-  catalogFor(product, version); // refuses drivers below the product's MIG minimum
-  return { product, board: hit.board, catalog: builtinCatalog(product, version) };
 }
 
 function deviceJson(d: DevicePlan) {
@@ -122,7 +98,18 @@ function humanDevice(d: DevicePlan, catalog: PlannerCatalog, io: PlanIo): void {
 function enumerate(catalog: PlannerCatalog, o: PlanCliOptions, io: PlanIo): number {
   const combinations = enumerateCombinations(catalog);
   if (o.json) {
-    io.out(JSON.stringify({ gpu: catalog.gpu, driver: catalog.driver, combinations }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          gpu: catalog.gpu,
+          driver: catalog.driver,
+          memorySlices: catalog.memorySlices,
+          combinations,
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   io.out(
@@ -137,7 +124,7 @@ export async function planCommand(
   o: PlanCliOptions,
   io: PlanIo,
 ): Promise<number> {
-  const { product, board, catalog } = resolveGpu(o.gpu, o.driver);
+  const { product, board, catalog, origin } = await planSource(o);
   if (o.enumerate) {
     if (layout !== undefined) {
       throw new SlicecheckError(
@@ -155,7 +142,7 @@ export async function planCommand(
       {},
     );
   }
-  const config = selectConfig(loadLayout(layout), o.config);
+  const config = selectConfig(await loadLayoutInput(layout), o.config);
   const devices: DevicePlan[] = [];
   for (const entry of entriesFor(config, board.pciId)) {
     const request = {
@@ -194,6 +181,7 @@ export async function planCommand(
           board: board.smiName,
           pciId: board.pciId,
           driver: catalog.driver,
+          catalogue: origin,
           layout,
           config: config.name,
           devices: devices.map(deviceJson),
@@ -208,7 +196,7 @@ export async function planCommand(
     return fits ? 0 : 1;
   }
   io.out(
-    `config '${config.name}' of ${layout} on ${product} (${board.smiName}, ${board.pciId}), driver ${catalog.driver}`,
+    `config '${config.name}' of ${layout} on ${product} (${board.smiName}, ${board.pciId}), driver ${catalog.driver}${origin === BUILTIN ? "" : `; profiles from ${origin}`}`,
   );
   if (devices.length === 0) io.out(`  does not apply: ${reasons[0]}`);
   for (const d of devices) humanDevice(d, catalog, io);

@@ -7,11 +7,12 @@ import { SlicecheckError } from "../../errors.js";
 import { runHarness } from "../../harness/run.js";
 import { resolveSuites } from "../../harness/suites.js";
 import { DEFAULT_JOURNAL_DIR, validateOffline } from "../../mig/apply/index.js";
-import { loadLayout, selectConfig } from "../../mig/layout/index.js";
+import { selectConfig } from "../../mig/layout/index.js";
 import { dbPath } from "../../store/db.js";
 import { newRunId } from "../../transport/open.js";
 import { countOf } from "../../verdicts/checks.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
+import { loadLayoutInput } from "../input.js";
 import { checkRunPaths } from "../options.js";
 import { progressView, viewMode } from "../progress-view.js";
 import { liveCheck, printEnd } from "./run-print.js";
@@ -45,7 +46,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunPaths(o, dbPath(o.db));
   const suites = resolveSuites(o.suites);
   const faults = parseFaults(o.faults);
-  const config = o.layout ? selectConfig(loadLayout(o.layout), o.config) : null;
+  const config = o.layout ? selectConfig(await loadLayoutInput(o.layout), o.config) : null;
   if (config && o.layout) validateOffline(config, o.layout);
   if (!o.layout && suites.some((s) => s.name === "layout"))
     throw new SlicecheckError(

@@ -10,6 +10,7 @@ export {
   readLocalJournal,
 } from "./journal.js";
 export { interlockRefusals } from "./read.js";
+export { type Blocker, readiness, readReadiness } from "./readiness.js";
 export { restoreNodes } from "./restore.js";
 export {
   applyLayout,

@@ -35,67 +35,114 @@ export function slurmRefusal(s: SlurmView): string | null {
   return `Slurm node ${s.node} is ${s.state}, not drained: drain it first (scontrol update nodename=${s.node} state=drain reason=slicecheck), wait until it shows IDLE+DRAIN, then rerun`;
 }
 
-function processRefusal(g: GpuSnapshot): string | null {
+/** What an interlock refused: which check, on which GPU (null: the whole node), and why. */
+export interface Refusal {
+  check: "slurm" | "foreign-process" | "holder" | "passthrough" | "pending-reset";
+  gpu: number | null;
+  message: string;
+}
+
+/** A GPU the caller means to change, in the terms the interlocks judge it by. */
+export interface GpuIntent {
+  gpu: GpuSnapshot;
+  /** The MIG mode changes (or a pending change must be made effective). */
+  modeChange: boolean;
+  resetPending: boolean;
+  modeNeedsReset: boolean;
+}
+
+export interface NodeIntent {
+  /** GPUs whose MIG state would change (apply, a run's --layout). */
+  changing: readonly GpuIntent[];
+  /** A suite injects faults on every GPU of the node (isolation, `injectsFaults`). */
+  faults: boolean;
+  allowReset: boolean;
+}
+
+function processRefusal(g: GpuSnapshot, faults: boolean): Refusal | null {
   if (g.processes.length === 0) return null;
   const shown = g.processes
     .slice(0, 3)
     .map((p) => `pid ${p.pid} ${p.name}${p.usedMiB === null ? "" : `, ${p.usedMiB} MiB`}`)
     .join("; ");
   const more = g.processes.length > 3 ? ` and ${g.processes.length - 3} more` : "";
-  return `GPU ${g.index}: ${g.processes.length} compute process(es) of someone else run on it (${shown}${more}); slicecheck changes no GPU in use: stop them or wait for the job to end, then rerun`;
+  const verb = faults ? "faults" : "changes";
+  return {
+    check: "foreign-process",
+    gpu: g.index,
+    message: `GPU ${g.index}: ${g.processes.length} compute process(es) of someone else run on it (${shown}${more}); slicecheck ${verb} no GPU in use: stop them or wait for the job to end, then rerun`,
+  };
 }
 
-/** Every refusal for this node; empty when the changes may go ahead. */
+/**
+ * The one judgement of every interlock, on one snapshot (readNode's reads): apply and a run's
+ * layout pass the GPUs they would change, the fault-injecting suites pass `faults`, and doctor
+ * passes both, so "ready" there means exactly "apply and isolation would go ahead". Empty when
+ * nothing refuses.
+ */
+export function nodeRefusals(s: NodeSnapshot, intent: NodeIntent): Refusal[] {
+  const { changing, faults } = intent;
+  if (changing.length === 0 && !faults) return [];
+  const out: Refusal[] = [];
+  if (s.slurm) {
+    const r = slurmRefusal(s.slurm);
+    if (r) out.push({ check: "slurm", gpu: null, message: r });
+  }
+  const changed = new Map(changing.map((c) => [c.gpu.index, c]));
+  for (const gpu of s.gpus) {
+    if (faults || changed.has(gpu.index)) {
+      const p = processRefusal(gpu, faults && !changed.has(gpu.index));
+      if (p) out.push(p);
+    }
+    const c = changed.get(gpu.index);
+    if (!c?.modeChange) continue;
+    for (const h of s.holders) {
+      const advice = HOLDER_ADVICE[h] ?? `${h} holds the GPU: stop it`;
+      out.push({
+        check: "holder",
+        gpu: gpu.index,
+        message: `GPU ${gpu.index}: a MIG mode change needs every GPU client gone, but ${advice}; then rerun`,
+      });
+    }
+    const passthrough = gpu.virtualization?.toLowerCase() === "pass-through";
+    if (c.modeNeedsReset && passthrough) {
+      out.push({
+        check: "passthrough",
+        gpu: gpu.index,
+        message: `GPU ${gpu.index} (${gpu.name}) runs in a VM passthrough: its MIG mode change needs a GPU reset, which the hypervisor may block (the mode would stay pending); change the mode from the host or with a VM reboot, then rerun`,
+      });
+    } else if (c.resetPending && !intent.allowReset) {
+      const mode = gpu.migPending ? "Enabled" : "Disabled";
+      out.push({
+        check: "pending-reset",
+        gpu: gpu.index,
+        message: `GPU ${gpu.index}: MIG mode ${mode} is pending and takes effect only with a GPU reset (nvidia-smi --gpu-reset -i ${gpu.index}); rerun with --allow-reset to let slicecheck reset it`,
+      });
+    }
+  }
+  return out;
+}
+
+/** apply's interlocks: every refusal for the GPUs that would change. */
 export function interlocks(
   s: NodeSnapshot,
   changing: readonly GpuToChange[],
   o: { allowReset: boolean },
 ): string[] {
-  if (changing.length === 0) return [];
-  const out: string[] = [];
-  if (s.slurm) {
-    const r = slurmRefusal(s.slurm);
-    if (r) out.push(r);
-  }
-  for (const { gpu, plan, modeNeedsReset } of changing) {
-    const p = processRefusal(gpu);
-    if (p) out.push(p);
-    const modeChange = plan.setMode !== null || plan.resetPending;
-    if (!modeChange) continue;
-    for (const h of s.holders) {
-      const advice = HOLDER_ADVICE[h] ?? `${h} holds the GPU: stop it`;
-      out.push(
-        `GPU ${gpu.index}: a MIG mode change needs every GPU client gone, but ${advice}; then rerun`,
-      );
-    }
-    const passthrough = gpu.virtualization?.toLowerCase() === "pass-through";
-    if (modeNeedsReset && passthrough) {
-      out.push(
-        `GPU ${gpu.index} (${gpu.name}) runs in a VM passthrough: its MIG mode change needs a GPU reset, which the hypervisor may block (the mode would stay pending); change the mode from the host or with a VM reboot, then rerun`,
-      );
-    } else if (plan.resetPending && !o.allowReset) {
-      const mode = gpu.migPending ? "Enabled" : "Disabled";
-      out.push(
-        `GPU ${gpu.index}: MIG mode ${mode} is pending and takes effect only with a GPU reset (nvidia-smi --gpu-reset -i ${gpu.index}); rerun with --allow-reset to let slicecheck reset it`,
-      );
-    }
-  }
-  return out;
+  const intents = changing.map(({ gpu, plan, modeNeedsReset }) => ({
+    gpu,
+    modeChange: plan.setMode !== null || plan.resetPending,
+    resetPending: plan.resetPending,
+    modeNeedsReset,
+  }));
+  return nodeRefusals(s, { changing: intents, faults: false, allowReset: o.allowReset }).map(
+    (r) => r.message,
+  );
 }
 
 /** Before a suite faults or disturbs a node's tenants: Slurm must be drained (when the
  * inventory names the Slurm node) and no GPU may run someone else's compute process. There is
  * no override for a foreign process: faulting a GPU someone uses is never a test. */
 export function faultRefusals(s: NodeSnapshot): string[] {
-  const out: string[] = [];
-  if (s.slurm) {
-    const r = slurmRefusal(s.slurm);
-    if (r) out.push(r);
-  }
-  for (const g of s.gpus) {
-    const p = processRefusal(g);
-    if (p)
-      out.push(p.replace("slicecheck changes no GPU in use", "slicecheck faults no GPU in use"));
-  }
-  return out;
+  return nodeRefusals(s, { changing: [], faults: true, allowReset: false }).map((r) => r.message);
 }

@@ -241,7 +241,11 @@ function virtualizationOf(r: Output): Map<number, string> {
 // Asked apart from the main query: a driver that lacks the field must not fail the snapshot.
 const VIRT_FIELDS = ["index", "virtualization_mode"];
 
-export async function readNode(t: Transport, spec: NodeSpec): Promise<NodeSnapshot> {
+export async function readNode(
+  t: Transport,
+  spec: NodeSpec,
+  timeoutMs?: number,
+): Promise<NodeSnapshot> {
   const node = spec.name;
   const reads: Read[] = [
     queryGpu(GPU_FIELDS),
@@ -254,7 +258,11 @@ export async function readNode(t: Transport, spec: NodeSpec): Promise<NodeSnapsh
     { shell: HOLDER_PROBE },
     ...(spec.slurmNode ? [["scontrol", "show", "node", spec.slurmNode]] : []),
   ];
-  const [q, apps, lgi, lci, lgip, lgipp, virt, holders, slurm] = await readBundle(t, reads);
+  const [q, apps, lgi, lci, lgip, lgipp, virt, holders, slurm] = await readBundle(
+    t,
+    reads,
+    timeoutMs,
+  );
   const rows = gpuRows(node, queryGpu(GPU_FIELDS), GPU_FIELDS, q!);
   const appsArgv = queryComputeApps(DEFAULT_APP_FIELDS);
   if (apps!.exitCode !== 0) throw nodeCommandError(node, appsArgv, apps!, "failed");

@@ -2,12 +2,13 @@
 // profiles a product offers at one driver. Pure: no I/O, plain data out.
 
 import { SlicecheckError } from "../../errors.js";
+import { didYouMean } from "../../util/closest.js";
 import { ciProfilesFor } from "./compute.js";
 import { compareDrivers, driverAtLeast, parseDriver, valueAt } from "./driver.js";
 import { mibFromGiB } from "./memory.js";
 import { PRODUCT_FACTS } from "./products.js";
 import { A30_PROFILES, A100_40GB_PROFILES, A100_80GB_PROFILES } from "./tables/ampere.js";
-import { B200_PROFILES } from "./tables/blackwell.js";
+import { B200_PROFILES, RTX_PRO_6000_PROFILES } from "./tables/blackwell.js";
 import {
   GH200_96GB_PROFILES,
   H100_NVL_PROFILES,
@@ -35,6 +36,7 @@ const TABLES: Readonly<Record<ProductKey, readonly GiProfileSpec[]>> = {
   "GH200-96GB": GH200_96GB_PROFILES,
   H200: H200_PROFILES,
   B200: B200_PROFILES,
+  "RTX-PRO-6000": RTX_PRO_6000_PROFILES,
 };
 
 export const PRODUCTS: readonly ProductKey[] = Object.keys(TABLES) as ProductKey[];
@@ -58,6 +60,9 @@ export const DRIVERS: Readonly<Record<ProductKey, readonly string[]>> = {
   "GH200-96GB": ["550.54.15", "560.35.03", "570.133.20", "580.65.06", "580.173.02"],
   H200: ["550.90.07", "560.35.03", "570.133.20", "580.65.06", "580.173.02"],
   B200: ["570.133.20", "580.65.06", "580.173.02"],
+  // The drivers of the two captures (R575 printed the 81-column -lgip too, per the reference,
+  // but no R575 capture of this GPU is at hand, so none is catalogued).
+  "RTX-PRO-6000": ["580.105.08", "610.43.02"],
 };
 
 export function defaultDriver(product: ProductKey): string {
@@ -135,7 +140,12 @@ function resolveProfile(spec: GiProfileSpec, table: readonly GiProfileSpec[], dr
 export function catalogFor(product: ProductKey, driver: string = defaultDriver(product)): Catalog {
   parseDriver(driver);
   const facts = PRODUCT_FACTS[product];
-  if (!facts) throw new SlicecheckError("USAGE", `unknown GPU product '${product}'`, { product });
+  if (!facts)
+    throw new SlicecheckError(
+      "USAGE",
+      `unknown GPU product '${product}'${didYouMean(product, Object.keys(PRODUCT_FACTS))}`,
+      { product },
+    );
   if (compareDrivers(driver, facts.minDriver) < 0) {
     throw new SlicecheckError(
       "USAGE",
@@ -190,7 +200,9 @@ export function boardMemoryMiB(board: BoardFacts, driver: string): number {
  */
 export function bar1MiB(facts: ProductFacts, memorySlices: number, driver: string): number {
   if (driverAtLeast(driver, "580") && facts.bar1PerSliceMiBR580 !== undefined) {
-    return memorySlices * facts.bar1PerSliceMiBR580;
+    // Rounded: on a 12-unit grid the captured per-GI value (8327 MiB for 3 units) is not a
+    // whole number per unit.
+    return Math.round(memorySlices * facts.bar1PerSliceMiBR580);
   }
   return memorySlices * facts.bar1PerSliceMiB - 1;
 }

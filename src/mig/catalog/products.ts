@@ -288,4 +288,55 @@ export const PRODUCT_FACTS: Readonly<Record<ProductKey, ProductFacts>> = {
       "3g.90gb, 4g.90gb and 7g.180gb memory, SM and engine counts are derived from the H100 " +
       "pattern and the GUIDE's fractions; placements are assumed equal to H100.",
   },
+  "RTX-PRO-6000": {
+    key: "RTX-PRO-6000",
+    architecture: "blackwell",
+    memorySlices: 12,
+    computeSlices: 4,
+    smCount: 188,
+    // 97887 MiB in the Max-Q capture (580.105.08), akash-network/provider-configs#79
+    // (580.126.20) and the Server Edition blog post (610.43.02).
+    memoryMiB: 97887,
+    boards: [
+      {
+        // 0x2BB510DE: bottlerocket-os/bottlerocket-kernel-kit#300 (--query-gpu=pci.device_id).
+        // Power cap: not in any capture; 600 W is NVIDIA's figure for the Server Edition.
+        key: "Server",
+        smiName: "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        pciId: "0x2BB510DE",
+        powerCapW: 600,
+        memoryTotalMiB: 97887,
+      },
+      {
+        // akash-network/provider-configs#79: name, 97887 MiB, 0x2BB410DE; 300 W in the
+        // Max-Q capture (IDX-40638937359).
+        key: "Max-Q",
+        smiName: "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+        pciId: "0x2BB410DE",
+        powerCapW: 300,
+        memoryTotalMiB: 97887,
+      },
+      {
+        // Dr-Noob/gpufetch#62 (device id 0x2BB1 with this name); 600.00 W power.limit in
+        // local-inference-lab/rtx6kpro#92 (610.43.02).
+        key: "Workstation",
+        smiName: "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+        pciId: "0x2BB110DE",
+        powerCapW: 600,
+        memoryTotalMiB: 97887,
+      },
+    ],
+    aliases: ["RTX PRO 6000", "RTX-PRO-6000-96GB", "RTX PRO 6000 Blackwell", "RTXPRO6000"],
+    modeChangeNeedsReset: false,
+    minDriver: "575.51.03",
+    // Only the R580 BAR1 share is known (8327 MiB for a 1g GI of 3 units, Max-Q 580.105.08);
+    // before R580 the per-unit share is assumed the same.
+    bar1PerSliceMiB: 2776,
+    bar1PerSliceMiBR580: 8327 / 3,
+    partial:
+      "RTX PRO 6000: -lgip/-lgipp captured on the Server Edition (610.43.02) and -lgip on the " +
+      "Max-Q (580.105.08); Workstation Edition values are assumed equal (same GUIDE table). " +
+      "BAR1 of 2g/4g GIs, the CI profiles inside a GI, the Server power cap and the R575 output " +
+      "layout are derived.",
+  },
 };

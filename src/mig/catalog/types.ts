@@ -13,7 +13,8 @@ export type ProductKey =
   | "H100-NVL"
   | "GH200-96GB"
   | "H200"
-  | "B200";
+  | "B200"
+  | "RTX-PRO-6000";
 
 export type Architecture = "ampere" | "hopper" | "blackwell";
 
@@ -33,8 +34,8 @@ export interface BoardFacts {
 export interface ProductFacts {
   key: ProductKey;
   architecture: Architecture;
-  /** Memory slices a GI placement counts in (8; 4 on A30). */
-  memorySlices: 8 | 4;
+  /** Memory slices a GI placement counts in (8; 4 on A30; 12 placement units on RTX PRO 6000). */
+  memorySlices: 8 | 4 | 12;
   /** Compute slices (7; 4 on A30). */
   computeSlices: 7 | 4;
   smCount: number;

@@ -39,6 +39,18 @@ describe("simulated nvidia-smi mig -lgip", () => {
     ],
     ["nvidia-smi_mig-lgip_H100-NVL-94GB_550.127.06.txt", "H100-NVL", "550.127.06", true],
     ["nvidia-smi_mig-lgip_H100-PCIe-80GB_525.125.06.txt", "H100-PCIE", "525.125.06", true],
+    [
+      "nvidia-smi_mig-lgip_RTX-PRO-6000-Blackwell-Server_610.43.02.txt",
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+      "610.43.02",
+      true,
+    ],
+    [
+      "nvidia-smi_mig-lgip_RTX-PRO-6000-Blackwell-Max-Q_580.105.08.txt",
+      "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+      "580.105.08",
+      true,
+    ],
   ];
   for (const [file, product, driver, migEnabled] of cases) {
     it(`prints ${file} for an idle ${product} on ${driver}`, async () => {
@@ -87,6 +99,11 @@ describe("simulated nvidia-smi mig -lgipp", () => {
     ["nvidia-smi_mig-lgipp_A100-SXM4-40GB_guide.txt", "A100-40GB", "525.125.06"],
     ["nvidia-smi_mig-lgipp_H100-80GB-HBM3_unknown.txt", "H100-80GB", "550.127.06"],
     ["nvidia-smi_mig-lgipp_H100-PCIe-80GB_525.125.06.txt", "H100-PCIE", "525.125.06"],
+    [
+      "nvidia-smi_mig-lgipp_RTX-PRO-6000-Blackwell-Server_610.43.02.txt",
+      "RTX-PRO-6000",
+      "610.43.02",
+    ],
   ];
   for (const [file, product, driver] of cases) {
     it(`prints ${file}`, async () => {

@@ -107,7 +107,8 @@ function gpuBlock(v: GpuView, style: TableStyle, g: TableGeometry, layout: Layou
     memory = `${r(used, 10)} / ${r(total, 8)} `;
   } else {
     const bus = style === "t89" ? ` ${v.gpu.pciBusId} Off ` : `   ${v.gpu.pciBusId} Off `;
-    row1 = `${head}${truncName(name, 31)}${l(pers, 4)}|${bus}|`;
+    // Names longer than 27 are cut to 24 and "..." (`NVIDIA RTX PRO 6000 Blac...    On`).
+    row1 = `${head}${truncName(name, 27).padEnd(31)}${l(pers, 4)}|${bus}|`;
     power = style === "t89" ? `${r(draw, 17)} / ${r(cap, 4)} ` : `${r(draw, 16)} / ${r(cap, 5)} `;
     memory =
       style === "t89" ? `${r(used, 10)} / ${r(total, 8)} ` : `${r(used, 11)} / ${r(total, 9)} `;
