@@ -104,7 +104,7 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
     let victim = 0;
     assert.ok(
       await waitFor(() => {
-        const pids = taggedPidsWith("slicecheck-stress");
+        const pids = taggedPidsWith("slicecheck-stress", c.dir);
         victim = pids[0] ?? 0;
         return pids.length >= 7;
       }, 30_000),
@@ -127,11 +127,16 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
   });
 });
 
-function taggedPidsWith(program: string): number[] {
+/** This cluster's own processes running `program`: other clusters on the machine (parallel
+ * test runs) have nodes called sim01 too, so the node's folder (SetEnv of its sshd) decides. */
+function taggedPidsWith(program: string, clusterDir: string): number[] {
   const out: number[] = [];
   for (const pid of taggedPidsPrefix("SLICECHECK_RUN=")) {
     try {
-      if (readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(program)) out.push(pid);
+      const mine = readFileSync(`/proc/${pid}/environ`, "latin1")
+        .split("\0")
+        .some((e) => e.startsWith("SLICECHECK_SIM_NODE_DIR=") && e.includes(clusterDir));
+      if (mine && readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(program)) out.push(pid);
     } catch {
       /* gone */
     }
