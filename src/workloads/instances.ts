@@ -108,12 +108,18 @@ export function joinInstances(
 }
 
 export async function discoverInstances(t: Transport): Promise<NodeInventory> {
-  const listing = parseGpus(await run(t, ["nvidia-smi", "-L"], "the GPUs"));
-  const table = parseTable(await run(t, ["nvidia-smi"], "the MIG devices"));
+  // The three reads go at once (each is a channel and a login on the node); -lgi is only used,
+  // and its failure only matters, when the GPU listing shows MIG devices.
+  const lgiText = run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances");
+  lgiText.catch(() => {});
+  const [listingText, tableText] = await Promise.all([
+    run(t, ["nvidia-smi", "-L"], "the GPUs"),
+    run(t, ["nvidia-smi"], "the MIG devices"),
+  ]);
+  const listing = parseGpus(listingText);
+  const table = parseTable(tableText);
   const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
-  const lgi = anyMig
-    ? parseLgi(await run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances"))
-    : null;
+  const lgi = anyMig ? parseLgi(await lgiText) : null;
   return {
     driver: table.driverVersion,
     cuda: table.cudaVersion,
