@@ -13,6 +13,7 @@ import { broken, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
 import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
 import type { SuiteFile } from "./suites.js";
+import { trace } from "./tasks.js";
 
 export interface MochaRunOptions {
   files: readonly SuiteFile[];
@@ -216,7 +217,9 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   if (o.grep) mocha.grep(o.grep);
   if (o.bail) mocha.bail(true);
   addPreChecks(mocha, o.preChecks ?? []);
+  const loadStart = Date.now();
   await loadSuites(mocha, ctx, o.files, o.runId);
+  trace("load the suites", loadStart);
   o.planned?.(suiteSteps(mocha.suite, ctx, o.files, o.grep));
   let total = 0;
   const files = o.files;
