@@ -48,7 +48,11 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // stop (controller hung, network gone) or the channel ends (the command finished, the
   // controller was killed, the connection dropped), kills the command's process group and
   // anything that carries its tag (a stray that escaped the group). No second channel.
-  const watch = `while c=$(timeout ${HEARTBEAT_TIMEOUT_S} dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do :; done; ${killSequence(`SLICECHECK_CMD=${o.cmdTag}`, null)} >/dev/null 2>&1; kill -KILL -- -$1 2>/dev/null`;
+  //
+  // The watchdog's first signal is SIGHUP, which nothing else of the run sends (deadlines and
+  // kills send TERM, a tenant's crash is KILL or SEGV): a command that died of it was stopped
+  // because the controller went silent, which says nothing about the node (WATCHDOG_SIGNAL).
+  const watch = `while c=$(timeout ${HEARTBEAT_TIMEOUT_S} dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do :; done; ${killSequence(`SLICECHECK_CMD=${o.cmdTag}`, null, WATCHDOG_SIGNAL)} >/dev/null 2>&1; kill -KILL -- -$1 2>/dev/null`;
   // A background job of a non-interactive shell reads /dev/null unless its stdin is given
   // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
   const watcher = `exec 3<&0; ${o.sudo ? "sudo -n " : ""}sh -c ${quote(watch)} watchdog "$$" <&3 >/dev/null 2>&1 & exec 3<&-;`;
@@ -74,15 +78,18 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
 /** Shell function: signal every process whose environment holds exactly `NAME=value`. */
 const KILL_BY_TAG = `kt() { n=0; for f in $(grep -lzxsF -- "$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; p=\${p%/environ}; [ "$p" = "$$" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; echo "$n"; };`;
 
-/** TERM, a short grace, then KILL; prints how many processes got the TERM. */
-function killSequence(match: string, pgid: number | null): string {
-  const pg = pgid ? `kill -TERM -- -${pgid} 2>/dev/null;` : "";
+/** The signal of the node's watchdog when the controller's heartbeats stop. */
+export const WATCHDOG_SIGNAL = "HUP";
+
+/** TERM (or `first`), a short grace, then KILL; prints how many processes got the first. */
+function killSequence(match: string, pgid: number | null, first = "TERM"): string {
+  const pg = pgid ? `kill -${first} -- -${pgid} 2>/dev/null;` : "";
   const pgk = pgid ? `kill -KILL -- -${pgid} 2>/dev/null;` : "";
   const m = quote(match);
   return [
     KILL_BY_TAG,
     pg,
-    `c=$(kt ${m} TERM);`,
+    `c=$(kt ${m} ${first});`,
     `i=0; while [ "$i" -lt 20 ] && [ -n "$(grep -lzxsF -- ${m} /proc/[0-9]*/environ 2>/dev/null)" ]; do sleep 0.1; i=$((i+1)); done;`,
     pgk,
     `kt ${m} KILL >/dev/null;`,

@@ -3,6 +3,7 @@
 // rate, so neither its exit code alone (old binaries exit 0 on SIGTERM) nor its figures alone
 // tell. Pure: the outcome and the output in, the reason it is incomplete (or null) out.
 import { constants } from "node:os";
+import { HEARTBEAT_TIMEOUT_S, WATCHDOG_SIGNAL } from "../transport/remote-scripts.js";
 import { parseBuiltinOutput } from "./parsers/builtin.js";
 import type { WorkloadSpec } from "./specs.js";
 
@@ -17,6 +18,27 @@ function signalName(exitCode: number | null, signal: string | null): string | nu
     return name ?? `signal ${n}`;
   }
   return null;
+}
+
+/**
+ * Set when the node's own watchdog stopped the workload (it died of SIGHUP, which only the
+ * watchdog sends): the controller's heartbeats had stopped for HEARTBEAT_TIMEOUT_S (a stalled
+ * connection, a frozen controller), so the run was disturbed and the check cannot be decided.
+ */
+export function watchdogStopped(r: {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+}): string | null {
+  let stopped: string | null = null;
+  try {
+    stopped = parseBuiltinOutput(r.stdout).stopped?.signal ?? null;
+  } catch {
+    /* not a built-in workload's output */
+  }
+  const sig = stopped ?? signalName(r.exitCode, r.signal);
+  if (sig !== `SIG${WATCHDOG_SIGNAL}`) return null;
+  return `stopped by the node's watchdog (${sig}): the controller's heartbeats did not reach the node for ${HEARTBEAT_TIMEOUT_S} s (a stalled connection or controller), so this measurement was disturbed and decides nothing`;
 }
 
 /**

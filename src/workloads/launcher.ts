@@ -6,7 +6,7 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
 import type { Transport } from "../transport/types.js";
-import { incompleteReason } from "./completion.js";
+import { incompleteReason, watchdogStopped } from "./completion.js";
 import type { Instance } from "./instances.js";
 import { type Metric, metricsOf, type WorkloadSpec } from "./specs.js";
 
@@ -155,7 +155,7 @@ async function runOne(
       durationMs: r.durationMs,
       stopMs: Date.now(),
       died: r.exitCode !== 0,
-      harnessError: logError,
+      harnessError: logError ?? watchdogStopped(r),
       incomplete: incompleteReason(spec, r),
       stdout: r.stdout,
       measurements: metrics.map(measure),
