@@ -206,7 +206,10 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
-    .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
+    .option(
+      "--db <path|url>",
+      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
+    )
     .option("--json", "print every check, the counts and the exit code as JSON")
     .option("--no-allure", "do not write Allure results (<out>/allure-results)")
     .action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));
@@ -245,9 +248,12 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       parsePercent("--tolerance"),
       0.05,
     )
-    .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
+    .option(
+      "--db <path|url>",
+      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
+    )
     .option("--json", "machine-readable output")
-    .action(async (o) => setCode((await import("./commands/diff.js")).diffCommand(o, io)));
+    .action(async (o) => setCode(await (await import("./commands/diff.js")).diffCommand(o, io)));
 
   const sim = program
     .command("sim")

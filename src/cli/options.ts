@@ -5,6 +5,7 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { checkPostgresUrl, isPostgresUrl } from "../store/store.js";
 
 export const DAY_S = 86_400;
 export const MAX_SECONDS = 7 * DAY_S;
@@ -150,6 +151,7 @@ export function checkOutDir(path: string, option: string): void {
 export function checkRunPaths(o: { db?: string; out?: string }, db: string): void {
   const from =
     o.db === undefined && process.env.SLICECHECK_DB !== undefined ? "$SLICECHECK_DB" : "--db";
-  checkDbPath(db, from);
+  if (isPostgresUrl(db)) checkPostgresUrl(db, from);
+  else checkDbPath(db, from);
   checkOutDir(o.out ?? join("reports", "runs"), "--out");
 }

@@ -13,7 +13,6 @@ import type { LayoutConfig } from "../mig/layout/index.js";
 import { parseXid } from "../nvsmi/xid.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { CATEGORIES, environmentOf, executorInfo } from "../report/suites.js";
-import { openDb } from "../store/db.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { readTopology } from "../store/topology.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
@@ -117,7 +116,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   const recorder = o.list
     ? null
-    : Recorder.start(o.db, { runId: o.runId, label: o.label ?? undefined, argv: o.argv });
+    : await Recorder.start(o.db, { runId: o.runId, label: o.label ?? undefined, argv: o.argv });
   if (recorder) sink.on((c) => recorder.check(c));
   const measurementsFile = join(o.outDir, "measurements.jsonl");
   const sessions: NodeSession[] = [];
@@ -343,12 +342,9 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           layoutOf(s, o.layout?.config ?? null, { runId: o.runId, journalDir: o.journalDir }),
         regressions: async () => {
           if (!recorder) return [];
-          const db = openDb(recorder.path, { mustExist: true });
-          try {
-            return regressionChecks(db, o.runId, o.tolerance).map(viewOfExtra);
-          } finally {
-            db.close();
-          }
+          // This run's own measurements must be in before they are compared.
+          await recorder.flush();
+          return (await regressionChecks(recorder.store, o.runId, o.tolerance)).map(viewOfExtra);
         },
         isolation: (s, node) =>
           isolationOf(s, node, {
@@ -507,10 +503,24 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       if (!tasks.interrupted && exitCode === 0) exitCode = 2;
     }
   }
+  const lost = await recorder?.flush();
+  if (lost) {
+    // A record that did not make it is no failure of the node, but the run cannot claim a
+    // complete history: diff and regression would compare against a hole.
+    const c = sink.harness({
+      suite: "run",
+      title: "the run's records are written",
+      status: "broken",
+      code: codeOf(lost, "WRITE"),
+      message: `${errText(lost)} (records in ${recorder?.location}; the checks are in ${o.outDir}/checks.jsonl)`,
+    });
+    o.err(`slicecheck: ${c.message}`);
+    if (!tasks.interrupted && exitCode === 0) exitCode = 2;
+  }
   const status: RunStatus = tasks.interrupted
     ? "interrupted"
     : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");
-  recorder?.finish(status);
+  await recorder?.finish(status);
 
   return {
     runId: o.runId,
