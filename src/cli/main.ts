@@ -274,6 +274,10 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]",
     )
     .option("--inventory <path>", "where to write the inventory", "inventory/sim.yaml")
+    .option(
+      "--slurm",
+      "also run a real Slurm for the nodes (munge, slurmctld, a slurmd per node; MIG instances as typed gres)",
+    )
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await (await import("./commands/sim.js")).simUpCommand(o, io)));
   sim
