@@ -88,6 +88,7 @@ const SUITE_LABELS: Record<string, { epic: string; feature: string; severity: st
   isolation: { epic: "Tenant isolation", feature: "Isolation", severity: "critical" },
   layout: { epic: "MIG partition validation", feature: "Layout", severity: "normal" },
   health: { epic: "MIG partition validation", feature: "GPU health", severity: "critical" },
+  slurm: { epic: "MIG partition validation", feature: "Slurm", severity: "critical" },
   regression: {
     epic: "MIG partition validation",
     feature: "Driver regression",
