@@ -291,7 +291,7 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .argument("<node>", "the simulated node")
     .argument(
       "[kind]",
-      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection",
+      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, slurm-stale-gres, slurm-swap-gres",
     )
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
     .option(

@@ -219,17 +219,60 @@ export async function syncSlurm(clusterDir: string): Promise<boolean> {
   });
 }
 
-/** `sim fault NODE slurm-stale-gres`: the node's gres stops following its MIG layout. */
-export function markStale(clusterDir: string, node: string): void {
+export const GRES_FAULTS = {
+  "slurm-stale-gres":
+    "slurm-stale-gres: the node's gres no longer follows its MIG layout (gres.conf not regenerated after a change)",
+  "slurm-swap-gres":
+    "slurm-swap-gres: two of the node's gres lines of different profiles swap their Type (the counts stay right)",
+} as const;
+
+/** Plants one of GRES_FAULTS on a node of a cluster with Slurm; says what it did. */
+export async function plantGresFault(
+  clusterDir: string,
+  node: string,
+  kind: keyof typeof GRES_FAULTS,
+): Promise<string> {
   const dir = slurmDirOf(clusterDir);
-  const c = readSlurmCluster(dir);
-  if (!c)
+  if (!readSlurmCluster(dir))
     throw new SlicecheckError(
       "USAGE",
-      "this simulated cluster runs no Slurm; start it with `slicecheck sim up --slurm`",
+      `${kind} needs Slurm in the simulated cluster; start it with \`slicecheck sim up --slurm\``,
     );
-  if (!c.stale.includes(node)) c.stale.push(node);
+  return withLock(dir, async () => {
+    const c = readSlurmCluster(dir) as SlurmClusterFile;
+    const conf = c.applied.find((a) => a.name === node);
+    if (!conf) throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
+    if (!c.stale.includes(node)) c.stale.push(node);
+    if (kind === "slurm-stale-gres") {
+      save(dir, c);
+      return `${node}'s gres stays ${conf.devices.map((d) => d.type).join(",") || "(none)"} whatever its layout becomes`;
+    }
+    const a = conf.devices.find((d) => d.mig);
+    const b = conf.devices.find((d) => d.mig && d.type !== a?.type);
+    if (!a || !b)
+      throw new SlicecheckError(
+        "USAGE",
+        `${kind} needs two MIG instances of different profiles on ${node}; apply such a layout first`,
+      );
+    [a.type, b.type] = [b.type, a.type];
+    await stopDaemons(dir, [node]);
+    writeConf(dir, c, c.applied);
+    save(dir, c);
+    await startAll(dir, [node]);
+    scontrol(dir, ["reconfigure"]);
+    return `gres.conf now calls ${a.uuid} a ${a.type} and ${b.uuid} a ${b.type}`;
+  });
+}
+
+/** `sim fault NODE --clear`: the node's gres follows its layout again (at the next sync). */
+export function clearGresFaults(clusterDir: string, node: string): boolean {
+  const dir = slurmDirOf(clusterDir);
+  const c = readSlurmCluster(dir);
+  if (!c?.stale.includes(node)) return false;
+  c.stale = c.stale.filter((n) => n !== node);
+  c.applied = c.applied.filter((a) => a.name !== node);
   save(dir, c);
+  return true;
 }
 
 /** `sim down`: every daemon of the cluster's Slurm, by pid. The number stopped. */
