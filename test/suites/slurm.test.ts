@@ -109,4 +109,24 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
       "passed",
     );
   });
+
+  it("a MIG node in a whole-card partition fails, naming the partition", async () => {
+    const cleared = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    const f = await cli(
+      "sim",
+      "fault",
+      "sim01",
+      "slurm-mixed-partition",
+      "--inventory",
+      c.inventoryPath,
+    );
+    assert.equal(f.code, 0, f.stderr);
+    const r = await runSlurm();
+    const k = r.of("sim01", "MIG gres only in MIG partitions");
+    assert.equal(k.status, "failed");
+    assert.equal(k.code, "SLURM_PARTITION");
+    assert.match(k.message, /sim01 offers MIG gres but is in whole-card partition\(s\) gpu/);
+    assert.equal(r.of("sim01", "gres matches the MIG instances").status, "passed");
+  });
 });

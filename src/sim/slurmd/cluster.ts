@@ -28,6 +28,8 @@ export interface SlurmClusterFile {
   nodes: { name: string; port: number; stateDir: string }[];
   /** Nodes whose gres is no longer regenerated (`sim fault NODE slurm-stale-gres`). */
   stale: string[];
+  /** Nodes also listed in the whole-card partition (`sim fault NODE slurm-mixed-partition`). */
+  mixed?: string[];
   /** What slurm.conf and gres.conf were last written from. */
   applied: SlurmNodeConf[];
 }
@@ -74,7 +76,7 @@ function writeConf(dir: string, c: SlurmClusterFile, nodes: SlurmNodeConf[]): vo
     // the stale ones too: a site's stale gres.conf names devices that are still there.
     for (const d of n.devices) mknodNull(deviceFile(dir, d));
   }
-  writeFileSync(confPath(dir), slurmConf(p, nodes));
+  writeFileSync(confPath(dir), slurmConf(p, nodes, c.mixed ?? []));
   writeFileSync(join(dir, "gres.conf"), gresConf(p, nodes));
 }
 
@@ -224,6 +226,8 @@ export const GRES_FAULTS = {
     "slurm-stale-gres: the node's gres no longer follows its MIG layout (gres.conf not regenerated after a change)",
   "slurm-swap-gres":
     "slurm-swap-gres: two of the node's gres lines of different profiles swap their Type (the counts stay right)",
+  "slurm-mixed-partition":
+    "slurm-mixed-partition: the node is also put into the whole-card partition `gpu`",
 } as const;
 
 /** Plants one of GRES_FAULTS on a node of a cluster with Slurm; says what it did. */
@@ -240,6 +244,24 @@ export async function plantGresFault(
     );
   return withLock(dir, async () => {
     const c = readSlurmCluster(dir) as SlurmClusterFile;
+    if (kind === "slurm-mixed-partition") {
+      if (!c.nodes.some((n) => n.name === node))
+        throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
+      c.mixed = [...new Set([...(c.mixed ?? []), node])];
+      const want = desired(c);
+      await stopDaemons(
+        dir,
+        c.nodes.map((n) => n.name),
+      );
+      writeConf(dir, c, want);
+      c.applied = want;
+      save(dir, c);
+      await startAll(
+        dir,
+        c.nodes.map((n) => n.name),
+      );
+      return `${node} is now in partition gpu as well`;
+    }
     const conf = c.applied.find((a) => a.name === node);
     if (!conf) throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
     if (!c.stale.includes(node)) c.stale.push(node);
@@ -268,8 +290,9 @@ export async function plantGresFault(
 export function clearGresFaults(clusterDir: string, node: string): boolean {
   const dir = slurmDirOf(clusterDir);
   const c = readSlurmCluster(dir);
-  if (!c?.stale.includes(node)) return false;
+  if (!c || (!c.stale.includes(node) && !c.mixed?.includes(node))) return false;
   c.stale = c.stale.filter((n) => n !== node);
+  c.mixed = (c.mixed ?? []).filter((n) => n !== node);
   c.applied = c.applied.filter((a) => a.name !== node);
   save(dir, c);
   return true;
@@ -285,5 +308,6 @@ export async function stopSlurm(clusterDir: string): Promise<number> {
     if (await stopDaemon(join(dir, `slurmd-${node.name}.pid`), slurmdMark(dir, node.name))) n++;
   if (await stopDaemon(join(dir, "slurmctld.pid"), confPath(dir))) n++;
   if (await stopDaemon(join(dir, "munge", "munged.pid"), mungeSocket(dir))) n++;
+  rmSync(dirname(mungeSocket(dir)), { recursive: true, force: true });
   return n;
 }

@@ -76,10 +76,18 @@ export function gresConf(p: SlurmPaths, nodes: readonly SlurmNodeConf[]): string
   return `${lines.join("\n")}\n`;
 }
 
-export function slurmConf(p: SlurmPaths, nodes: readonly SlurmNodeConf[]): string {
+/** `alsoWhole`: nodes put into the whole-card partition too, whatever their GPUs (a planted
+ * misconfiguration). */
+export function slurmConf(
+  p: SlurmPaths,
+  nodes: readonly SlurmNodeConf[],
+  alsoWhole: readonly string[] = [],
+): string {
   const d = p.dir;
   const mig = nodes.filter((n) => n.devices.some((x) => x.mig)).map((n) => n.name);
-  const whole = nodes.filter((n) => !n.devices.some((x) => x.mig)).map((n) => n.name);
+  const whole = nodes
+    .filter((n) => !n.devices.some((x) => x.mig) || alsoWhole.includes(n.name))
+    .map((n) => n.name);
   const lines = [
     "# Written by `slicecheck sim up --slurm`: a real Slurm for the simulated nodes, every",
     "# daemon on this machine, files under this folder. Regenerated when a layout changes.",
