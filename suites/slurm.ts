@@ -4,9 +4,18 @@
 // per profile type, with no whole-card gpu gres left on a MIG GPU; no MIG gres in a whole-card
 // partition; a job asking for `gpu:<profile>:1` lands on exactly one instance of that profile
 // and computes there. Every problem is a check result with its evidence, never a crash.
-import { broken, current, fail, forEachNode, harness, type SuiteNode } from "slicecheck/suite";
-import { brokenIf } from "./lib/judge.js";
 import {
+  broken,
+  current,
+  fail,
+  forEachNode,
+  harness,
+  type SuiteNode,
+  slurm,
+} from "slicecheck/suite";
+import { brokenIf } from "./lib/judge.js";
+
+const {
   compareGres,
   gresType,
   isMigType,
@@ -15,8 +24,8 @@ import {
   parsePartitions,
   parseProbe,
   probeScript,
-  type SlurmNodeInfo,
-} from "./lib/slurm.js";
+} = slurm;
+type SlurmNodeInfo = slurm.SlurmNodeInfo;
 
 const run = harness();
 const STRESS_S = 2;

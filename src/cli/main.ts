@@ -203,6 +203,20 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "leave the layout in place after the run (restore later with `slicecheck restore`)",
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
+    .option(
+      "--drain",
+      "drain the nodes' Slurm nodes (slurm_node) first, wait for their jobs, resume at the end only those this run drained",
+    )
+    .option(
+      "--drain-timeout <s>",
+      "seconds to wait for a draining node's jobs",
+      parsePositiveInt("--drain-timeout"),
+      600,
+    )
+    .option(
+      "--report-to-slurm",
+      "with --drain: leave a node whose isolation, health or slurm checks failed drained, the check in its reason",
+    )
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")

@@ -31,6 +31,7 @@ import {
   viewOfExtra,
 } from "./services.js";
 import { type NodeSession, openSessions } from "./session.js";
+import { drainForRun } from "./slurm-drain.js";
 import type { SuiteFile } from "./suites.js";
 import { TaskList } from "./tasks.js";
 
@@ -47,6 +48,8 @@ export interface HarnessRunOptions {
   layout: { file: string; config: LayoutConfig } | null;
   keep: boolean;
   allowReset: boolean;
+  /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */
+  drain?: { timeoutS: number; reportToSlurm: boolean } | null;
   journalDir: string;
   db: string;
   label: string | null;
@@ -196,6 +199,18 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           code: s.error.code,
           message: errText(s.error),
         });
+    if (o.drain && !o.list) {
+      const drain = o.drain;
+      await tasks.task("drain the Slurm nodes", () =>
+        drainForRun(tasks, live(), {
+          runId: o.runId,
+          ...drain,
+          err: o.err,
+          early,
+          checks: () => sink.checks,
+        }),
+      );
+    }
     const wantsHealth = o.suites.some((f) => f.name === "health");
     const dmesgAtStart =
       wantsHealth && !o.list

@@ -35,6 +35,9 @@ export interface RunCliOptions extends NodeOptions {
   grep?: string;
   list?: boolean;
   bail?: boolean;
+  drain?: boolean;
+  drainTimeout?: number;
+  reportToSlurm?: boolean;
 }
 
 const MARK = { passed: "ok", failed: "FAILED", broken: "BROKEN", skipped: "skipped" } as const;
@@ -72,7 +75,17 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       "USAGE",
       "-c/--config names a config of a --layout file; give --layout too",
     );
+  if (o.reportToSlurm && !o.drain)
+    throw new SlicecheckError(
+      "USAGE",
+      "--report-to-slurm leaves the nodes this run drained drained; give --drain too",
+    );
   const { inventory, nodes } = loadSelected(o);
+  if (o.drain && !nodes.some((n) => n.slurmNode))
+    throw new SlicecheckError(
+      "USAGE",
+      "--drain drains the nodes' Slurm nodes, but no selected node has slurm_node in the inventory; set it (the node's name in Slurm) or drop --drain",
+    );
   const runId = newRunId();
   const outDir = o.out ?? join("reports", "runs", runId);
   const started = Date.now();
@@ -94,6 +107,9 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     layout: config && o.layout ? { file: o.layout, config } : null,
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
+    drain: o.drain
+      ? { timeoutS: o.drainTimeout ?? 600, reportToSlurm: o.reportToSlurm ?? false }
+      : null,
     journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
     db: dbPath(o.db),
     label: o.label ?? null,

@@ -1,6 +1,6 @@
-// What the slurm suite reads from Slurm, parsed, and how it is compared with the live MIG
+// What the slurm suite and run --drain read from Slurm, parsed, and compared with the live MIG
 // instances. Pure: text in, data out (tested on captures of Debian's Slurm 22.05). Users'
-// suites may import it; it uses nothing but the language.
+// suites get it from slicecheck/suite.
 
 export interface GresEntry {
   name: string;

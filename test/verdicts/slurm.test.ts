@@ -9,7 +9,7 @@ import {
   parseNodes,
   parsePartitions,
   parseProbe,
-} from "../../suites/lib/slurm.js";
+} from "../../src/verdicts/slurm.js";
 
 const capture = readFileSync(
   "fixtures/captures/slurm-22.05.8_scontrol-show-node-partition_mig-and-whole-card.txt",
