@@ -130,4 +130,43 @@ describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", functio
     assert.equal(b.code, 3);
     assert.match(b.stderr, /no selected node has slurm_node in the inventory/);
   });
+
+  it("apply's drain interlock reads the real Slurm: refused while idle, done once drained", async () => {
+    const args = [
+      "apply",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim02",
+      "fixtures/layouts/default.yaml",
+    ];
+    const journal = ["--journal-dir", join(c.dir, "journal")];
+    await c.sh("sim02", "scancel -w sim02");
+    assert.equal((await node("sim02")).state, "IDLE");
+    const refused = await cli(...args, "-c", "all-balanced", ...journal);
+    assert.equal(refused.code, 2, refused.stdout);
+    assert.match(
+      `${refused.stdout}${refused.stderr}`,
+      /Slurm node sim02 is IDLE, not drained: drain it first/,
+    );
+    const f = await cli(
+      "sim",
+      "fault",
+      "sim02",
+      "slurm",
+      "--state",
+      "drained",
+      "--inventory",
+      c.inventoryPath,
+    );
+    assert.equal(f.code, 0, f.stderr);
+    assert.deepEqual(Object.values(await node("sim02")).slice(1, 3), ["IDLE+DRAIN", "sim fault"]);
+    const done = await cli(...args, "-c", "all-balanced", ...journal);
+    assert.equal(done.code, 0, done.stderr);
+    // …and the gres followed the new layout (slurm.conf/gres.conf regenerated, daemons restarted).
+    assert.match(
+      (await c.sh("sim02", "scontrol show node -o sim02")).replace(/.* Gres=(\S+) .*/s, "$1"),
+      /^gpu:3g\.40gb:1,gpu:2g\.20gb:1,gpu:1g\.10gb:2$/,
+    );
+  });
 });

@@ -6,7 +6,12 @@ import { join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
 import { clusterDirFor, DEFAULT_SIM_INVENTORY, simNodeRecord } from "../../sim/cluster.js";
 import { clearFaults, FAULT_KINDS, plantFault } from "../../sim/faults.js";
-import { clearGresFaults, GRES_FAULTS, plantGresFault } from "../../sim/slurmd/cluster.js";
+import {
+  clearGresFaults,
+  GRES_FAULTS,
+  plantGresFault,
+  setSlurmState,
+} from "../../sim/slurmd/cluster.js";
 import type { Out } from "../context.js";
 
 export interface SimFaultOptions {
@@ -51,6 +56,13 @@ export async function simFaultCommand(
     );
     if (o.json) io.out(JSON.stringify({ node, planted: { kind } }, null, 2));
     else io.out(`${node}: planted ${kind}: ${detail}`);
+    return 0;
+  }
+  const real =
+    kind === "slurm" ? setSlurmState(clusterDirFor(inventory), node, o.state ?? "") : null;
+  if (real) {
+    if (o.json) io.out(JSON.stringify({ node, planted: { kind, state: o.state } }, null, 2));
+    else io.out(`${node}: planted ${kind}: ${real}`);
     return 0;
   }
   const planted = await plantFault(stateDir, kind, { gpu: o.gpu, name: o.name, state: o.state });

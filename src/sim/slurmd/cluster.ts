@@ -311,3 +311,30 @@ export async function stopSlurm(clusterDir: string): Promise<number> {
   rmSync(dirname(mungeSocket(dir)), { recursive: true, force: true });
   return n;
 }
+
+/**
+ * `sim fault NODE slurm --state S` where the cluster runs a real Slurm: the state is set in
+ * slurmctld itself (the simulated scontrol's file is not what the nodes' scontrol reads then).
+ */
+export function setSlurmState(clusterDir: string, node: string, state: string): string | null {
+  const dir = slurmDirOf(clusterDir);
+  if (!readSlurmCluster(dir)) return null;
+  const words: Record<string, string[]> = {
+    idle: ["state=resume"],
+    drained: ["state=drain", "reason=sim fault"],
+    down: ["state=down", "reason=sim fault"],
+  };
+  const w = words[state];
+  if (!w)
+    throw new SlicecheckError(
+      "USAGE",
+      `under a real Slurm, slurm --state takes ${Object.keys(words).join("|")} (draining: submit a job with sbatch, then drain)`,
+    );
+  const r = scontrol(dir, ["update", `nodename=${node}`, ...w]);
+  if (r.status !== 0 && !/Invalid node state transition/.test(r.out))
+    throw new SlicecheckError(
+      "SLURM",
+      `scontrol update nodename=${node} ${w.join(" ")}: ${r.out.trim()}`,
+    );
+  return `Slurm node ${node}: ${w.join(" ")}`;
+}
