@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
+import { useCluster } from "../helpers/cluster.js";
 import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
 
 interface Check {
@@ -128,5 +129,35 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
     assert.equal(k.code, "SLURM_PARTITION");
     assert.match(k.message, /sim01 offers MIG gres but is in whole-card partition\(s\) gpu/);
     assert.equal(r.of("sim01", "gres matches the MIG instances").status, "passed");
+  });
+});
+
+describe("slurm suite without Slurm (real sshd, simulated H100)", function () {
+  this.timeout(120_000);
+  const c = useCluster(1);
+
+  it("a node without slurm_node is broken with what to set, never a crash or a pass", async () => {
+    const r = await cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--suites",
+      "slurm",
+      "--db",
+      join(c.dir, "r.db"),
+      "--out",
+      join(c.dir, "out"),
+      "--json",
+    );
+    assert.equal(r.code, 2, r.stderr);
+    const checks = (JSON.parse(r.stdout) as { checks: Check[] }).checks;
+    assert.deepEqual(
+      checks.map((k) => [k.title, k.status, k.code]),
+      [
+        ["Slurm knows the node", "broken", "SLURM_NOT_CONFIGURED"],
+        ["gres matches the MIG instances", "broken", "SLURM_NOT_CONFIGURED"],
+      ],
+    );
+    assert.match(checks[0]?.message ?? "", /names no slurm_node for sim01; set it/);
   });
 });
