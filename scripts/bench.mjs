@@ -27,7 +27,7 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-const only = process.env.BENCH; // "exec", "workloads" or "records"; all by default
+const only = process.env.BENCH; // "exec", "workloads", "records" or "slurm"; all by default
 
 /** Harness overhead of a 30 s stress: on 7 MIG instances of one node, and on 4 nodes (28). */
 function benchWorkloads() {
@@ -101,6 +101,7 @@ try {
   if (!only || only === "workloads") benchWorkloads();
   if (!only || only === "exec") benchExec();
   if (!only || only === "records") await (await import("./bench-records.mjs")).benchRecords(root);
+  if (!only || only === "slurm") (await import("./bench-slurm.mjs")).benchSlurm(root);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

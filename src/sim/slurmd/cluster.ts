@@ -151,8 +151,14 @@ export async function startSlurm(
   }
   await startMunge(dir);
   await withLock(dir, async () => {
+    // Nodes the spec no longer has: their slurmd goes with them.
+    const gone = (old?.nodes ?? []).filter((o) => !c.nodes.some((n) => n.name === o.name));
+    await Promise.all(
+      gone.map((g) => stopDaemon(join(dir, `slurmd-${g.name}.pid`), slurmdMark(dir, g.name))),
+    );
+    c.applied = c.applied.filter((a) => c.nodes.some((n) => n.name === a.name));
     const want = desired(c);
-    const changed = JSON.stringify(want) !== JSON.stringify(c.applied);
+    const changed = JSON.stringify(want) !== JSON.stringify(old?.applied ?? []);
     if (changed)
       await stopDaemons(
         dir,
