@@ -213,6 +213,9 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       parsePositiveInt("--drain-timeout"),
       600,
     )
+    .option("--via <scheduler>", "slurm: one batch job per node runs the checks there")
+    .option("--partition <name>", "with --via slurm: the partition of the jobs")
+    .option("--reservation <name>", "with --via slurm: the (maintenance) reservation of the jobs")
     .option(
       "--report-to-slurm",
       "with --drain: leave a node whose isolation, health or slurm checks failed drained, the check in its reason",

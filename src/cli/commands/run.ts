@@ -13,6 +13,7 @@ import { newRunId } from "../../transport/open.js";
 import { type CheckRecord, countOf } from "../../verdicts/checks.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
 import { checkRunPaths } from "../options.js";
+import { viaSlurm } from "./run-via.js";
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -38,6 +39,9 @@ export interface RunCliOptions extends NodeOptions {
   drain?: boolean;
   drainTimeout?: number;
   reportToSlurm?: boolean;
+  via?: string;
+  partition?: string;
+  reservation?: string;
 }
 
 const MARK = { passed: "ok", failed: "FAILED", broken: "BROKEN", skipped: "skipped" } as const;
@@ -87,6 +91,8 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       "--drain drains the nodes' Slurm nodes, but no selected node has slurm_node in the inventory; set it (the node's name in Slurm) or drop --drain",
     );
   const runId = newRunId();
+  if (o.via !== undefined)
+    return viaSlurm(o, { inventory: inventory.file, nodes, suites, runId }, io);
   const outDir = o.out ?? join("reports", "runs", runId);
   const started = Date.now();
   const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s]`;
