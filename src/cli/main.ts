@@ -223,6 +223,9 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
+    .addOption(
+      new Option("--run-id <id>", "the run id (run --via slurm gives its jobs one)").hideHelp(),
+    )
     .option(
       "--db <path|url>",
       "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",

@@ -48,6 +48,8 @@ function jobScript(o: ViaSlurmOptions, node: NodeSpec, out: string): string {
     resolve(o.inventoryFile),
     "--nodes",
     node.name,
+    "--run-id",
+    o.runId,
     ...o.args,
     "--out",
     out,

@@ -15,6 +15,10 @@ import type { GpuTopology } from "./topology.js";
 
 export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted";
 
+/** SQL for a status's rank: a failed check outranks an undecided one, as in the exit code. */
+const RANK = (x: string) =>
+  `(CASE ${x} WHEN 'interrupted' THEN 4 WHEN 'failed' THEN 3 WHEN 'broken' THEN 2 WHEN 'passed' THEN 1 ELSE 0 END)`;
+
 export interface VerdictRecord {
   node: string;
   gpuUuid: string | null;
@@ -51,8 +55,10 @@ export class Recorder {
   ): Promise<Recorder> {
     const store = await openStore(location);
     await store.run(
+      // A run of many jobs (run --via slurm) shares one id: the first job's row stands.
       `INSERT INTO runs (id, label, started, status, argv, seq)
-       VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs))`,
+       VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs))
+       ON CONFLICT (id) DO NOTHING`,
       [run.runId, run.label ?? null, new Date().toISOString(), JSON.stringify(run.argv)],
     );
     return new Recorder(store, run.runId);
@@ -257,11 +263,12 @@ export class Recorder {
   /** The finish status, after every queued write; closes the store. The first failed write. */
   async finish(status: RunStatus): Promise<Error | null> {
     this.write((tx) =>
-      tx.run("UPDATE runs SET finished = ?, status = ? WHERE id = ?", [
-        new Date().toISOString(),
-        status,
-        this.runId,
-      ]),
+      // The worst status of the run's jobs wins (one job per node under --via slurm).
+      tx.run(
+        `UPDATE runs SET finished = ?, status = CASE WHEN ${RANK("?")} >= ${RANK("status")}
+         THEN ? ELSE status END WHERE id = ?`,
+        [new Date().toISOString(), status, status, this.runId],
+      ),
     );
     const failure = await this.flush();
     await this.store.close().catch(() => {});

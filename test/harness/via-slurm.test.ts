@@ -54,13 +54,15 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x2)
     await db.connect();
     const rows = (
       await db.query(
-        "SELECT n.node, r.status FROM runs r JOIN nodes n ON n.run_id = r.id WHERE r.label = 'via-ok' ORDER BY n.node",
+        "SELECT n.node, r.id, r.status FROM runs r JOIN nodes n ON n.run_id = r.id WHERE r.label = 'via-ok' ORDER BY n.node",
       )
     ).rows;
     await db.end();
+    // One run across the jobs: diff by its label or id sees every node.
+    const runId = JSON.parse(r.stdout).runId as string;
     assert.deepEqual(rows, [
-      { node: "sim01", status: "passed" },
-      { node: "sim02", status: "passed" },
+      { node: "sim01", id: runId, status: "passed" },
+      { node: "sim02", id: runId, status: "passed" },
     ]);
   });
 
@@ -79,6 +81,12 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x2)
       ],
     );
     assert.ok(j.checks.some((k) => k.node === "sim02" && k.status !== "passed"));
+    // The run's status is its worst job's, whichever finished last.
+    const db = new pg.Client({ connectionString: server.url });
+    await db.connect();
+    const { rows } = await db.query("SELECT status FROM runs WHERE label = 'via-bad'");
+    await db.end();
+    assert.deepEqual(rows, [{ status: j.exitCode === 1 ? "failed" : "broken" }]);
   });
 
   it("refuses --drain with --via slurm, and a scheduler it does not know (exit 3)", async () => {

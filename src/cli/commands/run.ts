@@ -40,6 +40,8 @@ export interface RunCliOptions extends NodeOptions {
   drainTimeout?: number;
   reportToSlurm?: boolean;
   via?: string;
+  /** Given by `run --via slurm` to its jobs: one run id across the nodes. */
+  runId?: string;
   partition?: string;
   reservation?: string;
 }
@@ -90,7 +92,12 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       "USAGE",
       "--drain drains the nodes' Slurm nodes, but no selected node has slurm_node in the inventory; set it (the node's name in Slurm) or drop --drain",
     );
-  const runId = newRunId();
+  if (o.runId !== undefined && !/^sc-[A-Za-z0-9-]+$/.test(o.runId))
+    throw new SlicecheckError(
+      "USAGE",
+      `--run-id expects an id like sc-20261129T101500Z-1a2b3c, got '${o.runId}'`,
+    );
+  const runId = o.runId ?? newRunId();
   if (o.via !== undefined)
     return viaSlurm(o, { inventory: inventory.file, nodes, suites, runId }, io);
   const outDir = o.out ?? join("reports", "runs", runId);
