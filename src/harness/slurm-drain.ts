@@ -46,9 +46,12 @@ export async function drainForRun(
   // Registered first, so that it runs last: after the layout is restored, with every check in.
   tasks.teardown({
     name: "resume the Slurm nodes this run drained",
-    manual: ours.length
-      ? `scontrol update nodename=${ours.map((x) => x.name).join(",")} state=resume`
-      : null,
+    // Read when a second interrupt prints what is left: the nodes drained by then.
+    get manual() {
+      return ours.length
+        ? `scontrol update nodename=${ours.map((x) => x.name).join(",")} state=resume`
+        : null;
+    },
     run: () => resume(ours, reason, o),
   });
   await Promise.all(
