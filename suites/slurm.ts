@@ -23,6 +23,7 @@ const {
   parseNodes,
   parsePartitions,
   parseProbe,
+  probeDevice,
   probeScript,
 } = slurm;
 type SlurmNodeInfo = slurm.SlurmNodeInfo;
@@ -190,16 +191,19 @@ describe("slurm", () => {
             "SLURM_PROBE",
             `no probe job ran for gpu:${type}:1 on ${name} (srun exit ${r.exitCode}): ${r.stderr.trim().split("\n").slice(-2).join(" ")}`,
           );
-        if (!p.uuid || p.cvd?.includes(","))
+        const dev = probeDevice(p);
+        if (dev.kind === "unmapped")
+          broken("SLURM_PROBE_UNMAPPED", `the job on ${p.node}: ${dev.why}`);
+        if (dev.kind !== "uuid")
           fail(
             "SLURM_PROBE_DEVICE",
-            `the job on ${p.node} was given CUDA_VISIBLE_DEVICES=${p.cvd || "(unset)"}, not exactly one device Slurm's gres.conf maps to an instance`,
+            `the job on ${p.node} was not given exactly one device for gpu:${type}:1: ${dev.why}`,
           );
-        const got = node.instances.find((i) => i.uuid === p.uuid);
+        const got = node.instances.find((i) => i.uuid === dev.uuid);
         if (!got)
           fail(
             "SLURM_PROBE_DEVICE",
-            `the job got ${p.uuid}, which is no MIG instance of ${node.name}`,
+            `the job got ${dev.uuid}, which is no MIG instance of ${node.name}`,
           );
         c.parameter("landed on", `${got.label} ${got.profile} ${got.uuid}`);
         if (got.profile !== profile)

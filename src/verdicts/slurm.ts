@@ -199,6 +199,24 @@ export function parseProbe(stdout: string): ProbeAnswer {
 }
 
 /**
+ * What the probe's answer says about its device: one instance UUID, or why none can be named.
+ * `unmapped`: a device Slurm gave, but no UUID to tie it to an instance (gres.conf Files like
+ * /dev/nvidia-caps/nvidia-cap21 on a real node without AutoDetect=nvml): the harness cannot
+ * decide, which is not the node breaking a promise.
+ */
+export function probeDevice(
+  p: ProbeAnswer,
+): { kind: "uuid"; uuid: string } | { kind: "none" | "several" | "unmapped"; why: string } {
+  if (!p.cvd) return { kind: "none", why: "CUDA_VISIBLE_DEVICES is unset: Slurm gave no GPU" };
+  if (p.cvd.includes(",")) return { kind: "several", why: `CUDA_VISIBLE_DEVICES=${p.cvd}` };
+  if (p.uuid && /^(MIG|GPU)-/.test(p.uuid)) return { kind: "uuid", uuid: p.uuid };
+  return {
+    kind: "unmapped",
+    why: `CUDA_VISIBLE_DEVICES=${p.cvd} maps to ${p.uuid || "no gres.conf File"}, which names no instance UUID (set AutoDetect=nvml so that Slurm gives MIG UUIDs)`,
+  };
+}
+
+/**
  * The job's own script: which device Slurm gave it (CUDA_VISIBLE_DEVICES: a MIG UUID where
  * slurmd sets one, else the index of the node's gres in gres.conf order, mapped to the File it
  * names; the simulated cluster names each File after its instance's UUID), then a short

@@ -9,6 +9,7 @@ import {
   parseNodes,
   parsePartitions,
   parseProbe,
+  probeDevice,
 } from "../../src/verdicts/slurm.js";
 
 const capture = readFileSync(
@@ -108,5 +109,17 @@ describe("slurm suite: gres against the live instances", () => {
     );
     assert.deepEqual(p, { node: "sim01", cvd: "2", uuid: "MIG-8ad9", tflops: 8.11, errors: 0 });
     assert.equal(parseProbe("srun: error: Unable to allocate resources").node, null);
+  });
+
+  it("names the probe's one device, or says why not: none, several, or a File with no UUID", () => {
+    const p = (cvd: string, uuid: string) =>
+      probeDevice({ node: "n", cvd: cvd || null, uuid: uuid || null, tflops: null, errors: null });
+    assert.deepEqual(p("2", "MIG-8ad9"), { kind: "uuid", uuid: "MIG-8ad9" });
+    assert.deepEqual(p("MIG-8ad9", "MIG-8ad9"), { kind: "uuid", uuid: "MIG-8ad9" });
+    assert.equal(p("", "").kind, "none");
+    assert.equal(p("0,1", "").kind, "several");
+    const real = p("0", "nvidia-cap21");
+    assert.equal(real.kind, "unmapped");
+    assert.match("why" in real ? real.why : "", /names no instance UUID .*AutoDetect=nvml/);
   });
 });
