@@ -120,7 +120,16 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   const recorder = o.list
     ? null
-    : await Recorder.start(o.db, { runId: o.runId, label: o.label ?? undefined, argv: o.argv });
+    : await Recorder.start(o.db, {
+        runId: o.runId,
+        label: o.label ?? undefined,
+        argv: o.argv,
+      }).catch((e: unknown) => {
+        // An unreachable database stops the run before any node is touched; the signal
+        // handlers must not outlive it (in-process callers go on).
+        removeSignals();
+        throw e;
+      });
   if (recorder) sink.on((c) => recorder.check(c));
   const measurementsFile = join(o.outDir, "measurements.jsonl");
   const sessions: NodeSession[] = [];
@@ -475,6 +484,21 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     removeSignals();
   }
   exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
+  // Before the reports, so that a lost record is in them too.
+  const lost = await recorder?.flush();
+  if (lost) {
+    // A record that did not make it is no failure of the node, but the run cannot claim a
+    // complete history: diff and regression would compare against a hole.
+    const c = sink.harness({
+      suite: "run",
+      title: "the run's records are written",
+      status: "broken",
+      code: codeOf(lost, "WRITE"),
+      message: `${errText(lost)} (records in ${recorder?.location}; the checks are in ${o.outDir}/checks.jsonl)`,
+    });
+    o.err(`slicecheck: ${c.message}`);
+    if (!tasks.interrupted && exitCode === 0) exitCode = 2;
+  }
   const nodes = sessions.map((s) => ({
     node: nodeOf(s),
     driver: s.discovered?.driver ?? null,
@@ -518,20 +542,6 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       o.err(`slicecheck: ${c.message}`);
       if (!tasks.interrupted && exitCode === 0) exitCode = 2;
     }
-  }
-  const lost = await recorder?.flush();
-  if (lost) {
-    // A record that did not make it is no failure of the node, but the run cannot claim a
-    // complete history: diff and regression would compare against a hole.
-    const c = sink.harness({
-      suite: "run",
-      title: "the run's records are written",
-      status: "broken",
-      code: codeOf(lost, "WRITE"),
-      message: `${errText(lost)} (records in ${recorder?.location}; the checks are in ${o.outDir}/checks.jsonl)`,
-    });
-    o.err(`slicecheck: ${c.message}`);
-    if (!tasks.interrupted && exitCode === 0) exitCode = 2;
   }
   const status: RunStatus = tasks.interrupted
     ? "interrupted"
