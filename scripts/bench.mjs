@@ -3,7 +3,7 @@
 // against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes.
 // Prints figures; asserts nothing (timing belongs here, not in tests).
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +27,7 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-const only = process.env.BENCH; // "exec", "workloads" or "planner"; all by default
+const only = process.env.BENCH; // "planner", "workloads", "exec", "records" or "slurm"; all by default
 
 /** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
 async function benchPlanner() {
@@ -124,6 +124,16 @@ try {
   if (!only || only === "planner") await benchPlanner();
   if (!only || only === "workloads") benchWorkloads();
   if (!only || only === "exec") benchExec();
+  // These two need PostgreSQL and Slurm (npm test installs them); without them, say so.
+  if (!only || only === "records") {
+    if (existsSync("/usr/lib/postgresql"))
+      await (await import("./bench-records.mjs")).benchRecords(root);
+    else console.log("records: skipped, PostgreSQL is not installed (apt-get install postgresql)");
+  }
+  if (!only || only === "slurm") {
+    if (existsSync("/usr/sbin/slurmctld")) (await import("./bench-slurm.mjs")).benchSlurm(root);
+    else console.log("slurm: skipped, Slurm is not installed (apt-get install slurm-wlm munge)");
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

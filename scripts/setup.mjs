@@ -105,4 +105,30 @@ if (purpose === "test" && !onPath("xmllint"))
   );
 else if (onPath("xmllint")) say("xmllint is installed");
 
+// The store tests start a real PostgreSQL (initdb + postgres as `nobody` in a temporary
+// folder): `--db postgres://…` is the records database a fleet's runs share.
+const hasPostgres = () =>
+  existsSync("/usr/lib/postgresql") &&
+  readdirSync("/usr/lib/postgresql").some((v) =>
+    existsSync(join("/usr/lib/postgresql", v, "bin", "initdb")),
+  );
+if (purpose === "test" && !hasPostgres())
+  apt(
+    ["postgresql"],
+    "the records tests run against a real PostgreSQL server (`run --db postgres://…`)",
+  );
+else if (hasPostgres()) say("postgresql is installed");
+
+// `sim up --slurm` and the slurm suite's tests run Debian's real Slurm (slurmctld, slurmd,
+// srun) authenticated by munge, for the simulated nodes.
+if (
+  purpose === "test" &&
+  !["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged"].every((p) => existsSync(p))
+)
+  apt(
+    ["slurm-wlm", "munge"],
+    "the slurm suite and drain tests run a real Slurm controller and slurmd for the simulated nodes",
+  );
+else if (existsSync("/usr/sbin/slurmctld")) say("slurm-wlm and munge are installed");
+
 say(`ready for ${purpose}`);

@@ -46,6 +46,10 @@ export const ERROR_CODES = {
   REPORT: "cannot-check",
   /** A write failed while working (disk full, read-only file system, I/O error). */
   WRITE: "cannot-check",
+  /** The records database server (PostgreSQL) refused, dropped or failed a connection. */
+  DB: "cannot-check",
+  /** The Slurm daemons or commands (munge, slurmctld, slurmd, scontrol, srun) failed. */
+  SLURM: "cannot-check",
   // a check failed (exit 1)
   CHECK_FAILED: "check-failed",
 } as const satisfies Record<string, ExitClass>;

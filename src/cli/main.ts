@@ -239,10 +239,33 @@ export function buildProgram(
       "leave the layout in place after the run (restore later with `slicecheck restore`)",
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
+    .option(
+      "--drain",
+      "drain the nodes' Slurm nodes (slurm_node) first, wait for their jobs, resume at the end only those this run drained",
+    )
+    .option(
+      "--drain-timeout <duration>",
+      "seconds to wait for a draining node's jobs",
+      parseSeconds("--drain-timeout", 1),
+      600,
+    )
+    .option("--via <scheduler>", "slurm: one batch job per node runs the checks there")
+    .option("--partition <name>", "with --via slurm: the partition of the jobs")
+    .option("--reservation <name>", "with --via slurm: the (maintenance) reservation of the jobs")
+    .option(
+      "--report-to-slurm",
+      "with --drain: leave a node whose isolation, health or slurm checks failed drained, the check in its reason",
+    )
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
     .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
-    .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
+    .addOption(
+      new Option("--run-id <id>", "the run id (run --via slurm gives its jobs one)").hideHelp(),
+    )
+    .option(
+      "--db <path|url>",
+      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
+    )
     .option("--json", "print every check, the counts and the exit code as JSON")
     .option("--quiet", "no live progress: only the checks that did not pass and the verdict")
     .option("--no-allure", "do not write Allure results (<out>/allure-results)")
@@ -282,9 +305,12 @@ export function buildProgram(
       parsePercent("--tolerance"),
       0.05,
     )
-    .option("--db <path>", "records database (default $SLICECHECK_DB or reports/slicecheck.db)")
+    .option(
+      "--db <path|url>",
+      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
+    )
     .option("--json", "machine-readable output")
-    .action(async (o) => setCode((await import("./commands/diff.js")).diffCommand(o, io)));
+    .action(async (o) => setCode(await (await import("./commands/diff.js")).diffCommand(o, io)));
 
   addSimCommands(program, io, setCode);
   addConfigCommand(program, io, setCode);

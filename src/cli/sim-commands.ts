@@ -23,6 +23,10 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
       "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]",
     )
     .option("-i, --inventory <path>", "where to write the inventory", "inventory/sim.yaml")
+    .option(
+      "--slurm",
+      "also run a real Slurm for the nodes (munge, slurmctld, a slurmd per node; MIG instances as typed gres)",
+    )
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await (await import("./commands/sim.js")).simUpCommand(o, io)));
   sim
@@ -36,7 +40,7 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .argument("<node>", "the simulated node")
     .argument(
       "[kind]",
-      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection",
+      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition",
     )
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
     .option(

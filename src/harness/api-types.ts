@@ -43,6 +43,8 @@ export interface SuiteNode {
   cuda: string | null;
   gpus: SuiteGpu[];
   instances: SuiteInstance[];
+  /** The node's name in Slurm (the inventory's `slurm_node`), or null where Slurm is not used. */
+  slurmNode: string | null;
   /** Why the node could not be read (unreachable, locked…): its tests are broken. */
   error: string | null;
   /** Why this suite may not fault the node (a foreign process, Slurm not drained), if it

@@ -110,3 +110,7 @@ export function broken(code: string, message: string): never {
   e.brokenCheck = true;
   throw e;
 }
+
+// Slurm's answers parsed (scontrol -o, gres.conf, hostlists) and compared with MIG instances:
+// what the built-in slurm suite uses, for site suites that check their own Slurm rules.
+export * as slurm from "../verdicts/slurm.js";

@@ -94,6 +94,7 @@ export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNo
       cuda: inv?.cuda ?? null,
       gpus: [...gpus.values()].sort((a, b) => a.index - b.index),
       instances,
+      slurmNode: s.node.slurmNode,
       error: s.error ? `[${s.error.code}] ${s.error.message}` : null,
       refusal: null,
       exec: async (command, o = {}) => {

@@ -9,7 +9,7 @@ import Mocha from "mocha";
 import { GuardedWriter } from "../report/allure-writer.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { classify } from "../verdicts/checks.js";
-import { broken, fail, SCOPE_KEY } from "./api.js";
+import { broken, current, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
 import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
 import type { SuiteFile } from "./suites.js";
@@ -58,6 +58,8 @@ function addPreChecks(mocha: Mocha, pre: readonly PreCheck[]): void {
       const t = new Mocha.Test(p.title, () => {
         if (p.status === "failed") fail(p.code, p.message);
         if (p.status === "broken") broken(p.code, p.message);
+        // A passed harness check says what it found (`drained sim01, its jobs ended after 3 s`).
+        if (p.message) current().note(p.message);
       });
       t.file = RUN_FILE;
       s.addTest(t);

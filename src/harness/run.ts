@@ -11,7 +11,6 @@ import { interlockRefusals } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { CATEGORIES, environmentOf, executorInfo } from "../report/suites.js";
-import { openDb } from "../store/db.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
 import { regressionChecks } from "../verdicts/regression.js";
@@ -31,6 +30,7 @@ import {
   viewOfExtra,
 } from "./services.js";
 import { type NodeSession, openSessions } from "./session.js";
+import { drainForRun } from "./slurm-drain.js";
 import type { SuiteFile } from "./suites.js";
 import { TaskList, trace } from "./tasks.js";
 
@@ -47,6 +47,8 @@ export interface HarnessRunOptions {
   layout: { file: string; config: LayoutConfig } | null;
   keep: boolean;
   allowReset: boolean;
+  /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */
+  drain?: { timeoutS: number; reportToSlurm: boolean } | null;
   journalDir: string;
   db: string;
   label: string | null;
@@ -88,6 +90,7 @@ const SUITE_LABELS: Record<string, { epic: string; feature: string; severity: st
   isolation: { epic: "Tenant isolation", feature: "Isolation", severity: "critical" },
   layout: { epic: "MIG partition validation", feature: "Layout", severity: "normal" },
   health: { epic: "MIG partition validation", feature: "GPU health", severity: "critical" },
+  slurm: { epic: "MIG partition validation", feature: "Slurm", severity: "critical" },
   regression: {
     epic: "MIG partition validation",
     feature: "Driver regression",
@@ -129,7 +132,16 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const removeSignals = tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   const recorder = o.list
     ? null
-    : Recorder.start(o.db, { runId: o.runId, label: o.label ?? undefined, argv: o.argv });
+    : await Recorder.start(o.db, {
+        runId: o.runId,
+        label: o.label ?? undefined,
+        argv: o.argv,
+      }).catch((e: unknown) => {
+        // An unreachable database stops the run before any node is touched; the signal
+        // handlers must not outlive it (in-process callers go on).
+        removeSignals();
+        throw e;
+      });
   if (recorder) sink.on((c) => recorder.check(c));
   const measurementsFile = join(o.outDir, "measurements.jsonl");
   const sessions: NodeSession[] = [];
@@ -209,6 +221,18 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           message: errText(s.error),
         });
     for (const s of sessions) if (s.error) progress.end(nodeOf(s), errText(s.error));
+    if (o.drain && !o.list) {
+      const drain = o.drain;
+      await tasks.task("drain the Slurm nodes", () =>
+        drainForRun(tasks, live(), {
+          runId: o.runId,
+          ...drain,
+          err: o.err,
+          early,
+          checks: () => sink.checks,
+        }),
+      );
+    }
     const wantsHealth = o.suites.some((f) => f.name === "health");
     const dmesgAtStart =
       wantsHealth && !o.list
@@ -271,12 +295,9 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           layoutOf(s, o.layout?.config ?? null, { runId: o.runId, journalDir: o.journalDir }),
         regressions: async () => {
           if (!recorder) return [];
-          const db = openDb(recorder.path, { mustExist: true });
-          try {
-            return regressionChecks(db, o.runId, o.tolerance).map(viewOfExtra);
-          } finally {
-            db.close();
-          }
+          // This run's own measurements must be in before they are compared.
+          await recorder.flush();
+          return (await regressionChecks(recorder.store, o.runId, o.tolerance)).map(viewOfExtra);
         },
         isolation: (s, node) =>
           isolationOf(s, node, {
@@ -382,6 +403,21 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     for (const n of o.nodes) progress.end(n.name);
   }
   exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
+  // Before the reports, so that a lost record is in them too.
+  const lost = await recorder?.flush();
+  if (lost) {
+    // A record that did not make it is no failure of the node, but the run cannot claim a
+    // complete history: diff and regression would compare against a hole.
+    const c = sink.harness({
+      suite: "run",
+      title: "the run's records are written",
+      status: "broken",
+      code: codeOf(lost, "WRITE"),
+      message: `${errText(lost)} (records in ${recorder?.location}; the checks are in ${o.outDir}/checks.jsonl)`,
+    });
+    o.err(`slicecheck: ${c.message}`);
+    if (!tasks.interrupted && exitCode === 0) exitCode = 2;
+  }
   const nodes = sessions.map((s) => ({
     node: nodeOf(s),
     driver: s.discovered?.driver ?? null,
@@ -431,7 +467,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const status: RunStatus = tasks.interrupted
     ? "interrupted"
     : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");
-  recorder?.finish(status);
+  await recorder?.finish(status);
 
   return {
     runId: o.runId,

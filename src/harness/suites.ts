@@ -14,6 +14,7 @@ export const BUILTIN_SUITES = [
   "stress",
   "nccl",
   "isolation",
+  "slurm",
   "health",
   "regression",
 ] as const;
@@ -24,6 +25,8 @@ const ORDER: Record<BuiltinSuite, number> = {
   stress: 1,
   nccl: 2,
   isolation: 3,
+  // After the faults (a GPU they broke must not take probe jobs unnoticed), before health.
+  slurm: 4,
   health: 8,
   regression: 9,
 };

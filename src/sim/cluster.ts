@@ -7,6 +7,7 @@ import { basename, dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
 import { SlicecheckError } from "../errors.js";
 import { initState } from "./nvsmi/state.js";
+import { startSlurm, stopSlurm } from "./slurmd/cluster.js";
 import type { SimNodeSpec } from "./spec.js";
 import {
   ensureKey,
@@ -18,7 +19,7 @@ import {
   stopSshd,
   writeSshdConfig,
 } from "./sshd.js";
-import { installTools } from "./tools.js";
+import { installSlurmTools, installTools } from "./tools.js";
 
 export const DEFAULT_SIM_INVENTORY = "inventory/sim.yaml";
 
@@ -42,6 +43,8 @@ export interface SimNodeStatus {
 interface ClusterFile {
   version: 1;
   nodes: SimNodeRecord[];
+  /** A real Slurm runs for the nodes (`sim up --slurm`). */
+  slurm?: boolean;
 }
 
 export function clusterDirFor(inventory: string): string {
@@ -60,7 +63,11 @@ export function nodeAddress(index: number): string {
   return `127.0.0.${10 + index}`;
 }
 
-export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<SimNodeStatus[]> {
+export async function simUp(
+  inventory: string,
+  spec: SimNodeSpec[],
+  o: { slurm?: boolean } = {},
+): Promise<SimNodeStatus[]> {
   if (spec.length > 200)
     throw new SlicecheckError("USAGE", "a simulated cluster has at most 200 nodes");
   const invPath = resolve(inventory);
@@ -121,6 +128,15 @@ export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<Sim
     if (pid) await stopSshd(pid, join(gone.dir, "sshd_config"));
     rmSync(gone.dir, { recursive: true, force: true });
   }
+  // Slurm stays up across a reconciling `sim up` without --slurm, as sshd does.
+  const slurm = o.slurm ?? old?.slurm ?? false;
+  if (slurm) {
+    await startSlurm(
+      dir,
+      records.map((r) => ({ name: r.name, stateDir: join(r.dir, "state") })),
+    );
+    for (const r of records) installSlurmTools(join(r.dir, "bin"), dir);
+  }
   const knownHosts = records
     .map((r) => {
       const pub = readFileSync(join(r.dir, "ssh_host_ed25519_key.pub"), "utf8").trim().split(/\s+/);
@@ -130,9 +146,9 @@ export async function simUp(inventory: string, spec: SimNodeSpec[]): Promise<Sim
   writeFileSync(join(dir, "known_hosts"), `${knownHosts}\n`);
   writeFileSync(
     join(dir, "cluster.json"),
-    `${JSON.stringify({ version: 1, nodes: records } satisfies ClusterFile, null, 2)}\n`,
+    `${JSON.stringify({ version: 1, nodes: records, slurm } satisfies ClusterFile, null, 2)}\n`,
   );
-  writeInventory(invPath, dir, records);
+  writeInventory(invPath, dir, records, slurm);
   return simStatus(invPath);
 }
 
@@ -145,7 +161,12 @@ async function portFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-function writeInventory(invPath: string, dir: string, records: SimNodeRecord[]): void {
+function writeInventory(
+  invPath: string,
+  dir: string,
+  records: SimNodeRecord[],
+  slurm: boolean,
+): void {
   const rel = relative(dirname(invPath), dir) || ".";
   const byProduct: Record<string, string[]> = {};
   for (const r of records) {
@@ -163,7 +184,13 @@ function writeInventory(invPath: string, dir: string, records: SimNodeRecord[]):
     nodes: Object.fromEntries(
       records.map((r) => [
         r.name,
-        { host: r.host, port: r.port, tags: ["sim", r.gpu.toLowerCase()] },
+        {
+          host: r.host,
+          port: r.port,
+          tags: ["sim", r.gpu.toLowerCase()],
+          // Under Slurm, the maintenance interlocks (drained?) apply to the node.
+          ...(slurm ? { slurm_node: r.name } : {}),
+        },
       ]),
     ),
     groups: { sim: records.map((r) => r.name), ...byProduct },
@@ -236,5 +263,6 @@ export async function simDown(inventory: string): Promise<number> {
     if (pid && (await stopSshd(pid, join(n.dir, "sshd_config")))) stopped++;
     rmSync(pidFile, { force: true });
   }
+  if (c?.slurm) await stopSlurm(dir);
   return stopped;
 }

@@ -43,3 +43,21 @@ export function installTools(binDir: string): void {
     chmodSync(path, 0o755);
   }
 }
+
+/** The real Slurm commands a node's sessions run once the cluster has Slurm (`sim up --slurm`);
+ * the simulated scontrol gives way to the real one. */
+export const SLURM_TOOLS = ["scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel"];
+
+export function installSlurmTools(binDir: string, clusterDir: string): void {
+  const abs = join(PACKAGE_ROOT, "dist/sim/slurmd/wrapper.js");
+  if (!existsSync(abs))
+    throw new SlicecheckError("SIM", `${abs} is missing; run \`npm run build\``);
+  for (const tool of SLURM_TOOLS) {
+    const path = join(binDir, tool);
+    writeFileSync(
+      path,
+      `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} ${quote(clusterDir)} ${tool} "$@"\n`,
+    );
+    chmodSync(path, 0o755);
+  }
+}

@@ -23,6 +23,7 @@ declare module "better-sqlite3" {
     transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
     close(): this;
     readonly open: boolean;
+    readonly inTransaction: boolean;
   }
   export default Database;
   export type { RunResult, Statement };

@@ -2,7 +2,7 @@
 // version) becomes a set of (run, node) pairs, and those pairs become a Snapshot.
 import { SlicecheckError } from "../errors.js";
 import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
-import type { Db } from "./db.js";
+import type { Store } from "./store.js";
 
 export interface Picked {
   runId: string;
@@ -47,24 +47,30 @@ export interface Snapshot {
   checks: { node: string; identity: string; suite: string; status: string; message: string }[];
 }
 
-const PICK = `SELECT r.id AS runId, n.node AS node, r.label AS label, n.driver AS driver,
+// Aliases are quoted: PostgreSQL folds unquoted names to lower case (runId → runid).
+const PICK = `SELECT r.id AS "runId", n.node AS node, r.label AS label, n.driver AS driver,
   r.started AS started, r.status AS status FROM runs r JOIN nodes n ON n.run_id = r.id`;
 
 /** A run id wins over a label, a label over a driver version: ids and labels are the user's. */
-export function pick(db: Db, selector: string): { kind: Snapshot["kind"]; picked: Picked[] } {
-  const byRun = db.prepare(`${PICK} WHERE r.id = ? ORDER BY n.node`).all(selector) as Picked[];
+export async function pick(
+  db: Store,
+  selector: string,
+): Promise<{ kind: Snapshot["kind"]; picked: Picked[] }> {
+  const byRun = await db.all<Picked>(`${PICK} WHERE r.id = ? ORDER BY n.node`, [selector]);
   if (byRun.length) return { kind: "run", picked: byRun };
-  const latest = db
-    .prepare("SELECT id FROM runs WHERE label = ? ORDER BY started DESC, rowid DESC LIMIT 1")
-    .get(selector) as { id: string } | undefined;
+  const latest = await db.get<{ id: string }>(
+    "SELECT id FROM runs WHERE label = ? ORDER BY started DESC, seq DESC LIMIT 1",
+    [selector],
+  );
   if (latest) {
-    const rows = db.prepare(`${PICK} WHERE r.id = ? ORDER BY n.node`).all(latest.id) as Picked[];
+    const rows = await db.all<Picked>(`${PICK} WHERE r.id = ? ORDER BY n.node`, [latest.id]);
     return { kind: "label", picked: rows };
   }
   // The latest run on that driver per node: a fleet upgrades node by node, over several runs.
-  const byDriver = db
-    .prepare(`${PICK} WHERE n.driver = ? ORDER BY n.node, r.started DESC, r.rowid DESC`)
-    .all(selector) as Picked[];
+  const byDriver = await db.all<Picked>(
+    `${PICK} WHERE n.driver = ? ORDER BY n.node, r.started DESC, r.seq DESC`,
+    [selector],
+  );
   if (byDriver.length) {
     const seen = new Set<string>();
     return {
@@ -74,7 +80,7 @@ export function pick(db: Db, selector: string): { kind: Snapshot["kind"]; picked
   }
   throw new SlicecheckError(
     "USAGE",
-    `'${selector}' is neither a run id, a run label nor a driver version in the records; list them with \`sqlite3 <db> 'select id, label, started from runs'\``,
+    `'${selector}' is neither a run id, a run label nor a driver version in the records; list them with \`sqlite3 <db> 'select id, label, started from runs'\` (PostgreSQL: \`psql <url> -c 'select id, label, started from runs'\`)`,
     { selector },
   );
 }
@@ -83,8 +89,8 @@ function json<T>(s: string | null): T | null {
   return s === null ? null : (JSON.parse(s) as T);
 }
 
-export function snapshot(db: Db, selector: string): Snapshot {
-  const { kind, picked } = pick(db, selector);
+export async function snapshot(db: Store, selector: string): Promise<Snapshot> {
+  const { kind, picked } = await pick(db, selector);
   const snap: Snapshot = {
     selector,
     kind,
@@ -96,14 +102,7 @@ export function snapshot(db: Db, selector: string): Snapshot {
     checks: [],
   };
   for (const p of picked) {
-    const topo = db
-      .prepare(
-        `SELECT t.node AS node, g.idx AS gpu, g.product AS product, t.layout AS layout, t.lgip AS lgip,
-          t.lgipp AS lgipp, t.instances AS instances
-         FROM topology t JOIN gpus g ON g.run_id = t.run_id AND g.uuid = t.gpu_uuid
-         WHERE t.run_id = ? AND t.node = ? ORDER BY g.idx`,
-      )
-      .all(p.runId, p.node) as {
+    const topo = await db.all<{
       node: string;
       gpu: number;
       product: string;
@@ -111,7 +110,13 @@ export function snapshot(db: Db, selector: string): Snapshot {
       lgip: string | null;
       lgipp: string | null;
       instances: string;
-    }[];
+    }>(
+      `SELECT t.node AS node, g.idx AS gpu, g.product AS product, t.layout AS layout, t.lgip AS lgip,
+          t.lgipp AS lgipp, t.instances AS instances
+         FROM topology t JOIN gpus g ON g.run_id = t.run_id AND g.uuid = t.gpu_uuid
+         WHERE t.run_id = ? AND t.node = ? ORDER BY g.idx`,
+      [p.runId, p.node],
+    );
     for (const t of topo) {
       snap.topology.push({
         node: t.node,
@@ -123,32 +128,31 @@ export function snapshot(db: Db, selector: string): Snapshot {
         instances: json(t.instances) ?? [],
       });
     }
+    const at = [p.runId, p.node];
     snap.measurements.push(
-      ...(db
-        .prepare(
-          `SELECT node, product, profile, workload, metric, unit, value, repetition FROM measurements
-           WHERE run_id = ? AND node = ?`,
-        )
-        .all(p.runId, p.node) as MeasurementRow[]),
+      ...(await db.all<MeasurementRow>(
+        `SELECT node, product, profile, workload, metric, unit, value, repetition FROM measurements
+         WHERE run_id = ? AND node = ? ORDER BY id`,
+        at,
+      )),
     );
     snap.verdicts.push(
-      ...(db
-        .prepare(
-          "SELECT node, gpu_uuid AS gpu, name, status, summary FROM verdicts WHERE run_id = ? AND node = ?",
-        )
-        .all(p.runId, p.node) as Snapshot["verdicts"]),
+      ...(await db.all<Snapshot["verdicts"][number]>(
+        "SELECT node, gpu_uuid AS gpu, name, status, summary FROM verdicts WHERE run_id = ? AND node = ? ORDER BY id",
+        at,
+      )),
     );
     snap.checks.push(
-      ...(db
-        .prepare(
-          "SELECT node, identity, suite, status, message FROM checks WHERE run_id = ? AND node = ?",
-        )
-        .all(p.runId, p.node) as Snapshot["checks"]),
+      ...(await db.all<Snapshot["checks"][number]>(
+        "SELECT node, identity, suite, status, message FROM checks WHERE run_id = ? AND node = ? ORDER BY id",
+        at,
+      )),
     );
     snap.steps.push(
-      ...(db
-        .prepare("SELECT node, gpu, step, ms FROM step_durations WHERE run_id = ? AND node = ?")
-        .all(p.runId, p.node) as Snapshot["steps"]),
+      ...(await db.all<Snapshot["steps"][number]>(
+        "SELECT node, gpu, step, ms FROM step_durations WHERE run_id = ? AND node = ? ORDER BY id",
+        at,
+      )),
     );
   }
   return snap;

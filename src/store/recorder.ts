@@ -2,16 +2,22 @@
 // inventory, topology and measurements as that node finishes, the finish status at the end.
 // Every call is its own transaction, so a run killed half-way keeps every node that finished
 // (and its run row says `running`, which is how diff and readers tell it was cut short).
+// Calls return at once and are written in order behind them (a shared PostgreSQL must not
+// hold a measurement up); flush() waits for them and says whether any failed.
 
 import type { StepTimings } from "../mig/apply/types.js";
 import { resolveProduct } from "../mig/catalog/catalog.js";
 import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
-import { type Db, openDb } from "./db.js";
+import { openStore, type Sql, type Store } from "./store.js";
 import type { GpuTopology } from "./topology.js";
 
 export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted";
+
+/** SQL for a status's rank: a failed check outranks an undecided one, as in the exit code. */
+const RANK = (x: string) =>
+  `(CASE ${x} WHEN 'interrupted' THEN 4 WHEN 'failed' THEN 3 WHEN 'broken' THEN 2 WHEN 'passed' THEN 1 ELSE 0 END)`;
 
 export interface VerdictRecord {
   node: string;
@@ -29,40 +35,77 @@ export function productKey(name: string): string {
 }
 
 export class Recorder {
+  private queue: Promise<void> = Promise.resolve();
+  private failure: Error | null = null;
+  /** Writes done, and how long they took (bench: time per recorded measurement). */
+  readonly stats = { writes: 0, ms: 0 };
+
   private constructor(
-    private readonly db: Db,
+    readonly store: Store,
     readonly runId: string,
-    readonly path: string,
   ) {}
 
-  static start(path: string, run: { runId: string; label?: string; argv: string[] }): Recorder {
-    const db = openDb(path);
-    db.prepare(
-      "INSERT INTO runs (id, label, started, status, argv) VALUES (?, ?, ?, 'running', ?)",
-    ).run(run.runId, run.label ?? null, new Date().toISOString(), JSON.stringify(run.argv));
-    return new Recorder(db, run.runId, path);
+  get location(): string {
+    return this.store.location;
+  }
+
+  static async start(
+    location: string,
+    run: { runId: string; label?: string; argv: string[] },
+  ): Promise<Recorder> {
+    const store = await openStore(location);
+    await store.run(
+      // A run of many jobs (run --via slurm) shares one id: the first job's row stands.
+      `INSERT INTO runs (id, label, started, status, argv, seq)
+       VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs))
+       ON CONFLICT (id) DO NOTHING`,
+      [run.runId, run.label ?? null, new Date().toISOString(), JSON.stringify(run.argv)],
+    );
+    return new Recorder(store, run.runId);
+  }
+
+  /** Queues one transaction; the first failure is kept for flush(), later writes still try. */
+  private write(fn: (tx: Sql) => Promise<void>): void {
+    this.queue = this.queue.then(async () => {
+      const t0 = performance.now();
+      try {
+        await this.store.transaction(fn);
+        this.stats.writes++;
+        this.stats.ms += performance.now() - t0;
+      } catch (e) {
+        this.failure ??= e instanceof Error ? e : new Error(String(e));
+      }
+    });
+  }
+
+  /** Waits for every queued write; the first error any of them met, or null. */
+  async flush(): Promise<Error | null> {
+    await this.queue;
+    return this.failure;
   }
 
   /** The node's drivers, GPUs and MIG instances (GI ids, placements) and the live catalogue. */
   node(r: NodeRunResult, topology: Map<number, GpuTopology>, layout: string | null): void {
     const inv = r.inventory;
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          "INSERT OR REPLACE INTO nodes (run_id, node, driver, cuda, error) VALUES (?, ?, ?, ?, ?)",
-        )
-        .run(this.runId, r.node, inv?.driver ?? null, inv?.cuda ?? null, r.error);
+    this.write(async (tx) => {
+      await tx.run(
+        `INSERT INTO nodes (run_id, node, driver, cuda, error) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (run_id, node) DO UPDATE SET driver = excluded.driver, cuda = excluded.cuda,
+           error = excluded.error`,
+        [this.runId, r.node, inv?.driver ?? null, inv?.cuda ?? null, r.error],
+      );
       const byGpu = new Map<string, NonNullable<typeof inv>["instances"]>();
       for (const i of inv?.instances ?? [])
         byGpu.set(i.gpuUuid, [...(byGpu.get(i.gpuUuid) ?? []), i]);
       for (const [uuid, list] of byGpu) {
         const first = list[0];
         if (!first) continue;
-        this.db
-          .prepare(
-            "INSERT OR REPLACE INTO gpus (run_id, node, uuid, idx, product, driver, cuda, vbios) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
-          )
-          .run(
+        await tx.run(
+          `INSERT INTO gpus (run_id, node, uuid, idx, product, driver, cuda, vbios)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
+           ON CONFLICT (run_id, uuid) DO UPDATE SET node = excluded.node, idx = excluded.idx,
+             product = excluded.product, driver = excluded.driver, cuda = excluded.cuda`,
+          [
             this.runId,
             r.node,
             uuid,
@@ -70,7 +113,8 @@ export class Recorder {
             productKey(first.gpuName),
             inv?.driver ?? null,
             inv?.cuda ?? null,
-          );
+          ],
+        );
         const topo = topology.get(first.gpu);
         const instances = list
           .filter((i) => i.gpuInstanceId !== null)
@@ -82,11 +126,13 @@ export class Recorder {
             sm: i.sm,
             memoryMiB: i.memoryMiB,
           }));
-        this.db
-          .prepare(
-            "INSERT OR REPLACE INTO topology (run_id, node, gpu_uuid, layout, lgip, lgipp, instances) VALUES (?, ?, ?, ?, ?, ?, ?)",
-          )
-          .run(
+        await tx.run(
+          `INSERT INTO topology (run_id, node, gpu_uuid, layout, lgip, lgipp, instances)
+           VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (run_id, gpu_uuid) DO UPDATE SET node = excluded.node,
+             layout = excluded.layout, lgip = excluded.lgip, lgipp = excluded.lgipp,
+             instances = excluded.instances`,
+          [
             this.runId,
             r.node,
             uuid,
@@ -94,54 +140,58 @@ export class Recorder {
             topo ? JSON.stringify(topo.profiles) : null,
             topo ? JSON.stringify(topo.placements) : null,
             JSON.stringify(instances),
-          );
+          ],
+        );
       }
-    })();
+    });
   }
 
   /** One measurement, one transaction: what was measured before a kill stays. */
   measurement(suite: string, m: Measurement, gpuName: string): void {
-    this.db
-      .prepare(
+    this.write((tx) =>
+      tx.run(
         `INSERT INTO measurements (run_id, node, gpu_uuid, instance_uuid, product, profile, placement,
           suite, workload, metric, value, unit, repetition) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        this.runId,
-        m.node,
-        m.gpuUuid,
-        m.instanceUuid,
-        productKey(gpuName),
-        m.profile,
-        m.placement,
-        suite,
-        m.workload,
-        m.metric,
-        m.value,
-        m.unit,
-        m.repetition,
-      );
+        [
+          this.runId,
+          m.node,
+          m.gpuUuid,
+          m.instanceUuid,
+          productKey(gpuName),
+          m.profile,
+          m.placement,
+          suite,
+          m.workload,
+          m.metric,
+          m.value,
+          m.unit,
+          m.repetition,
+        ],
+      ),
+    );
   }
 
   /** Apply step times of one GPU, by its index as the apply report names it. */
   steps(node: string, gpu: number, timings: StepTimings, prefix = ""): void {
-    const ins = this.db.prepare(
-      "INSERT INTO step_durations (run_id, node, gpu, step, ms) VALUES (?, ?, ?, ?, ?)",
-    );
-    this.db.transaction(() => {
+    this.write(async (tx) => {
       for (const [k, ms] of Object.entries(timings)) {
         if (typeof ms === "number")
-          ins.run(this.runId, node, gpu, prefix + k.replace(/Ms$/, ""), ms);
+          await tx.run(
+            "INSERT INTO step_durations (run_id, node, gpu, step, ms) VALUES (?, ?, ?, ?, ?)",
+            [this.runId, node, gpu, prefix + k.replace(/Ms$/, ""), ms],
+          );
       }
-    })();
+    });
   }
 
   verdict(v: VerdictRecord): void {
-    this.db
-      .prepare(
-        "INSERT INTO verdicts (run_id, node, gpu_uuid, instance_uuid, name, status, summary, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run(
+    this.write((tx) => this.insertVerdict(tx, v));
+  }
+
+  private insertVerdict(tx: Sql, v: VerdictRecord): Promise<void> {
+    return tx.run(
+      "INSERT INTO verdicts (run_id, node, gpu_uuid, instance_uuid, name, status, summary, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      [
         this.runId,
         v.node,
         v.gpuUuid,
@@ -150,18 +200,17 @@ export class Recorder {
         v.status,
         v.summary,
         JSON.stringify(v.evidence ?? {}),
-      );
+      ],
+    );
   }
 
   /** One check, one transaction; isolation verdicts also go to `verdicts` (diff's history). */
   check(c: CheckRecord): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          `INSERT INTO checks (run_id, check_id, suite, node, gpu, instance, identity, title, status, code,
-            message, figures, evidence, started, stopped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
+    this.write(async (tx) => {
+      await tx.run(
+        `INSERT INTO checks (run_id, check_id, suite, node, gpu, instance, identity, title, status, code,
+          message, figures, evidence, started, stopped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
           this.runId,
           c.id,
           c.suite,
@@ -177,9 +226,10 @@ export class Recorder {
           JSON.stringify(c.evidence.map((e) => ({ ...e, content: e.content?.slice(0, 4000) }))),
           new Date(c.startMs).toISOString(),
           new Date(c.stopMs).toISOString(),
-        );
+        ],
+      );
       if (c.suite === "isolation" && c.node)
-        this.verdict({
+        await this.insertVerdict(tx, {
           node: c.node,
           gpuUuid: c.parameters["GPU UUID"] ?? null,
           instanceUuid: c.instance?.uuid ?? null,
@@ -188,7 +238,7 @@ export class Recorder {
           summary: c.message,
           evidence: c.figures,
         });
-    })();
+    });
   }
 
   /** Xid lines the kernel log gained during the run. */
@@ -202,17 +252,26 @@ export class Recorder {
       line: string;
     },
   ): void {
-    this.db
-      .prepare(
+    this.write((tx) =>
+      tx.run(
         "INSERT INTO xids (run_id, node, pci, xid, gpu_instance, compute_instance, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run(this.runId, node, x.pci, x.xid, x.gpuInstanceId, x.computeInstanceId, x.line);
+        [this.runId, node, x.pci, x.xid, x.gpuInstanceId, x.computeInstanceId, x.line],
+      ),
+    );
   }
 
-  finish(status: RunStatus): void {
-    this.db
-      .prepare("UPDATE runs SET finished = ?, status = ? WHERE id = ?")
-      .run(new Date().toISOString(), status, this.runId);
-    this.db.close();
+  /** The finish status, after every queued write; closes the store. The first failed write. */
+  async finish(status: RunStatus): Promise<Error | null> {
+    this.write((tx) =>
+      // The worst status of the run's jobs wins (one job per node under --via slurm).
+      tx.run(
+        `UPDATE runs SET finished = ?, status = CASE WHEN ${RANK("?")} >= ${RANK("status")}
+         THEN ? ELSE status END WHERE id = ?`,
+        [new Date().toISOString(), status, status, this.runId],
+      ),
+    );
+    const failure = await this.flush();
+    await this.store.close().catch(() => {});
+    return failure;
   }
 }

@@ -1,30 +1,33 @@
 // The `regression` suite: this run's measurements against the latest run of the same nodes on
 // another driver in the records database, through the same snapshot and comparison as `diff`.
 import type { ExtraCheck } from "../report/context.js";
-import type { Db } from "../store/db.js";
 import { comparePerformance } from "../store/diff.js";
 import { type MeasurementRow, snapshot } from "../store/query.js";
+import type { Store } from "../store/store.js";
 
 export const NO_BASELINE = "no baseline on another driver yet";
 
 const key = (m: MeasurementRow) => `${m.product} ${m.profile} ${m.workload} ${m.metric}`;
 
-export function regressionChecks(db: Db, runId: string, tolerance = 0.05): ExtraCheck[] {
-  const after = snapshot(db, runId);
+export async function regressionChecks(
+  db: Store,
+  runId: string,
+  tolerance = 0.05,
+): Promise<ExtraCheck[]> {
+  const after = await snapshot(db, runId);
   const before: MeasurementRow[] = [];
   const baselines: string[] = [];
   for (const p of after.picked) {
     if (!p.driver) continue;
-    const prev = db
-      .prepare(
-        `SELECT n.driver AS driver FROM runs r JOIN nodes n ON n.run_id = r.id
-         WHERE n.node = ? AND r.id <> ? AND n.driver IS NOT NULL AND n.driver <> ?
-         ORDER BY r.started DESC, r.rowid DESC LIMIT 1`,
-      )
-      .get(p.node, runId, p.driver) as { driver: string } | undefined;
+    const prev = await db.get<{ driver: string }>(
+      `SELECT n.driver AS driver FROM runs r JOIN nodes n ON n.run_id = r.id
+       WHERE n.node = ? AND r.id <> ? AND n.driver IS NOT NULL AND n.driver <> ?
+       ORDER BY r.started DESC, r.seq DESC LIMIT 1`,
+      [p.node, runId, p.driver],
+    );
     if (!prev) continue;
     // The latest run on that driver per node, as `diff --before DRIVER` picks it.
-    const snap = snapshot(db, prev.driver);
+    const snap = await snapshot(db, prev.driver);
     const base = snap.picked.find((x) => x.node === p.node);
     if (!base) continue;
     baselines.push(`${p.node}: ${base.runId} (driver ${prev.driver}) → driver ${p.driver}`);

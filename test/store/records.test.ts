@@ -9,6 +9,7 @@ import { comparePerformance, compareTopology } from "../../src/store/diff.js";
 import type { GpuTopo, MeasurementRow } from "../../src/store/query.js";
 import { snapshot } from "../../src/store/query.js";
 import { Recorder } from "../../src/store/recorder.js";
+import { openStore } from "../../src/store/store.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("store: records database", () => {
@@ -54,13 +55,13 @@ describe("store: records database", () => {
     assert.throws(() => openDb(path), /newer than this slicecheck knows/);
   });
 
-  it("resolves a run by label, a driver to its latest run per node, and refuses an unknown one", () => {
+  it("resolves a run by label, a driver to its latest run per node, and refuses an unknown one", async () => {
     const path = join(dir, "r.db");
     for (const [runId, label] of [
       ["sc-1", "old"],
       ["sc-2", "new"],
     ] as const) {
-      const rec = Recorder.start(path, { runId, label, argv: [] });
+      const rec = await Recorder.start(path, { runId, label, argv: [] });
       rec.node(
         {
           node: "n1",
@@ -75,14 +76,14 @@ describe("store: records database", () => {
         new Map(),
         null,
       );
-      rec.finish("passed");
+      assert.equal(await rec.finish("passed"), null);
     }
-    const db = openDb(path, { mustExist: true });
-    assert.equal(snapshot(db, "new").picked[0]?.runId, "sc-2");
-    assert.equal(snapshot(db, "535.183.01").picked[0]?.runId, "sc-1");
-    assert.equal(snapshot(db, "sc-1").kind, "run");
-    assert.throws(() => snapshot(db, "nope"), /neither a run id, a run label nor a driver/);
-    db.close();
+    const db = await openStore(path, { mustExist: true });
+    assert.equal((await snapshot(db, "new")).picked[0]?.runId, "sc-2");
+    assert.equal((await snapshot(db, "535.183.01")).picked[0]?.runId, "sc-1");
+    assert.equal((await snapshot(db, "sc-1")).kind, "run");
+    await assert.rejects(snapshot(db, "nope"), /neither a run id, a run label nor a driver/);
+    await db.close();
   });
 });
 

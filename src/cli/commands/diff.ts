@@ -2,9 +2,10 @@
 // id, a `run --label`, or a driver version). Exit 1 when something regressed, 0 otherwise, 3 when
 // a selector matches nothing.
 import { SlicecheckError } from "../../errors.js";
-import { dbPath, openDb } from "../../store/db.js";
+import { dbPath } from "../../store/db.js";
 import { type DiffResult, diffSnapshots, type Finding } from "../../store/diff.js";
 import { type Snapshot, snapshot } from "../../store/query.js";
+import { openStore } from "../../store/store.js";
 import type { Out } from "../context.js";
 
 export interface DiffOptions {
@@ -48,7 +49,7 @@ function printArea(io: Out, title: string, list: Finding[]): void {
     io.out(`  ${f.regression ? "REGRESSED" : "CHANGED  "}  ${f.subject}: ${f.detail}`);
 }
 
-export function diffCommand(o: DiffOptions, io: Out): number {
+export async function diffCommand(o: DiffOptions, io: Out): Promise<number> {
   const tolerance = o.tolerance ?? 0.05;
   if (!(tolerance > 0 && tolerance <= 1)) {
     throw new SlicecheckError(
@@ -58,16 +59,16 @@ export function diffCommand(o: DiffOptions, io: Out): number {
   }
   const tolerancePct = Number((tolerance * 100).toFixed(4));
   const path = dbPath(o.db);
-  const db = openDb(path, { mustExist: true });
+  const db = await openStore(path, { mustExist: true });
   let before: Snapshot;
   let after: Snapshot;
   let result: DiffResult;
   try {
-    before = snapshot(db, o.before);
-    after = snapshot(db, o.after);
+    before = await snapshot(db, o.before);
+    after = await snapshot(db, o.after);
     result = diffSnapshots(before, after, tolerance);
   } finally {
-    db.close();
+    await db.close();
   }
   if (o.json) {
     io.out(

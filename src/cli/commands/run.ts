@@ -16,6 +16,7 @@ import { loadLayoutInput } from "../input.js";
 import { checkRunPaths } from "../options.js";
 import { progressView, viewMode } from "../progress-view.js";
 import { liveCheck, printEnd } from "./run-print.js";
+import { viaSlurm } from "./run-via.js";
 
 export interface RunCliOptions extends NodeOptions {
   suites: string;
@@ -40,6 +41,14 @@ export interface RunCliOptions extends NodeOptions {
   bail?: boolean;
   /** No live progress; the end of the run is printed as usual. */
   quiet?: boolean;
+  drain?: boolean;
+  drainTimeout?: number;
+  reportToSlurm?: boolean;
+  via?: string;
+  /** Given by `run --via slurm` to its jobs: one run id across the nodes. */
+  runId?: string;
+  partition?: string;
+  reservation?: string;
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
@@ -58,8 +67,25 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
       "USAGE",
       "-c/--config names a config of a --layout file; give --layout too",
     );
+  if (o.reportToSlurm && !o.drain)
+    throw new SlicecheckError(
+      "USAGE",
+      "--report-to-slurm leaves the nodes this run drained drained; give --drain too",
+    );
   const { inventory, nodes } = loadSelected(o);
-  const runId = newRunId();
+  if (o.drain && !nodes.some((n) => n.slurmNode))
+    throw new SlicecheckError(
+      "USAGE",
+      "--drain drains the nodes' Slurm nodes, but no selected node has slurm_node in the inventory; set it (the node's name in Slurm) or drop --drain",
+    );
+  if (o.runId !== undefined && !/^sc-[A-Za-z0-9-]+$/.test(o.runId))
+    throw new SlicecheckError(
+      "USAGE",
+      `--run-id expects an id like sc-20261129T101500Z-1a2b3c, got '${o.runId}'`,
+    );
+  const runId = o.runId ?? newRunId();
+  if (o.via !== undefined)
+    return viaSlurm(o, { inventory: inventory.file, nodes, suites, runId }, io);
   const outDir = o.out ?? join("reports", "runs", runId);
   if (!o.list)
     io.err(
@@ -79,6 +105,9 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     layout: config && o.layout ? { file: o.layout, config } : null,
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
+    drain: o.drain
+      ? { timeoutS: o.drainTimeout ?? 600, reportToSlurm: o.reportToSlurm ?? false }
+      : null,
     journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
     db: dbPath(o.db),
     label: o.label ?? null,

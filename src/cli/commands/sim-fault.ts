@@ -4,8 +4,14 @@
 
 import { join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
-import { DEFAULT_SIM_INVENTORY, simNodeRecord } from "../../sim/cluster.js";
+import { clusterDirFor, DEFAULT_SIM_INVENTORY, simNodeRecord } from "../../sim/cluster.js";
 import { clearFaults, FAULT_KINDS, plantFault } from "../../sim/faults.js";
+import {
+  clearGresFaults,
+  GRES_FAULTS,
+  plantGresFault,
+  setSlurmState,
+} from "../../sim/slurmd/cluster.js";
 import type { Out } from "../context.js";
 
 export interface SimFaultOptions {
@@ -29,14 +35,35 @@ export async function simFaultCommand(
     if (kind !== undefined) {
       throw new SlicecheckError("USAGE", `--clear removes every planted fault; drop '${kind}'`);
     }
-    const undone = await clearFaults(stateDir);
+    const undone: unknown[] = await clearFaults(stateDir);
+    if (clearGresFaults(clusterDirFor(inventory), node)) undone.push({ kind: "slurm-gres" });
     if (o.json) io.out(JSON.stringify({ node, cleared: undone }, null, 2));
     else io.out(`${node}: cleared ${undone.length} planted fault(s)`);
     return 0;
   }
   if (kind === undefined) {
-    const kinds = Object.entries(FAULT_KINDS).map(([, k]) => `  ${k.usage}`);
+    const kinds = [
+      ...Object.entries(FAULT_KINDS).map(([, k]) => `  ${k.usage}`),
+      ...Object.values(GRES_FAULTS).map((u) => `  ${u}`),
+    ];
     throw new SlicecheckError("USAGE", `sim fault needs a KIND (or --clear):\n${kinds.join("\n")}`);
+  }
+  if (kind in GRES_FAULTS) {
+    const detail = await plantGresFault(
+      clusterDirFor(inventory),
+      node,
+      kind as keyof typeof GRES_FAULTS,
+    );
+    if (o.json) io.out(JSON.stringify({ node, planted: { kind } }, null, 2));
+    else io.out(`${node}: planted ${kind}: ${detail}`);
+    return 0;
+  }
+  const real =
+    kind === "slurm" ? setSlurmState(clusterDirFor(inventory), node, o.state ?? "") : null;
+  if (real) {
+    if (o.json) io.out(JSON.stringify({ node, planted: { kind, state: o.state } }, null, 2));
+    else io.out(`${node}: planted ${kind}: ${real}`);
+    return 0;
   }
   const planted = await plantFault(stateDir, kind, { gpu: o.gpu, name: o.name, state: o.state });
   if (o.json) io.out(JSON.stringify({ node, planted: planted.record }, null, 2));

@@ -10,18 +10,18 @@ import { buildSimSpec, type SimSpecArgs } from "../../sim/spec.js";
 import { displayPath, type Out, table } from "../context.js";
 
 export async function simUpCommand(
-  o: SimSpecArgs & { inventory?: string; json?: boolean },
+  o: SimSpecArgs & { inventory?: string; json?: boolean; slurm?: boolean },
   io: Out,
 ): Promise<number> {
   const inv = o.inventory ?? DEFAULT_SIM_INVENTORY;
   const spec = buildSimSpec(o);
   const t0 = Date.now();
-  const status = await simUp(inv, spec);
+  const status = await simUp(inv, spec, { slurm: o.slurm });
   if (o.json) io.out(JSON.stringify({ inventory: inv, nodes: status }, null, 2));
   else {
     printStatus(status, io);
     io.out(
-      `${status.length} simulated node(s) up in ${Date.now() - t0} ms; inventory: ${displayPath(inv)}`,
+      `${status.length} simulated node(s) up in ${Date.now() - t0} ms${o.slurm ? ", with Slurm (slurmctld, a slurmd per node, munge)" : ""}; inventory: ${displayPath(inv)}`,
     );
   }
   return status.every((s) => s.running) ? 0 : 2;

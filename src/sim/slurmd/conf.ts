@@ -1,0 +1,137 @@
+// slurm.conf and gres.conf for a simulated cluster, generated from the simulated GPUs' state:
+// every MIG instance is one typed GPU gres (`Name=gpu Type=1g.10gb File=…`), a GPU without MIG
+// one whole-card gres typed by its product; nodes with MIG go to the `mig` partition, the rest
+// to `gpu`. All nodes are slurmd processes on this machine (NodeHostname=localhost, one port
+// each: Debian's slurmd takes -N NAME). Pure: state in, text out.
+import type { SimState } from "../nvsmi/state.js";
+import { giProfileOf, migDevices, viewOf } from "../nvsmi/view.js";
+
+export interface GresDevice {
+  node: string;
+  gpu: number;
+  /** `1g.10gb` for a MIG instance; the product (`h100-80gb`) for a whole card. */
+  type: string;
+  mig: boolean;
+  /** MIG-… or GPU-…: what CUDA_VISIBLE_DEVICES takes. */
+  uuid: string;
+}
+
+export interface SlurmNodeConf {
+  name: string;
+  port: number;
+  devices: GresDevice[];
+}
+
+export interface SlurmPaths {
+  dir: string;
+  controllerPort: number;
+  mungeSocket: string;
+}
+
+/** The File a device's gres points at: a placeholder device node named after its UUID, so
+ * that a job can tell which instance Slurm gave it (a real node maps /dev/nvidia-caps minors
+ * through /proc/driver/nvidia/capabilities; the simulation has no driver to ask). */
+export function deviceFile(dir: string, d: { node: string; uuid: string }): string {
+  return `${dir}/dev/${d.node}/${d.uuid.replace(/\//g, "+")}`;
+}
+
+export function devicesOf(state: SimState): GresDevice[] {
+  const out: GresDevice[] = [];
+  for (const gpu of state.gpus) {
+    const view = viewOf(state, gpu);
+    if (!gpu.mig.current || !view.catalog) {
+      out.push({
+        node: state.node,
+        gpu: gpu.index,
+        type: gpu.product.toLowerCase(),
+        mig: false,
+        uuid: gpu.uuid,
+      });
+      continue;
+    }
+    for (const { gi, ci } of migDevices(view))
+      out.push({
+        node: state.node,
+        gpu: gpu.index,
+        type: giProfileOf(view, gi).name.replace(/\+/g, "_"),
+        mig: true,
+        uuid: ci.uuid,
+      });
+  }
+  return out;
+}
+
+/** `gpu:1g.10gb:2,gpu:3g.40gb:1`, types in first-seen order. */
+export function gresSummary(devices: readonly GresDevice[]): string {
+  const counts = new Map<string, number>();
+  for (const d of devices) counts.set(d.type, (counts.get(d.type) ?? 0) + 1);
+  return [...counts].map(([t, n]) => `gpu:${t}:${n}`).join(",");
+}
+
+export function gresConf(p: SlurmPaths, nodes: readonly SlurmNodeConf[]): string {
+  const lines = ["# Written by `slicecheck sim up --slurm` from the simulated GPUs' MIG state."];
+  for (const n of nodes)
+    for (const d of n.devices)
+      lines.push(`NodeName=${n.name} Name=gpu Type=${d.type} File=${deviceFile(p.dir, d)}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** `alsoWhole`: nodes put into the whole-card partition too, whatever their GPUs (a planted
+ * misconfiguration). */
+export function slurmConf(
+  p: SlurmPaths,
+  nodes: readonly SlurmNodeConf[],
+  alsoWhole: readonly string[] = [],
+): string {
+  const d = p.dir;
+  const mig = nodes.filter((n) => n.devices.some((x) => x.mig)).map((n) => n.name);
+  const whole = nodes
+    .filter((n) => !n.devices.some((x) => x.mig) || alsoWhole.includes(n.name))
+    .map((n) => n.name);
+  const lines = [
+    "# Written by `slicecheck sim up --slurm`: a real Slurm for the simulated nodes, every",
+    "# daemon on this machine, files under this folder. Regenerated when a layout changes.",
+    "ClusterName=slicecheck-sim",
+    "SlurmctldHost=localhost(127.0.0.1)",
+    `SlurmctldPort=${p.controllerPort}`,
+    "SlurmUser=root",
+    "SlurmdUser=root",
+    "AuthType=auth/munge",
+    "CredType=cred/munge",
+    `AuthInfo=socket=${p.mungeSocket}`,
+    `StateSaveLocation=${d}/state`,
+    `SlurmdSpoolDir=${d}/spool/%n`,
+    `SlurmctldPidFile=${d}/slurmctld.pid`,
+    `SlurmdPidFile=${d}/slurmd-%n.pid`,
+    `SlurmctldLogFile=${d}/slurmctld.log`,
+    `SlurmdLogFile=${d}/slurmd-%n.log`,
+    // No cgroups in a container: processes are tracked by /proc, devices are not fenced (the
+    // README says what that leaves out).
+    "ProctrackType=proctrack/linuxproc",
+    "TaskPlugin=task/none",
+    "SelectType=select/cons_tres",
+    "SelectTypeParameters=CR_Core",
+    // The nodes' CPUs and memory are what this file says, not what this one machine has.
+    "SlurmdParameters=config_overrides",
+    "GresTypes=gpu",
+    "ReturnToService=2",
+    "MpiDefault=none",
+    "SchedulerType=sched/backfill",
+    "AccountingStorageType=accounting_storage/none",
+    "JobCompType=jobcomp/none",
+    "SlurmctldTimeout=30",
+    "SlurmdTimeout=30",
+    "InactiveLimit=0",
+    "KillWait=5",
+    "MinJobAge=60",
+    ...nodes.map(
+      (n) =>
+        `NodeName=${n.name} NodeHostname=localhost NodeAddr=127.0.0.1 Port=${n.port} CPUs=8 RealMemory=64000${n.devices.length ? ` Gres=${gresSummary(n.devices)}` : ""}`,
+    ),
+    ...(mig.length ? [`PartitionName=mig Nodes=${mig.join(",")} MaxTime=INFINITE State=UP`] : []),
+    ...(whole.length
+      ? [`PartitionName=gpu Nodes=${whole.join(",")} MaxTime=INFINITE State=UP`]
+      : []),
+  ];
+  return `${lines.join("\n")}\n`;
+}

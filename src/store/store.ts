@@ -1,0 +1,66 @@
+// One records store, two backends: the embedded SQLite file (the default) and a shared
+// PostgreSQL database (`--db postgres://…`) that a fleet's runs all write to. The interface is
+// asynchronous because a network database is; the SQLite backend answers at once. Every
+// caller (recorder, query, regression, diff) speaks this interface and the SQLite dialect with
+// `?` placeholders, which the PostgreSQL backend numbers.
+import { SlicecheckError } from "../errors.js";
+
+export interface Sql {
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  run(sql: string, params?: readonly unknown[]): Promise<void>;
+}
+
+export interface Store extends Sql {
+  readonly kind: "sqlite" | "postgres";
+  /** For messages: the file, or the URL without its password. */
+  readonly location: string;
+  /** Everything `fn` does commits together or not at all. */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** The URL as it may be printed: a password never reaches a terminal, a log or a report. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
+  }
+}
+
+/** A `postgres://` URL that names a host and a database, refused before any work otherwise. */
+export function checkPostgresUrl(url: string, option = "--db"): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new SlicecheckError(
+      "USAGE",
+      `${option} ${redactUrl(url)}: not a valid URL; give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`,
+      { option },
+    );
+  }
+  const host = u.hostname || u.searchParams.get("host");
+  if (!host || u.pathname.replace(/^\//, "") === "")
+    throw new SlicecheckError(
+      "USAGE",
+      `${option} ${redactUrl(url)}: names no ${host ? "database" : "host"}; give postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (a unix socket: postgres://USER@/DATABASE?host=/run/postgresql)`,
+      { option },
+    );
+}
+
+/** Opens (and brings to the current schema) the store a `--db` value names. */
+export async function openStore(location: string, o: { mustExist?: boolean } = {}): Promise<Store> {
+  if (isPostgresUrl(location)) {
+    checkPostgresUrl(location);
+    return (await import("./postgres.js")).openPostgres(location, o);
+  }
+  return (await import("./sqlite.js")).openSqlite(location, o);
+}

@@ -1,0 +1,227 @@
+// slurm: per node, Slurm's view of the GPUs against the live MIG instances, then one probe job
+// per MIG profile through the real scheduler. Checks: Slurm knows the node (its version is
+// recorded); its gres (scontrol, and gres.conf when readable) counts what the instances are,
+// per profile type, with no whole-card gpu gres left on a MIG GPU; no MIG gres in a whole-card
+// partition; a job asking for `gpu:<profile>:1` lands on exactly one instance of that profile
+// and computes there. Every problem is a check result with its evidence, never a crash.
+import {
+  broken,
+  current,
+  fail,
+  forEachNode,
+  harness,
+  type SuiteNode,
+  slurm,
+} from "slicecheck/suite";
+import { brokenIf } from "./lib/judge.js";
+
+const {
+  compareGres,
+  gresType,
+  isMigType,
+  parseGresConf,
+  parseNodes,
+  parsePartitions,
+  parseProbe,
+  probeDevice,
+  probeScript,
+} = slurm;
+type SlurmNodeInfo = slurm.SlurmNodeInfo;
+
+const run = harness();
+const STRESS_S = 2;
+
+interface SlurmView {
+  me: SlurmNodeInfo | null;
+  all: SlurmNodeInfo[];
+  partitions: Map<string, string[]>;
+  version: string | null;
+  gresConf: { path: string; text: string | null; why: string | null };
+  raw: string;
+}
+
+async function read(node: SuiteNode, name: string): Promise<SlurmView> {
+  const sh = async (cmd: string) => {
+    const r = await node.exec({ shell: cmd }, { timeoutS: 60 });
+    return { ok: r.exitCode === 0, out: r.stdout, err: r.stderr.trim() };
+  };
+  const nodes = await sh("scontrol show node -o");
+  if (!nodes.ok)
+    throw new Error(`scontrol show node failed: ${nodes.err || "no output"} (is Slurm up?)`);
+  const parts = await sh("scontrol show partition -o");
+  const version = await sh("scontrol version");
+  const conf = await sh("scontrol show config | sed -n 's/^SLURM_CONF *= *//p'");
+  const path = `${(conf.out.trim() || "/etc/slurm/slurm.conf").replace(/\/[^/]*$/, "")}/gres.conf`;
+  const gres = await sh(`cat '${path.replace(/'/g, "'\\''")}'`);
+  const all = parseNodes(nodes.out);
+  return {
+    me: all.find((n) => n.name === name) ?? null,
+    all,
+    partitions: parsePartitions(parts.out),
+    version: version.out.trim().replace(/^slurm(-wlm)?\s+/, "") || null,
+    gresConf: { path, text: gres.ok ? gres.out : null, why: gres.ok ? null : gres.err },
+    raw: nodes.out,
+  };
+}
+
+const wholeCardPartition = (v: SlurmView, p: string) =>
+  (v.partitions.get(p) ?? []).some((n) =>
+    v.all.find((x) => x.name === n)?.gres.some((g) => g.name === "gpu" && !isMigType(g.type)),
+  );
+
+describe("slurm", () => {
+  forEachNode(run.nodes, (node) => {
+    const name = node.slurmNode;
+    let view: SlurmView | null = null;
+    let problem: string | null = null;
+    before(async () => {
+      if (node.error || !name) return;
+      try {
+        view = await read(node, name);
+      } catch (e) {
+        problem = (e as Error).message;
+      }
+    });
+    const ready = (): SlurmView & { me: SlurmNodeInfo } => {
+      brokenIf(node.error);
+      if (!name)
+        broken(
+          "SLURM_NOT_CONFIGURED",
+          `the inventory names no slurm_node for ${node.name}; set it to the node's name in Slurm`,
+        );
+      brokenIf(problem, "SLURM_UNREADABLE");
+      const v = view as SlurmView;
+      if (!v.me)
+        fail(
+          "SLURM_NODE_UNKNOWN",
+          `Slurm has no node ${name}: ${v.all.map((n) => n.name).join(", ") || "no nodes at all"}`,
+        );
+      return v as SlurmView & { me: SlurmNodeInfo };
+    };
+    const migProfiles = node.instances.filter((i) => i.gpuInstanceId !== null);
+
+    it("Slurm knows the node", () => {
+      const v = ready();
+      const c = current();
+      c.figures({ slurmVersion: v.version, state: v.me.state });
+      c.parameter("Slurm version", v.version ?? "unknown");
+      c.note(`${name}: ${v.me.state}${v.me.reason ? ` (${v.me.reason})` : ""}, Slurm ${v.version}`);
+    });
+
+    it("gres matches the MIG instances", () => {
+      const v = ready();
+      const c = current();
+      const live = {
+        profiles: migProfiles.map((i) => i.profile),
+        wholeCards: node.gpus.filter((g) => !g.migEnabled).length,
+        migGpus: node.gpus.filter((g) => g.migEnabled).length,
+      };
+      const gpuGres = v.me.gres.filter((g) => g.name === "gpu");
+      const bySlurm = compareGres("scontrol", gpuGres, live);
+      const problems = [...bySlurm.problems];
+      let figures = bySlurm.figures;
+      c.evidence(
+        "scontrol show node -o",
+        v.raw.split("\n").find((l) => l.startsWith(`NodeName=${name} `)) ?? "",
+      );
+      c.evidence(
+        "live instances",
+        node.instances.map((i) => `${i.label} ${i.profile} ${i.uuid}`).join("\n"),
+      );
+      if (v.gresConf.text !== null) {
+        const conf = parseGresConf(v.gresConf.text, name as string);
+        c.evidence(v.gresConf.path, v.gresConf.text);
+        if (conf.autoDetect)
+          c.note(`gres.conf: AutoDetect=${conf.autoDetect} (slurmd asks NVML for the devices)`);
+        if (conf.lines.length > 0) {
+          const byFile = compareGres("gres.conf", conf.lines, live);
+          problems.push(...byFile.problems);
+          figures = { ...figures, ...byFile.figures };
+        }
+      } else c.note(`${v.gresConf.path} not readable (${v.gresConf.why ?? "?"}); scontrol only`);
+      c.figures(figures);
+      if (problems.length) fail("SLURM_GRES_MISMATCH", `${name}: ${problems.join("; ")}`);
+    });
+
+    if (migProfiles.length > 0)
+      it("MIG gres only in MIG partitions", () => {
+        const v = ready();
+        const whole = v.me.partitions.filter((p) => wholeCardPartition(v, p));
+        current().figures({ partitions: v.me.partitions.join(",") });
+        if (whole.length)
+          fail(
+            "SLURM_PARTITION",
+            `${name} offers MIG gres but is in whole-card partition(s) ${whole.join(", ")} (other nodes there offer whole GPUs): a job asking for a GPU there may get a MIG slice`,
+          );
+      });
+
+    for (const profile of [...new Set(migProfiles.map((i) => i.profile))].sort())
+      it(`probe job on ${profile} lands on one ${profile} instance`, async () => {
+        const v = ready();
+        const c = current();
+        if (/DRAIN|DOWN/.test(v.me.state))
+          broken("SLURM_NODE_DRAINED", `${name} is ${v.me.state}: Slurm starts no probe job on it`);
+        const type = gresType(profile);
+        const partition = v.me.partitions[0];
+        const argv = [
+          "srun",
+          `--nodelist=${name}`,
+          ...(partition ? [`--partition=${partition}`] : []),
+          `--gres=gpu:${type}:1`,
+          "-N1",
+          "-n1",
+          "--time=2",
+          "--immediate=60",
+          "--job-name=slicecheck-probe",
+          "sh",
+          "-c",
+          probeScript(STRESS_S),
+        ];
+        const t0 = Date.now();
+        const r = await node.exec(argv, { timeoutS: 120 });
+        const wallMs = Date.now() - t0;
+        const p = parseProbe(r.stdout);
+        c.evidence(
+          "srun",
+          `${argv.slice(0, -1).join(" ")} <probe>\nexit ${r.exitCode}\n${r.stdout}${r.stderr}`,
+        );
+        c.figures({ wallMs, latencyMs: wallMs - STRESS_S * 1000, tflops: p.tflops });
+        if (!p.node)
+          fail(
+            "SLURM_PROBE",
+            `no probe job ran for gpu:${type}:1 on ${name} (srun exit ${r.exitCode}): ${r.stderr.trim().split("\n").slice(-2).join(" ")}`,
+          );
+        const dev = probeDevice(p);
+        if (dev.kind === "unmapped")
+          broken("SLURM_PROBE_UNMAPPED", `the job on ${p.node}: ${dev.why}`);
+        if (dev.kind !== "uuid")
+          fail(
+            "SLURM_PROBE_DEVICE",
+            `the job on ${p.node} was not given exactly one device for gpu:${type}:1: ${dev.why}`,
+          );
+        const got = node.instances.find((i) => i.uuid === dev.uuid);
+        if (!got)
+          fail(
+            "SLURM_PROBE_DEVICE",
+            `the job got ${dev.uuid}, which is no MIG instance of ${node.name}`,
+          );
+        c.parameter("landed on", `${got.label} ${got.profile} ${got.uuid}`);
+        if (got.profile !== profile)
+          fail(
+            "SLURM_PROBE_WRONG_PROFILE",
+            `a job asking for gpu:${type}:1 landed on ${got.label}, a ${got.profile} instance (${got.uuid}): Slurm's gres types do not match the devices`,
+          );
+        if (p.errors === null || r.exitCode !== 0)
+          fail(
+            "STRESS_FAILED",
+            `the stress inside the job on ${got.label} did not finish (exit ${r.exitCode})`,
+          );
+        if (p.errors > 0)
+          fail(
+            "STRESS_FAILED",
+            `the stress inside the job on ${got.label} counted ${p.errors} error(s)`,
+          );
+        c.note(`job landed on ${got.label} (${got.uuid}); ${p.tflops} TFLOP/s; ${wallMs} ms`);
+      });
+  });
+});

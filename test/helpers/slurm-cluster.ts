@@ -1,0 +1,69 @@
+// A simulated cluster with a real Slurm (`sim up --slurm`) for one describe block.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simDown, simUp } from "../../src/sim/cluster.js";
+import { cli } from "./cli.js";
+
+export interface SlurmTestCluster {
+  dir: string;
+  inventoryPath: string;
+  /** A shell command on one node (its real Slurm commands included). */
+  sh(node: string, cmd: string): Promise<string>;
+}
+
+export function useSlurmCluster(nodes: number): SlurmTestCluster {
+  const handle = {} as SlurmTestCluster;
+  before(async function () {
+    this.timeout(120_000);
+    const dir = mkdtempSync(join(tmpdir(), "slicecheck-slurm-"));
+    const inventoryPath = join(dir, "sim.yaml");
+    const spec = Array.from({ length: nodes }, (_, i) => ({
+      name: `sim${String(i + 1).padStart(2, "0")}`,
+      gpu: "H100-80GB",
+      gpus: 1,
+      driver: "580.65.06",
+    }));
+    await simUp(inventoryPath, spec, { slurm: true });
+    Object.assign(handle, {
+      dir,
+      inventoryPath,
+      async sh(node: string, cmd: string) {
+        const r = await cli("exec", "-i", inventoryPath, "--nodes", node, "--", cmd);
+        if (r.code !== 0)
+          throw new Error(`${node}: ${cmd}: exit ${r.code}: ${r.stdout}${r.stderr}`);
+        return r.stdout.replace(new RegExp(`^${node}: `, "gm"), "");
+      },
+    });
+  });
+  after(async function () {
+    this.timeout(60_000);
+    if (!handle.inventoryPath) return;
+    await simDown(handle.inventoryPath);
+    rmSync(handle.dir, { recursive: true, force: true });
+  });
+  return handle;
+}
+
+/** drain → apply the layout → resume, as an admin does it under Slurm. */
+export async function applyUnderSlurm(
+  c: SlurmTestCluster,
+  node: string,
+  config: string,
+): Promise<void> {
+  await c.sh(node, `scontrol update nodename=${node} state=drain reason=layout`);
+  const r = await cli(
+    "apply",
+    "-i",
+    c.inventoryPath,
+    "--nodes",
+    node,
+    "fixtures/layouts/default.yaml",
+    "-c",
+    config,
+    "--journal-dir",
+    join(c.dir, "journal"),
+  );
+  if (r.code !== 0) throw new Error(`apply ${config} on ${node}: exit ${r.code}: ${r.stderr}`);
+  await c.sh(node, `scontrol update nodename=${node} state=resume`);
+}

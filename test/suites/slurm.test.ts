@@ -1,0 +1,163 @@
+// The slurm suite end to end: a real Slurm (munge, slurmctld, a slurmd per node) over
+// simulated H100s, probe jobs through srun; each checker shown failing on a planted fault.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { cli } from "../helpers/cli.js";
+import { useCluster } from "../helpers/cluster.js";
+import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
+
+interface Check {
+  node: string;
+  title: string;
+  status: string;
+  code: string;
+  message: string;
+  figures: Record<string, unknown>;
+  parameters: Record<string, string>;
+}
+
+describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", function () {
+  this.timeout(240_000);
+  const c = useSlurmCluster(2);
+  let n = 0;
+  const runSlurm = async () => {
+    const r = await cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--suites",
+      "slurm",
+      "--db",
+      join(c.dir, "r.db"),
+      "--out",
+      join(c.dir, `out${++n}`),
+      "--json",
+    );
+    const checks = (JSON.parse(r.stdout) as { checks: Check[] }).checks;
+    const of = (node: string, title: string) => {
+      const x = checks.find((k) => k.node === node && k.title === title);
+      assert.ok(x, `${node}: no check "${title}" in ${checks.map((k) => k.title).join(", ")}`);
+      return x;
+    };
+    return { code: r.code, checks, of, stderr: r.stderr };
+  };
+
+  it("a matching gres passes, and each probe job lands on an instance of its own profile", async () => {
+    await applyUnderSlurm(c, "sim01", "all-balanced");
+    const r = await runSlurm();
+    assert.equal(
+      r.code,
+      0,
+      r.checks
+        .filter((k) => k.status !== "passed")
+        .map((k) => k.message)
+        .join("\n"),
+    );
+    const version = (await c.sh("sim01", "scontrol version")).trim().replace(/^slurm(-wlm)? /, "");
+    assert.equal(r.of("sim01", "Slurm knows the node").figures.slurmVersion, version);
+    for (const p of ["1g.10gb", "2g.20gb", "3g.40gb"]) {
+      const k = r.of("sim01", `probe job on ${p} lands on one ${p} instance`);
+      assert.match(k.parameters["landed on"] ?? "", new RegExp(` ${p.replace(".", "\\.")} MIG-`));
+      assert.ok(Number(k.figures.tflops) > 0, "the stress inside the job computed");
+    }
+    // sim02 is a whole card: no MIG partition check, no probes.
+    assert.deepEqual(
+      r.checks.filter((k) => k.node === "sim02").map((k) => k.title),
+      ["Slurm knows the node", "gres matches the MIG instances"],
+    );
+  });
+
+  it("a gres left stale by a layout change fails with the counts per profile", async () => {
+    const f = await cli(
+      "sim",
+      "fault",
+      "sim01",
+      "slurm-stale-gres",
+      "--inventory",
+      c.inventoryPath,
+    );
+    assert.equal(f.code, 0, f.stderr);
+    await applyUnderSlurm(c, "sim01", "all-1g.10gb");
+    const r = await runSlurm();
+    assert.equal(r.code, 1);
+    const g = r.of("sim01", "gres matches the MIG instances");
+    assert.equal(g.status, "failed");
+    assert.equal(g.code, "SLURM_GRES_MISMATCH");
+    assert.match(g.message, /1g\.10gb: scontrol has 2, the GPUs have 7/);
+    assert.match(g.message, /2g\.20gb: scontrol has 1, the GPUs have 0/);
+    assert.match(g.message, /3g\.40gb: scontrol has 1, the GPUs have 0/);
+    assert.match(g.message, /1g\.10gb: gres\.conf has 2, the GPUs have 7/);
+    assert.equal(r.of("sim02", "gres matches the MIG instances").status, "passed");
+  });
+
+  it("a probe job landing on the wrong profile fails, although every count is right", async () => {
+    const cleared = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    await applyUnderSlurm(c, "sim01", "all-balanced");
+    const f = await cli("sim", "fault", "sim01", "slurm-swap-gres", "--inventory", c.inventoryPath);
+    assert.equal(f.code, 0, f.stderr);
+    const r = await runSlurm();
+    assert.equal(r.code, 1);
+    assert.equal(r.of("sim01", "gres matches the MIG instances").status, "passed");
+    const wrong = r.checks.filter((k) => k.code === "SLURM_PROBE_WRONG_PROFILE");
+    assert.deepEqual(wrong.map((k) => k.title).sort(), [
+      "probe job on 2g.20gb lands on one 2g.20gb instance",
+      "probe job on 3g.40gb lands on one 3g.40gb instance",
+    ]);
+    assert.match(wrong[0]?.message ?? "", /landed on gpu0\/gi\d+\/ci0, a [23]g\.[24]0gb instance/);
+    assert.equal(
+      r.of("sim01", "probe job on 1g.10gb lands on one 1g.10gb instance").status,
+      "passed",
+    );
+  });
+
+  it("a MIG node in a whole-card partition fails, naming the partition", async () => {
+    const cleared = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    const f = await cli(
+      "sim",
+      "fault",
+      "sim01",
+      "slurm-mixed-partition",
+      "--inventory",
+      c.inventoryPath,
+    );
+    assert.equal(f.code, 0, f.stderr);
+    const r = await runSlurm();
+    const k = r.of("sim01", "MIG gres only in MIG partitions");
+    assert.equal(k.status, "failed");
+    assert.equal(k.code, "SLURM_PARTITION");
+    assert.match(k.message, /sim01 offers MIG gres but is in whole-card partition\(s\) gpu/);
+    assert.equal(r.of("sim01", "gres matches the MIG instances").status, "passed");
+  });
+});
+
+describe("slurm suite without Slurm (real sshd, simulated H100)", function () {
+  this.timeout(120_000);
+  const c = useCluster(1);
+
+  it("a node without slurm_node is broken with what to set, never a crash or a pass", async () => {
+    const r = await cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--suites",
+      "slurm",
+      "--db",
+      join(c.dir, "r.db"),
+      "--out",
+      join(c.dir, "out"),
+      "--json",
+    );
+    assert.equal(r.code, 2, r.stderr);
+    const checks = (JSON.parse(r.stdout) as { checks: Check[] }).checks;
+    assert.deepEqual(
+      checks.map((k) => [k.title, k.status, k.code]),
+      [
+        ["Slurm knows the node", "broken", "SLURM_NOT_CONFIGURED"],
+        ["gres matches the MIG instances", "broken", "SLURM_NOT_CONFIGURED"],
+      ],
+    );
+    assert.match(checks[0]?.message ?? "", /names no slurm_node for sim01; set it/);
+  });
+});
