@@ -1,6 +1,6 @@
+// Runs a node's isolation scenarios (planned in plan.ts): baselines, faults with victims under
+// load, the kernel log, recovery; each scenario judged as soon as it ran.
 import { join } from "node:path";
-import { SlicecheckError } from "../errors.js";
-import { parseXid } from "../nvsmi/xid.js";
 import type { Transport } from "../transport/types.js";
 import {
   baselineProblem,
@@ -8,9 +8,7 @@ import {
   judgeScenario,
   remeasureReason,
   type ScenarioRef,
-  type VerdictOptions,
 } from "../verdicts/isolation.js";
-import type { Verdict } from "../verdicts/types.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -22,169 +20,20 @@ import {
   type EventData,
   type EventOp,
   type FaultName,
-  type History,
-  type ScenarioKind,
   scenarioKey,
-  type XidSeen,
 } from "./history.js";
-
-export interface IsolationOptions extends VerdictOptions {
-  runId: string;
-  faults: readonly FaultName[];
-  durationS: number;
-  /** At most this many aggressors per GPU (the first instances); all when absent. */
-  aggressors?: number;
-  outDir: string;
-  history: History;
-  signal?: AbortSignal;
-  onProgress?: (line: string) => void;
-  /** The node's instances, when the caller read them already. */
-  inventory?: { instances: Instance[] };
-  /** Each scenario's verdicts as soon as they are judged. */
-  onScenario?: (r: ScenarioResult, ref: ScenarioRef) => void;
-}
-
-/**
- * mig: the instances of a MIG GPU. time-slicing and mps: two processes on one GPU without MIG
- * (soft partitioning), plain and under MPS; they are measured the same way, and their failures
- * are the finding: soft partitioning shares throughput and memory and, under MPS, fatal faults.
- * exclusive: a GPU whose MIG layout is one instance over the whole card (7g): one tenant, no
- * neighbour to fault; what it promises is that nothing else runs on the GPU.
- */
-export type IsolationMode = "mig" | "time-slicing" | "mps" | "exclusive";
-
-export interface ScenarioResult {
-  mode: IsolationMode;
-  node: string;
-  gpu: number;
-  aggressor: string;
-  profile: string;
-  fault: ScenarioKind;
-  verdicts: Verdict[];
-}
-
-export interface IsolationNodeResult {
-  node: string;
-  results: ScenarioResult[];
-  /** The node could not be checked at all (unreachable, no GPU with two instances). */
-  error: string | null;
-}
-
-class HarnessLost extends Error {}
-
-/**
- * How late this process's event loop runs: a timer every 100 ms, and each time it fires more
- * than 50 ms late, when and by how much. A stalled control machine (swapping, starved of CPU)
- * delays reading the nodes' output and the deadlines, so a victim can look slowed or hung for
- * reasons that have nothing to do with its GPU: the verdicts read this to say so.
- */
-export class LagMonitor {
-  private timer: NodeJS.Timeout | null = null;
-  private last = Date.now();
-  private readonly lags: { at: number; lateMs: number }[] = [];
-  start(): void {
-    if (this.timer) return;
-    this.last = Date.now();
-    this.timer = setInterval(() => {
-      const now = Date.now();
-      const late = now - this.last - 100;
-      this.last = now;
-      if (late > 50) this.lags.push({ at: now, lateMs: late });
-      if (this.lags.length > 2000) this.lags.shift();
-    }, 100);
-    this.timer.unref();
-  }
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
-  /** The longest stall that overlapped [fromMs, toMs]. */
-  maxBetween(fromMs: number, toMs: number): number {
-    let worst = 0;
-    for (const l of this.lags)
-      if (l.at >= fromMs && l.at - l.lateMs <= toMs) worst = Math.max(worst, l.lateMs);
-    return worst;
-  }
-}
-
-export function exclusiveRef(node: string, label: string, a: Instance): ScenarioRef {
-  return {
-    scenario: scenarioKey(node, label, "exclusive"),
-    baseline: scenarioKey(node, label, "exclusive"),
-    fault: "exclusive",
-    aggressor: label,
-    gpuInstanceId: a.gpuInstanceId,
-    computeInstanceId: a.computeInstanceId,
-  };
-}
-
-export function errText(e: unknown): string {
-  if (e instanceof SlicecheckError) return `[${e.code}] ${e.message}`;
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** `00000000:07:00.0` and `0000:07:00` both become `07:00`. */
-export function busKey(pci: string): string {
-  const m = /([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?\s*$/i.exec(pci.trim());
-  return m ? `${m[1]}:${m[2]}`.toLowerCase() : pci.toLowerCase();
-}
-
-export interface PlanEntry {
-  mode: IsolationMode;
-  gpu: number;
-  aggressor: Instance;
-  victims: Instance[];
-  aggressorLabel: string;
-  /** Soft partitioning runs two processes on one device: the victim's own label. */
-  victimLabel: string | null;
-}
-
-/** The scenarios of a node, in the order they run: per GPU, each instance (the first
- * `aggressors`) faults once while the others are measured; a GPU without MIG is tried as
- * soft partitioning, plain (time-slicing) and under MPS. Pure, so a suite can name its tests
- * before anything runs. */
-export function planScenarios(instances: readonly Instance[], aggressors?: number): PlanEntry[] {
-  const byGpu = new Map<number, Instance[]>();
-  for (const i of instances) byGpu.set(i.gpu, [...(byGpu.get(i.gpu) ?? []), i]);
-  const plan: PlanEntry[] = [];
-  for (const [gpu, list] of byGpu) {
-    if (list.length >= 2 && list.every((i) => i.gpuInstanceId !== null)) {
-      for (const a of list.slice(0, aggressors ?? list.length))
-        plan.push({
-          mode: "mig",
-          gpu,
-          aggressor: a,
-          victims: list.filter((x) => x !== a),
-          aggressorLabel: instanceLabel(a),
-          victimLabel: null,
-        });
-    } else if (list.length === 1 && list[0]!.gpuInstanceId !== null) {
-      // One MIG instance on the GPU: checked for exclusivity, not skipped as "nothing to
-      // partition" (a whole-card 7g layout is a real tenant layout).
-      plan.push({
-        mode: "exclusive",
-        gpu,
-        aggressor: list[0]!,
-        victims: [],
-        aggressorLabel: instanceLabel(list[0]!),
-        victimLabel: null,
-      });
-    } else if (list.length === 1 && list[0]!.gpuInstanceId === null) {
-      for (const mode of ["time-slicing", "mps"] as const) {
-        const tag = mode === "mps" ? "mps" : "ts";
-        plan.push({
-          mode,
-          gpu,
-          aggressor: { ...list[0]! },
-          victims: [{ ...list[0]! }],
-          aggressorLabel: `gpu${gpu}/${tag}-a`,
-          victimLabel: `gpu${gpu}/${tag}-b`,
-        });
-      }
-    }
-  }
-  return plan;
-}
+import {
+  errText,
+  exclusiveRef,
+  HarnessLost,
+  type IsolationNodeResult,
+  type IsolationOptions,
+  LagMonitor,
+  type PlanEntry,
+  planScenarios,
+  type ScenarioResult,
+} from "./plan.js";
+import { mpsControl, readDmesg, readExclusivity, readPciMap, xidsIn } from "./probes.js";
 
 export class NodeScenarios {
   private readonly node: string;
@@ -273,14 +122,8 @@ export class NodeScenarios {
     return outcomes;
   }
 
-  private async dmesgLines(): Promise<string[]> {
-    const r = await this.transports[0]!.exec(
-      { argv: ["dmesg"] },
-      { timeoutMs: 30_000, signal: this.o.signal },
-    );
-    if (r.exitCode !== 0)
-      throw new Error(`dmesg exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}`);
-    return r.stdout.split("\n").filter(Boolean);
+  private dmesgLines(): Promise<string[]> {
+    return readDmesg(this.transports[0]!, this.o.signal);
   }
 
   async run(): Promise<IsolationNodeResult> {
@@ -294,7 +137,7 @@ export class NodeScenarios {
 
   private async runAll(): Promise<IsolationNodeResult> {
     const inv = this.o.inventory ?? (await discoverInstances(this.transports[0]!));
-    const pci = await this.pciMap();
+    const pci = await readPciMap(this.transports[0]!);
     const plan = planScenarios(inv.instances, this.o.aggressors);
     for (const p of plan) {
       this.labels.set(p.aggressor, p.aggressorLabel);
@@ -412,42 +255,21 @@ export class NodeScenarios {
    */
   private async exclusive(p: PlanEntry, ref: ScenarioRef): Promise<void> {
     const D = this.o.durationS;
-    const t = this.transports[0]!;
     const tenant = this.step([p.aggressor], stressSpec(D), "load", "victim", ref.scenario, {
       graceS: victimGraceS(D),
     });
     // Half-way through the tenant's run, from another channel: what the driver says is on it.
     await new Promise((r) => setTimeout(r, (D * 1000) / 2));
     this.event(null, p.gpu, "controller", "exclusivity", "invoke", { scenario: ref.scenario });
-    const exec = async (argv: string[]) => {
-      const r = await t.exec({ argv }, { timeoutMs: 30_000, signal: this.o.signal });
-      return { exitCode: r.exitCode, out: `${r.stdout}${r.stderr}` };
-    };
     try {
-      const lgi = await exec(["nvidia-smi", "mig", "-lgi", "-i", String(p.gpu)]);
-      const apps = await exec([
-        "nvidia-smi",
-        "-i",
-        String(p.gpu),
-        "--query-compute-apps=pid,process_name,gpu_uuid,used_memory",
-        "--format=csv,noheader",
-      ]);
+      const x = await readExclusivity(this.transports[0]!, p.gpu, this.o.signal);
       this.event(
         null,
         p.gpu,
         "controller",
         "exclusivity",
-        lgi.exitCode === 0 && apps.exitCode === 0 ? "ok" : "fail",
-        {
-          scenario: ref.scenario,
-          exclusivity: {
-            gpuUuid: p.aggressor.gpuUuid,
-            lgiExit: lgi.exitCode,
-            lgi: lgi.out,
-            appsExit: apps.exitCode,
-            apps: apps.out,
-          },
-        },
+        x.lgiExit === 0 && x.appsExit === 0 ? "ok" : "fail",
+        { scenario: ref.scenario, exclusivity: { gpuUuid: p.aggressor.gpuUuid, ...x } },
       );
     } catch (e) {
       await tenant.catch(() => []);
@@ -458,17 +280,8 @@ export class NodeScenarios {
 
   /** Starts or stops the MPS control daemon for the GPU; returns why it could not, or null. */
   private async mps(p: PlanEntry, on: boolean): Promise<string | null> {
-    const env = { CUDA_VISIBLE_DEVICES: p.aggressor.gpuUuid };
     try {
-      const r = on
-        ? await this.transports[0]!.exec(
-            { argv: ["nvidia-cuda-mps-control", "-d"] },
-            { env, timeoutMs: 30_000 },
-          )
-        : await this.transports[0]!.exec(
-            { shell: "echo quit | nvidia-cuda-mps-control" },
-            { env, timeoutMs: 30_000 },
-          );
+      const r = await mpsControl(this.transports[0]!, p.aggressor.gpuUuid, on);
       this.event(null, p.gpu, "controller", "harness", "info", {
         scenario: scenarioKey(this.node, this.label(p.aggressor), "baseline"),
         note: `MPS control daemon ${on ? "started" : "stopped"} (exit ${r.exitCode})`,
@@ -497,19 +310,6 @@ export class NodeScenarios {
       gpuInstanceId: a.gpuInstanceId,
       computeInstanceId: a.computeInstanceId,
     };
-  }
-
-  private async pciMap(): Promise<Map<number, string>> {
-    const r = await this.transports[0]!.exec(
-      { argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"] },
-      { timeoutMs: 30_000 },
-    );
-    const out = new Map<number, string>();
-    for (const line of r.stdout.split("\n")) {
-      const [i, bus] = line.split(",").map((x) => x.trim());
-      if (i && bus && /^\d+$/.test(i)) out.set(Number(i), busKey(bus));
-    }
-    return out;
   }
 
   private async scenario(
@@ -575,27 +375,7 @@ export class NodeScenarios {
     } catch (e) {
       throw new HarnessLost(errText(e));
     }
-    const fresh = after.slice(before.length);
-    const xids: XidSeen[] = [];
-    for (const line of fresh) {
-      const ev = (() => {
-        try {
-          return parseXid(line).events[0];
-        } catch {
-          return undefined;
-        }
-      })();
-      if (!ev || (bus !== null && busKey(ev.pci) !== bus)) continue;
-      xids.push({
-        xid: ev.xid,
-        pci: ev.pci,
-        gpuInstanceId: ev.gpuInstanceId,
-        computeInstanceId: ev.computeInstanceId,
-        pid: ev.pid,
-        name: ev.name,
-        line,
-      });
-    }
+    const xids = xidsIn(after.slice(before.length), bus);
     this.event(null, p.gpu, "controller", "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
 
     await this.step(
@@ -608,3 +388,16 @@ export class NodeScenarios {
     );
   }
 }
+
+export {
+  busKey,
+  errText,
+  exclusiveRef,
+  type IsolationMode,
+  type IsolationNodeResult,
+  type IsolationOptions,
+  LagMonitor,
+  type PlanEntry,
+  planScenarios,
+  type ScenarioResult,
+} from "./plan.js";
