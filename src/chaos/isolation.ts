@@ -7,7 +7,7 @@ import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { FAULTS, type FaultName, History, type ScenarioKind } from "./history.js";
 import { runIsolationNode } from "./node.js";
-import type { IsolationMode, IsolationNodeResult } from "./scenario.js";
+import type { IsolationMode, IsolationNodeResult } from "./plan.js";
 
 export function parseFaults(s: string | undefined): FaultName[] {
   if (s === undefined) return [...FAULTS];
@@ -38,6 +38,7 @@ export interface IsolationRunOptions {
 
 export interface IsolationRow {
   mode: IsolationMode;
+  route: string;
   node: string;
   gpu: number;
   aggressor: string;
@@ -45,6 +46,8 @@ export interface IsolationRow {
   fault: ScenarioKind;
   verdict: string;
   status: "passed" | "failed" | "broken";
+  /** A soft route's expected weakness, measured (passed). */
+  characterisation: boolean;
   summary: string;
   evidence: { figures: Record<string, unknown>; logLines: string[] };
 }
@@ -86,6 +89,7 @@ export async function runIsolation(
       for (const v of s.verdicts)
         rows.push({
           mode: s.mode,
+          route: s.route,
           node: s.node,
           gpu: s.gpu,
           aggressor: s.aggressor,
@@ -93,6 +97,7 @@ export async function runIsolation(
           fault: s.fault,
           verdict: v.name,
           status: v.status,
+          characterisation: v.characterisation === true,
           summary: v.summary,
           evidence: v.evidence,
         });

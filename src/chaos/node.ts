@@ -5,12 +5,8 @@ import { openTransport } from "../transport/open.js";
 import { MAX_CHANNELS } from "../transport/ssh.js";
 import type { Transport } from "../transport/types.js";
 import { discoverInstances } from "../workloads/instances.js";
-import {
-  errText,
-  type IsolationNodeResult,
-  type IsolationOptions,
-  NodeScenarios,
-} from "./scenario.js";
+import { errText, type IsolationNodeResult, type IsolationOptions } from "./plan.js";
+import { NodeScenarios } from "./scenario.js";
 
 /** Runs every scenario on `node`; never throws for the node's own failures. */
 export async function runIsolationNode(

@@ -8,6 +8,7 @@ import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import type { FaultName, History, ScenarioKind } from "./history.js";
 import { scenarioKey } from "./history.js";
+import type { Route } from "./routes.js";
 
 export interface IsolationOptions extends VerdictOptions {
   runId: string;
@@ -23,19 +24,57 @@ export interface IsolationOptions extends VerdictOptions {
   inventory?: { instances: Instance[] };
   /** Each scenario's verdicts as soon as they are judged. */
   onScenario?: (r: ScenarioResult, ref: ScenarioRef) => void;
+  /** Soft routes: the tenant counts (2 to 7) whose per-tenant slowdown is measured; none when
+   * empty or absent. */
+  tenants?: readonly number[];
 }
 
 /**
- * mig: the instances of a MIG GPU. time-slicing and mps: two processes on one GPU without MIG
- * (soft partitioning), plain and under MPS; they are measured the same way, and their failures
- * are the finding: soft partitioning shares throughput and memory and, under MPS, fatal faults.
+ * mig: the instances of a MIG GPU. time-slicing, mps and mps-limited: two processes on one GPU
+ * without MIG (soft partitioning), plain, under MPS, and under MPS with each client's pinned
+ * memory limit and active-thread percentage set (half the GPU each, as the k8s device plugin
+ * sets them for two replicas). They are measured the same way and judged against their route's
+ * own promise (routes.ts): what a soft route does not promise is characterised, not failed.
  * exclusive: a GPU whose MIG layout is one instance over the whole card (7g): one tenant, no
  * neighbour to fault; what it promises is that nothing else runs on the GPU.
  */
-export type IsolationMode = "mig" | "time-slicing" | "mps" | "exclusive";
+export type IsolationMode = "mig" | "time-slicing" | "mps" | "mps-limited" | "exclusive";
+
+/** The route a mode runs its tenants on. */
+export function routeOfMode(mode: IsolationMode, limits?: MpsLimits): Route {
+  if (mode === "mig" || mode === "exclusive") return { kind: "mig" };
+  if (mode === "time-slicing") return { kind: "time-slicing" };
+  if (mode === "mps") return { kind: "mps", memLimitMiB: null, threadPct: null };
+  return {
+    kind: "mps",
+    memLimitMiB: limits?.memLimitMiB ?? null,
+    threadPct: limits?.threadPct ?? null,
+  };
+}
+
+export interface MpsLimits {
+  memLimitMiB: number;
+  threadPct: number;
+}
+
+/** Half the GPU per client. A GPU whose memory is unknown gets 8 GiB: the cap is what is judged,
+ * not how large it is. */
+export function mpsLimitsFor(i: Instance): MpsLimits {
+  return { memLimitMiB: Math.floor((i.memoryMiB ?? 16384) / 2), threadPct: 50 };
+}
+
+/** The environment that makes a process an MPS client with those limits (workloads.md 5.1). */
+export function mpsEnv(l: MpsLimits): Record<string, string> {
+  return {
+    CUDA_MPS_PINNED_DEVICE_MEM_LIMIT: `0=${l.memLimitMiB}M`,
+    CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: String(l.threadPct),
+  };
+}
 
 export interface ScenarioResult {
   mode: IsolationMode;
+  /** The route in words (routes.ts describeRoute). */
+  route: string;
   node: string;
   gpu: number;
   aggressor: string;
@@ -119,11 +158,14 @@ export interface PlanEntry {
   aggressorLabel: string;
   /** Soft partitioning runs two processes on one device: the victim's own label. */
   victimLabel: string | null;
+  route: Route;
+  /** mps-limited: the clients' limits (their environment). */
+  limits?: MpsLimits;
 }
 
 /** The scenarios of a node, in the order they run: per GPU, each instance (the first
  * `aggressors`) faults once while the others are measured; a GPU without MIG is tried as
- * soft partitioning, plain (time-slicing) and under MPS. Pure, so a suite can name its tests
+ * soft partitioning, plain (time-slicing), under MPS, and under MPS with limits. Pure, so a suite can name its tests
  * before anything runs. */
 export function planScenarios(instances: readonly Instance[], aggressors?: number): PlanEntry[] {
   const byGpu = new Map<number, Instance[]>();
@@ -139,6 +181,7 @@ export function planScenarios(instances: readonly Instance[], aggressors?: numbe
           victims: list.filter((x) => x !== a),
           aggressorLabel: instanceLabel(a),
           victimLabel: null,
+          route: routeOfMode("mig"),
         });
     } else if (list.length === 1 && list[0]!.gpuInstanceId !== null) {
       // One MIG instance on the GPU: checked for exclusivity, not skipped as "nothing to
@@ -150,10 +193,12 @@ export function planScenarios(instances: readonly Instance[], aggressors?: numbe
         victims: [],
         aggressorLabel: instanceLabel(list[0]!),
         victimLabel: null,
+        route: routeOfMode("exclusive"),
       });
     } else if (list.length === 1 && list[0]!.gpuInstanceId === null) {
-      for (const mode of ["time-slicing", "mps"] as const) {
-        const tag = mode === "mps" ? "mps" : "ts";
+      for (const mode of ["time-slicing", "mps", "mps-limited"] as const) {
+        const tag = { "time-slicing": "ts", mps: "mps", "mps-limited": "mpsl" }[mode];
+        const limits = mode === "mps-limited" ? mpsLimitsFor(list[0]!) : undefined;
         plan.push({
           mode,
           gpu,
@@ -161,6 +206,8 @@ export function planScenarios(instances: readonly Instance[], aggressors?: numbe
           victims: [{ ...list[0]! }],
           aggressorLabel: `gpu${gpu}/${tag}-a`,
           victimLabel: `gpu${gpu}/${tag}-b`,
+          route: routeOfMode(mode, limits),
+          ...(limits ? { limits } : {}),
         });
       }
     }

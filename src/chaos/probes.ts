@@ -50,38 +50,18 @@ export async function readPciMap(t: Transport): Promise<Map<number, string>> {
   return out;
 }
 
-/**
- * Starts or stops the MPS control daemon for the GPU `gpuUuid` shows. `limits` are the defaults
- * the daemon gives its clients (reference workloads.md 5.1, as the k8s device plugin sets them:
- * `set_default_device_pinned_mem_limit` and `set_default_active_thread_percentage`).
- */
+/** Starts or stops the MPS control daemon for the GPU `gpuUuid` shows. Clients' limits are
+ * their own environment (plan.ts mpsEnv), not the daemon's defaults. */
 export async function mpsControl(
   t: Transport,
   gpuUuid: string,
   on: boolean,
-  limits: { memLimitMiB?: number; threadPercentage?: number } = {},
 ): Promise<{ exitCode: number | null; stderr: string }> {
   const env = { CUDA_VISIBLE_DEVICES: gpuUuid };
-  if (!on) {
-    const r = await t.exec(
-      { shell: "echo quit | nvidia-cuda-mps-control" },
-      { env, timeoutMs: 30_000 },
-    );
-    return { exitCode: r.exitCode, stderr: r.stderr };
-  }
-  const r = await t.exec({ argv: ["nvidia-cuda-mps-control", "-d"] }, { env, timeoutMs: 30_000 });
-  if (r.exitCode !== 0) return { exitCode: r.exitCode, stderr: r.stderr };
-  const cmds: string[] = [];
-  if (limits.memLimitMiB !== undefined)
-    cmds.push(`set_default_device_pinned_mem_limit 0 ${limits.memLimitMiB}M`);
-  if (limits.threadPercentage !== undefined)
-    cmds.push(`set_default_active_thread_percentage ${limits.threadPercentage}`);
-  if (cmds.length === 0) return { exitCode: 0, stderr: "" };
-  const set = await t.exec(
-    { shell: `printf '%s\\n' ${cmds.map((c) => `'${c}'`).join(" ")} | nvidia-cuda-mps-control` },
-    { env, timeoutMs: 30_000 },
-  );
-  return { exitCode: set.exitCode, stderr: set.stderr };
+  const r = on
+    ? await t.exec({ argv: ["nvidia-cuda-mps-control", "-d"] }, { env, timeoutMs: 30_000 })
+    : await t.exec({ shell: "echo quit | nvidia-cuda-mps-control" }, { env, timeoutMs: 30_000 });
+  return { exitCode: r.exitCode, stderr: r.stderr };
 }
 
 /** What the driver says is on one GPU: its GPU instances and its compute processes. */

@@ -5,10 +5,10 @@ import type { Transport } from "../transport/types.js";
 import {
   baselineProblem,
   exclusivity,
-  judgeScenario,
   remeasureReason,
   type ScenarioRef,
 } from "../verdicts/isolation.js";
+import { judgeRoute } from "../verdicts/routes.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -20,6 +20,7 @@ import {
   type EventData,
   type EventOp,
   type FaultName,
+  type ScenarioKind,
   scenarioKey,
 } from "./history.js";
 import {
@@ -29,16 +30,21 @@ import {
   type IsolationNodeResult,
   type IsolationOptions,
   LagMonitor,
+  mpsEnv,
   type PlanEntry,
   planScenarios,
   type ScenarioResult,
 } from "./plan.js";
 import { mpsControl, readDmesg, readExclusivity, readPciMap, xidsIn } from "./probes.js";
+import { describeRoute, promisesOf } from "./routes.js";
+import { tenantWindows } from "./tenants.js";
 
 export class NodeScenarios {
   private readonly node: string;
   /** Soft partitioning runs two processes on one device: they get labels of their own. */
   private readonly labels = new WeakMap<Instance, string>();
+  /** mps-limited: the clients' environment (their limits), per process. */
+  private readonly envs = new WeakMap<Instance, Record<string, string>>();
   private readonly lag = new LagMonitor();
   private label(i: Instance): string {
     return this.labels.get(i) ?? instanceLabel(i);
@@ -81,10 +87,16 @@ export class NodeScenarios {
       onLine?: (i: Instance, l: string) => void;
       transports?: Transport[];
       attempt?: number;
+      tenants?: number;
     },
   ): Promise<InstanceOutcome[]> {
     const attempt = extra.attempt ?? 1;
-    const tag = attempt > 1 ? { attempt } : {};
+    const tag = {
+      ...(attempt > 1 ? { attempt } : {}),
+      ...(extra.tenants ? { tenants: extra.tenants } : {}),
+    };
+    const env = insts[0] ? this.envs.get(insts[0]) : undefined;
+    if (env) spec = { ...spec, env: { ...spec.env, ...env } };
     for (const i of insts)
       this.event(i, i.gpu, process, op, "invoke", {
         scenario,
@@ -142,6 +154,7 @@ export class NodeScenarios {
     for (const p of plan) {
       this.labels.set(p.aggressor, p.aggressorLabel);
       for (const v of p.victims) if (p.victimLabel) this.labels.set(v, p.victimLabel);
+      if (p.limits) for (const i of [p.aggressor, ...p.victims]) this.envs.set(i, mpsEnv(p.limits));
     }
     if (plan.length === 0)
       return {
@@ -169,6 +182,7 @@ export class NodeScenarios {
         }
         const result: ScenarioResult = {
           mode: p.mode,
+          route: describeRoute(p.route),
           node: this.node,
           gpu: p.gpu,
           aggressor: label,
@@ -180,7 +194,8 @@ export class NodeScenarios {
         this.o.onScenario?.(result, ref);
         continue;
       }
-      const mps = p.mode === "mps" && lostAt === null ? await this.mps(p, true) : null;
+      const underMps = p.mode === "mps" || p.mode === "mps-limited";
+      const mps = underMps && lostAt === null ? await this.mps(p, true) : null;
       if (mps) lostAt = this.lose(p.gpu, scenarioKey(this.node, label, "baseline"), mps);
       const baseline = scenarioKey(this.node, label, "baseline");
       try {
@@ -203,7 +218,10 @@ export class NodeScenarios {
             await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null, 1);
             // Slowed or stopped victims are measured once more (a fresh baseline, the fault
             // again) before a failure is reported: noise does not reproduce, a leak does.
-            const again = remeasureReason(this.o.history.events, ref, this.o);
+            // A soft route's slowdown is its characterisation, not a failure to re-measure.
+            const again = promisesOf(p.route).compute
+              ? remeasureReason(this.o.history.events, ref, this.o)
+              : null;
             if (again !== null && !this.o.signal?.aborted) {
               this.o.onProgress?.(`${this.node} ${label}: ${fault}: re-measuring (${again})`);
               this.event(null, p.gpu, "controller", "harness", "info", {
@@ -223,21 +241,51 @@ export class NodeScenarios {
             harnessError: lostAt ?? "interrupted before this scenario ran",
           });
         }
-        const result: ScenarioResult = {
-          mode: p.mode,
-          node: this.node,
-          gpu: p.gpu,
-          aggressor: label,
-          profile: p.aggressor.profile,
-          fault,
-          verdicts: judgeScenario(this.o.history.events, ref, this.o),
-        };
-        results.push(result);
-        this.o.onScenario?.(result, ref);
+        this.judged(results, p, ref, fault);
       }
-      if (p.mode === "mps" && lostAt === null) await this.mps(p, false);
+      const counts = this.o.tenants ?? [];
+      if ((p.mode === "time-slicing" || p.mode === "mps") && counts.length > 0) {
+        const ref = { ...this.ref(p.aggressor, "oom"), fault: "tenants" as const };
+        ref.scenario = scenarioKey(this.node, label, "tenants");
+        if (lostAt === null && !this.o.signal?.aborted) {
+          try {
+            this.o.onProgress?.(`${this.node} ${label}: ${counts.join(",")} tenants`);
+            await tenantWindows(
+              p,
+              counts,
+              this.o.durationS,
+              ref.scenario,
+              (i, l) => this.labels.set(i, l),
+              (insts, spec, scenario, n) =>
+                this.step(insts, spec, "tenants", "victim", scenario, {
+                  graceS: victimGraceS(this.o.durationS),
+                  tenants: n,
+                }),
+            );
+          } catch (e) {
+            lostAt = this.lose(p.gpu, ref.scenario, e);
+          }
+        }
+        this.judged(results, p, ref, "tenants");
+      }
+      if (underMps && lostAt === null) await this.mps(p, false);
     }
     return { node: this.node, results, error: null };
+  }
+
+  private judged(results: ScenarioResult[], p: PlanEntry, ref: ScenarioRef, fault: ScenarioKind) {
+    const result: ScenarioResult = {
+      mode: p.mode,
+      route: describeRoute(p.route),
+      node: this.node,
+      gpu: p.gpu,
+      aggressor: this.label(p.aggressor),
+      profile: p.aggressor.profile,
+      fault,
+      verdicts: judgeRoute(p.route, this.o.history.events, ref, this.o),
+    };
+    results.push(result);
+    this.o.onScenario?.(result, ref);
   }
 
   private baseline(p: PlanEntry, scenario: string, attempt: number): Promise<InstanceOutcome[]> {
@@ -388,16 +436,3 @@ export class NodeScenarios {
     );
   }
 }
-
-export {
-  busKey,
-  errText,
-  exclusiveRef,
-  type IsolationMode,
-  type IsolationNodeResult,
-  type IsolationOptions,
-  LagMonitor,
-  type PlanEntry,
-  planScenarios,
-  type ScenarioResult,
-} from "./plan.js";

@@ -188,6 +188,10 @@ export function buildProgram(io: Out, setCode: (c: number) => void): Command {
       "isolation: at most N aggressors per GPU, the first instances (default every instance)",
       parseIntIn("--aggressors", 1),
     )
+    .option(
+      "--tenants <list>",
+      "isolation on soft routes (time-slicing, MPS): tenant counts whose per-tenant slowdown is measured, 2-7, 2,4,7 or none (default 2-7)",
+    )
     .option("--duration <s>", "seconds each workload runs (1 s to 7 days)", parseDuration, 30)
     .option(
       "--out <dir>",

@@ -49,6 +49,7 @@ interface Draft {
   record: CheckRecord;
   windowSet: boolean;
   note: string | null;
+  passCode?: string;
 }
 
 export function instanceTitle(
@@ -207,7 +208,7 @@ export class HarnessContext implements SuiteContext {
       checks: () => this.sink.checks,
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
-        if (why) return { start() {}, scenarios: [], problem: why };
+        if (why) return { start() {}, scenarios: [], problem: why, route: async () => null };
         return this.services.isolation(this.session(node.name), node);
       },
       health: (node) => this.services.health(this.session(node.name)),
@@ -310,7 +311,7 @@ export class HarnessContext implements SuiteContext {
     } else {
       const c = classify(err);
       r.status = c.status;
-      r.code = c.code;
+      r.code = c.status === "passed" && d.passCode ? d.passCode : c.code;
       r.message = c.status === "passed" ? (d.note ?? "") : c.message;
     }
     this.sink.add(r);
@@ -397,6 +398,9 @@ export class HarnessContext implements SuiteContext {
       },
       parameter: (name, value) => {
         r.parameters[name] = value;
+      },
+      passCode: (code) => {
+        d.passCode = code;
       },
       note: (text) => {
         d.note = text;

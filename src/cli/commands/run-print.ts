@@ -20,9 +20,9 @@ export function printIsolation(s: IsolationSummary, io: Out, outDir: string): vo
     ]),
   );
   for (const p of s.problems) io.out(`  ${p.node}: ${p.message}`);
-  if (s.rows.some((r) => r.mode !== "mig"))
+  if (s.rows.some((r) => r.mode !== "mig" && r.mode !== "exclusive"))
     io.out(
-      "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
+      "note: time-slicing and MPS are soft routes, not isolation: processes share the GPU's throughput (and, without a pinned memory limit, its memory), and under MPS one client's fatal fault kills the others; what a route does not promise is reported as a characterisation (code CHARACTERISED) with its figure, and only a broken promise fails",
     );
   const counts = ["passed", "failed", "broken"]
     .map((k) => `${s.rows.filter((r) => r.status === k).length} ${k}`)
