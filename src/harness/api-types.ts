@@ -83,6 +83,9 @@ export interface WorkloadResult {
   log: string;
   startMs: number;
   stopMs: number;
+  /** stress: SM activity and memory in use sampled while it ran (metrics sm_active_mean,
+   * sm_active_max, memory_used_max, utilization_samples); null where nothing was sampled. */
+  utilization: { source: string | null; samples: number; problem: string | null } | null;
 }
 
 export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";
