@@ -20,7 +20,8 @@ export type EventType = "invoke" | "ok" | "fail" | "info";
  * measured: it would share their instance); dmesg: the Xids the kernel log gained; recovery: the aggressor's stress after
  * its fault; exclusivity: what the driver lists on a whole-card instance's GPU while its
  * tenant runs; tenants: N stress processes sharing one soft-partitioned GPU (data.tenants = N);
- * harness: the controller itself (a lost connection).
+ * utilization: the victims' SM activity and memory while under the fault; harness: the
+ * controller itself (a lost connection).
  */
 export type EventOp =
   | "baseline"
@@ -31,6 +32,7 @@ export type EventOp =
   | "recovery"
   | "exclusivity"
   | "tenants"
+  | "utilization"
   | "harness";
 
 export interface XidSeen {
@@ -85,6 +87,15 @@ export interface EventData {
   allocatedBytes?: number;
   /** tenants: how many stress processes shared the GPU in this window. */
   tenants?: number;
+  /** utilization: the victims' SM activity (mean %) and memory in use (max MiB) while they were
+   * measured under the fault; null where the source has no such figure. */
+  utilization?: {
+    source: string | null;
+    victims: Record<
+      string,
+      { samples: number; smActiveMean: number | null; memUsedMaxMiB: number | null }
+    >;
+  };
   /** memhog --check results. */
   checks?: boolean[];
   /** CUDA error lines the workload printed (kind and the line). */

@@ -3,7 +3,9 @@
 // exclusivity check compares with its tenant. Each takes the transport; the Xid filter is pure.
 import { parseXid } from "../nvsmi/xid.js";
 import type { Transport } from "../transport/types.js";
-import type { XidSeen } from "./history.js";
+import type { Instance } from "../workloads/instances.js";
+import { type UtilizationResult, utilizationMetrics } from "../workloads/utilization.js";
+import type { EventData, XidSeen } from "./history.js";
 import { busKey } from "./plan.js";
 
 export async function readDmesg(t: Transport, signal?: AbortSignal): Promise<string[]> {
@@ -83,4 +85,24 @@ export async function readExclusivity(
     "--format=csv,noheader",
   ]);
   return { lgiExit: lgi.exitCode, lgi: lgi.out, appsExit: apps.exitCode, apps: apps.out };
+}
+
+/** The victims' utilization figures of one window, by their labels. */
+export function victimUtilization(
+  victims: readonly Instance[],
+  label: (i: Instance) => string,
+  u: UtilizationResult,
+): NonNullable<EventData["utilization"]> {
+  const out: NonNullable<EventData["utilization"]>["victims"] = {};
+  for (const v of victims) {
+    const m = Object.fromEntries(
+      utilizationMetrics(u.samples.get(v.uuid) ?? []).map((x) => [x.metric, x.value]),
+    );
+    out[label(v)] = {
+      samples: m.utilization_samples ?? 0,
+      smActiveMean: m.sm_active_mean ?? null,
+      memUsedMaxMiB: m.memory_used_max ?? null,
+    };
+  }
+  return { source: u.source, victims: out };
 }

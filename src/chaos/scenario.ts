@@ -13,7 +13,9 @@ import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
+import { type UtilizationResult, UtilizationSampler } from "../workloads/utilization.js";
 import { eventDataOf } from "./event-data.js";
+import { exclusiveCheck } from "./exclusive.js";
 import { aggressorGraceS, aggressorSpec, memcheckSpec, victimGraceS } from "./faults.js";
 import {
   type ChaosEvent,
@@ -35,7 +37,7 @@ import {
   planScenarios,
   type ScenarioResult,
 } from "./plan.js";
-import { mpsControl, readDmesg, readExclusivity, readPciMap, xidsIn } from "./probes.js";
+import { mpsControl, readDmesg, readPciMap, victimUtilization, xidsIn } from "./probes.js";
 import { describeRoute, promisesOf } from "./routes.js";
 import { tenantWindows } from "./tenants.js";
 
@@ -296,34 +298,16 @@ export class NodeScenarios {
     });
   }
 
-  /**
-   * A whole-card instance (one GI over the whole GPU) has no neighbour to fault: what it
-   * promises is exclusivity. While its tenant (a stress) runs, the GPU must hold exactly one GPU
-   * instance and no compute process but that tenant's.
-   */
-  private async exclusive(p: PlanEntry, ref: ScenarioRef): Promise<void> {
-    const D = this.o.durationS;
-    const tenant = this.step([p.aggressor], stressSpec(D), "load", "victim", ref.scenario, {
-      graceS: victimGraceS(D),
+  /** exclusive.ts: while its tenant runs, what the driver lists on the whole-card GPU. */
+  private exclusive(p: PlanEntry, ref: ScenarioRef): Promise<void> {
+    return exclusiveCheck(p, ref, {
+      durationS: this.o.durationS,
+      transport: this.transports[0]!,
+      signal: this.o.signal,
+      step: (insts, spec, op, process, scenario, extra) =>
+        this.step(insts, spec, op, process, scenario, extra),
+      event: (gpu, op, type, data) => this.event(null, gpu, "controller", op, type, data),
     });
-    // Half-way through the tenant's run, from another channel: what the driver says is on it.
-    await new Promise((r) => setTimeout(r, (D * 1000) / 2));
-    this.event(null, p.gpu, "controller", "exclusivity", "invoke", { scenario: ref.scenario });
-    try {
-      const x = await readExclusivity(this.transports[0]!, p.gpu, this.o.signal);
-      this.event(
-        null,
-        p.gpu,
-        "controller",
-        "exclusivity",
-        x.lgiExit === 0 && x.appsExit === 0 ? "ok" : "fail",
-        { scenario: ref.scenario, exclusivity: { gpuUuid: p.aggressor.gpuUuid, ...x } },
-      );
-    } catch (e) {
-      await tenant.catch(() => []);
-      throw new HarnessLost(errText(e));
-    }
-    await tenant;
   }
 
   /** Starts or stops the MPS control daemon for the GPU; returns why it could not, or null. */
@@ -340,6 +324,14 @@ export class NodeScenarios {
     } catch (e) {
       return errText(e);
     }
+  }
+
+  private utilization(p: PlanEntry, scenario: string, attempt: number, u: UtilizationResult) {
+    this.event(null, p.gpu, "controller", "utilization", "info", {
+      scenario,
+      ...(attempt > 1 ? { attempt } : {}),
+      utilization: victimUtilization(p.victims, (v) => this.label(v), u),
+    });
   }
 
   private lose(gpu: number, scenario: string, e: unknown): string {
@@ -393,10 +385,13 @@ export class NodeScenarios {
         },
       },
     ).finally(() => sawOom());
+    // The victims' SM activity and memory in use while they are measured under the fault.
+    const sampler = new UtilizationSampler(this.transports[0]!, p.victims, Math.max(500, D * 100));
+    sampler.start();
     const load = this.step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
       graceS: victimGraceS(D),
       attempt,
-    });
+    }).finally(() => sampler.stop());
     // The memory check runs in the victims' own instances, so it gets its own window after
     // their load window: a memhog beside a victim's stress would share its compute unit and
     // read as a slowdown. The aggressor's OOM holds its memory on through this window.
@@ -414,6 +409,7 @@ export class NodeScenarios {
     const settled = await Promise.allSettled([aggressor, load, memcheck]);
     const lost = settled.find((s) => s.status === "rejected");
     if (lost) throw (lost as PromiseRejectedResult).reason;
+    this.utilization(p, ref.scenario, attempt, await sampler.stop());
 
     const tag = attempt > 1 ? { attempt } : {};
     this.event(null, p.gpu, "controller", "dmesg", "invoke", { scenario: ref.scenario, ...tag });

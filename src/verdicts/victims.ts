@@ -154,6 +154,12 @@ function judgeVictims(
     }
   }
   if (stall > 0) figures["controller stall ms"] = stall;
+  const util = completions(h, ref.scenario, "utilization").find((e) => attemptOf(e) === attempt);
+  for (const [v, u] of Object.entries(util?.data.utilization?.victims ?? {})) {
+    if (u.smActiveMean !== null) figures[`${v} SM active % under fault`] = u.smActiveMean;
+    if (u.memUsedMaxMiB !== null) figures[`${v} memory used MiB under fault`] = u.memUsedMaxMiB;
+  }
+  if (util?.data.utilization) figures["utilization source"] = util.data.utilization.source;
   if (hard.length > 0)
     return {
       verdict: verdict(name, "failed", [...hard, ...soft].join("; "), figures, logLines),

@@ -46,6 +46,10 @@ describe("isolation scenarios on soft routes (time-slicing, MPS, MPS with limits
     );
     const slowdown = noisy.evidence.figures["gpu0/ts-b slowdown"] as number;
     assert.ok(slowdown > 1.6 && slowdown < 2.4, `time-slicing halves the victim: x${slowdown}`);
+    // The isolation window was sampled: the GPU's memory in use while the victim was measured
+    // (two contexts at least), from nvidia-smi where no host engine runs.
+    assert.equal(noisy.evidence.figures["utilization source"], "nvidia-smi");
+    assert.ok((noisy.evidence.figures["gpu0/ts-b memory used MiB under fault"] as number) >= 512);
     // MPS has no fault isolation: the crash reaches the other client, which is the route's
     // expected weakness, shown as such.
     const mps = get("mps", "crash");
