@@ -27,7 +27,30 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-const only = process.env.BENCH; // "exec" or "workloads"; both by default
+const only = process.env.BENCH; // "exec", "workloads" or "planner"; all by default
+
+/** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
+async function benchPlanner() {
+  const { builtinCatalog, enumerateCombinations } = await import(
+    join(root, "dist", "mig", "planner", "index.js")
+  );
+  const rows = [];
+  for (const [product, driver] of [
+    ["A100-40GB", "535.183.01"],
+    ["H100-80GB", "580.65.06"],
+    ["H200", "580.173.02"],
+    ["B200", "580.65.06"],
+  ]) {
+    const cat = builtinCatalog(product, driver);
+    let n = 0;
+    const t = time(() => {
+      n = enumerateCombinations(cat).length;
+    });
+    rows.push({ product, driver, combinations: n, "median (ms)": t.median.toFixed(2) });
+  }
+  console.log(`planner: every combination of a fresh catalogue, median of ${reps} runs`);
+  console.table(rows);
+}
 
 /** Harness overhead of a 30 s stress: on 7 MIG instances of one node, and on 4 nodes (28). */
 function benchWorkloads() {
@@ -98,8 +121,9 @@ function benchWorkloads() {
 }
 
 try {
-  if (only !== "exec") benchWorkloads();
-  if (only !== "workloads") benchExec();
+  if (!only || only === "planner") await benchPlanner();
+  if (!only || only === "workloads") benchWorkloads();
+  if (!only || only === "exec") benchExec();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -3,15 +3,8 @@
 // (a critical Xid always fails; only the Xids an injected fault kind produces on its aggressor's
 // GI/CI are excused, with a note), and the GPU as one failure domain: a GPU that fell off the
 // bus fails once, stating that every instance on it is lost with it.
-import {
-  current,
-  fail,
-  forEachGpu,
-  forEachNode,
-  harness,
-  type VerdictView,
-} from "slicecheck/suite";
-import { brokenIf } from "./lib/judge.js";
+import { forEachGpu, forEachNode, harness, type VerdictView } from "slicecheck/suite";
+import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
 const run = harness();
 const TITLES = [
@@ -41,12 +34,7 @@ describe("health", () => {
         verdicts.find((x) => x.gpu === gpu && x.title.endsWith(title)) ??
         verdicts.find((x) => x.gpu === null);
       if (!v) return brokenIf(`no ${title} verdict came back`, "HEALTH_UNDECIDED");
-      const check = current();
-      check.figures(v.figures);
-      check.note(v.message);
-      for (const e of v.evidence) check.evidence(e.name, e.content);
-      if (v.status === "broken") brokenIf(v.message, v.code);
-      if (v.status === "failed") fail("HEALTH", v.message);
+      judgeVerdict(v, "HEALTH");
     };
     if (node.gpus.length === 0) it("driver answers", () => judge(null, "driver answers"));
     forEachGpu(node, (gpu) => {

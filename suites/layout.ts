@@ -1,14 +1,7 @@
 // layout: right after the run applied --layout FILE -c NAME, every GPU matches that config
 // (MIG mode, GPU instances with their placements). Failed: drift, with what differs.
-import {
-  current,
-  fail,
-  forEachGpu,
-  forEachNode,
-  harness,
-  type VerdictView,
-} from "slicecheck/suite";
-import { brokenIf } from "./lib/judge.js";
+import { forEachGpu, forEachNode, harness, type VerdictView } from "slicecheck/suite";
+import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
 const run = harness();
 const config = run.options.layout?.config ?? "(no --layout)";
@@ -33,12 +26,7 @@ describe("layout", () => {
           verdicts ? "the assert did not cover this GPU" : "no --layout was given",
           "NO_LAYOUT",
         );
-      const check = current();
-      check.figures(v.figures);
-      check.note(v.message);
-      for (const e of v.evidence) check.evidence(e.name, e.content);
-      if (v.status === "broken") brokenIf(v.message, v.code);
-      if (v.status === "failed") fail("LAYOUT_DRIFT", v.message);
+      judgeVerdict(v, "LAYOUT_DRIFT");
     };
     if (node.gpus.length === 0) it(`matches config ${config}`, () => judge(null));
     forEachGpu(node, (gpu) => {

@@ -2,8 +2,8 @@
 // driver in the records (the comparison `slicecheck diff` makes), one test per product,
 // profile, workload and metric. Runs last, so every other suite's measurements are recorded.
 import Mocha from "mocha";
-import { current, fail, harness, type VerdictView } from "slicecheck/suite";
-import { brokenIf } from "./lib/judge.js";
+import { current, harness, type VerdictView } from "slicecheck/suite";
+import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
 const run = harness();
 /** The one verdict regressionChecks gives when there is nothing to compare with. */
@@ -12,13 +12,7 @@ const NOTHING = "measurements compared with another driver";
 describe("regression", () => {
   let verdicts: VerdictView[] = [];
   let problem: string | null = null;
-  const judge = (v: VerdictView) => {
-    const check = current();
-    check.figures(v.figures);
-    check.note(v.message);
-    if (v.status === "broken") brokenIf(v.message, v.code);
-    if (v.status === "failed") fail("DRIVER_REGRESSION", v.message);
-  };
+  const judge = (v: VerdictView) => judgeVerdict(v, "DRIVER_REGRESSION");
   before(async function () {
     try {
       verdicts = await run.regressions();

@@ -2,6 +2,7 @@
 // lives on the run (src/harness/context.ts) and reaches suite files through globalThis, so a
 // suite that resolves another copy of slicecheck still talks to the run that loaded it.
 import type { CheckRecord, CheckStatus } from "../verdicts/checks.js";
+import type { Instance } from "../workloads/instances.js";
 
 export interface ExecAnswer {
   exitCode: number | null;
@@ -17,21 +18,8 @@ export interface SuiteExecOptions {
   privileged?: boolean;
 }
 
-export interface SuiteInstance {
-  node: string;
-  gpu: number;
-  gpuName: string;
-  gpuUuid: string;
-  /** What CUDA_VISIBLE_DEVICES gets. */
-  uuid: string;
-  /** `3g.40gb`; `whole-gpu` where MIG is off. */
-  profile: string;
-  gpuInstanceId: number | null;
-  computeInstanceId: number | null;
-  /** Memory slices `start:size`; null for a whole GPU. */
-  placement: string | null;
-  sm: number | null;
-  memoryMiB: number | null;
+/** A MIG instance (or a whole GPU where MIG is off), as the run discovered it. */
+export interface SuiteInstance extends Instance {
   /** `gpu0/gi1/ci0` in this run (GI ids change when a layout is re-created). */
   label: string;
   /** What identifies the instance across runs: `3g.40gb at 0:4`. */

@@ -9,6 +9,7 @@ import { SlicecheckError } from "../errors.js";
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_S } from "../transport/remote-scripts.js";
 import type { RawProcess, Transport } from "../transport/types.js";
 import { quote } from "../util/shell.js";
+import { settledWithin } from "../util/time.js";
 
 // Where the node keeps slicecheck's files (the journal's copy lives there too). A simulated
 // node has its own state folder on this one machine, named by the variable its sshd sets.
@@ -113,7 +114,7 @@ export async function acquireLock(
         } catch {
           /* already gone */
         }
-        await Promise.race([p.done.catch(() => {}), new Promise((r) => setTimeout(r, 5_000))]);
+        await settledWithin(p.done, 5_000);
       },
     };
   }

@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import * as allure from "allure-js-commons";
 import AllureMochaReporter from "allure-mocha";
 import Mocha from "mocha";
+import { GuardedWriter } from "../report/allure-writer.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { classify } from "../verdicts/checks.js";
 import { broken, fail, SCOPE_KEY } from "./api.js";
@@ -140,12 +141,15 @@ function unrun(suite: Mocha.Suite): Mocha.Test[] {
 export interface MochaOutcome {
   /** Tests that mocha ran (or skipped). */
   total: number;
+  /** Allure result writes that failed (a full disk under --out): the first is the cause. */
+  writeErrors: unknown[];
 }
 
 export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promise<MochaOutcome> {
   let failure: unknown;
   let live: CheckRecord | null = null;
   const allureOn = o.allureResults !== null;
+  const writer = allureOn ? new GuardedWriter(o.allureResults as string) : null;
   const mocha = new Mocha({
     reporter: allureOn
       ? (AllureMochaReporter as unknown as Mocha.ReporterConstructor)
@@ -153,6 +157,8 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
     reporterOptions: allureOn
       ? {
           resultsDir: o.allureResults,
+          // Overrides allure-mocha's own FileSystemWriter (its options are spread after it).
+          writer,
           environmentInfo: o.environmentInfo,
           categories: o.categories,
           listeners: [
@@ -305,7 +311,7 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   });
   mocha.dispose();
   ctx.onEvidence = null;
-  return { total };
+  return { total, writeErrors: writer?.errors ?? [] };
 }
 
 /** `--list`: the tests that would run, per node, GPU and instance, without running them. */

@@ -2,27 +2,25 @@
 // (teardown: restore) → interlocks → suites → record → reports. Every node's failure is that
 // node's: it becomes broken checks, and the others go on. Reports are written in every case:
 // after a refused or failed apply and after an interrupt.
-import { appendFileSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { FaultName } from "../chaos/history.js";
 import { isSlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
-import type { NodeReport } from "../mig/apply/index.js";
-import { applyLayout, interlockRefusals, restoreNodes } from "../mig/apply/index.js";
+import { interlockRefusals } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
-import { parseXid } from "../nvsmi/xid.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { CATEGORIES, environmentOf, executorInfo } from "../report/suites.js";
 import { openDb } from "../store/db.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
-import { readTopology } from "../store/topology.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
 import { regressionChecks } from "../verdicts/regression.js";
 import type { Instance } from "../workloads/instances.js";
-import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
 import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
+import { layoutTask } from "./run-layout.js";
+import { recordMeasurements, recordNodes, recordXids } from "./run-records.js";
 import {
   healthOf,
   isolationHistory,
@@ -33,7 +31,7 @@ import {
 } from "./services.js";
 import { type NodeSession, openSessions } from "./session.js";
 import type { SuiteFile } from "./suites.js";
-import { TaskList } from "./tasks.js";
+import { TaskList, trace } from "./tasks.js";
 
 export interface HarnessRunOptions {
   runId: string;
@@ -125,7 +123,6 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const sessions: NodeSession[] = [];
   const nodeOf = (s: NodeSession) => s.node.name;
   const where = `-i ${o.inventoryFile} --nodes ${o.nodes.map((n) => n.name).join(",")}`;
-  let applied: NodeReport[] | null = null;
   // Checks the harness decides before the suites run; they go through the mocha run (so every
   // report has them), or straight to the sink if the run never gets there.
   const pre: PreCheck[] = [];
@@ -204,84 +201,18 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         ? ((await tasks.task("read dmesg", () => readStartDmesg(live()))) ?? new Map())
         : new Map();
     // 3. The layout, restored at the end whatever happens next (unless --keep).
-    if (o.layout && !o.list) {
-      const layout = o.layout;
-      const transports = new Map(live().map((s) => [nodeOf(s), s as NodeSession]));
-      const session = {
+    if (o.layout && !o.list)
+      await layoutTask(o.layout, tasks, live(), sessions, {
         runId: o.runId,
         journalDir: o.journalDir,
         allowReset: o.allowReset,
         keep: o.keep,
-      };
-      if (!o.keep)
-        tasks.teardown({
-          name: "restore the original MIG layout",
-          manual: `slicecheck restore ${where}${o.journalDir !== "reports/journal" ? ` --journal-dir ${o.journalDir}` : ""}`,
-          run: async () => {
-            const targets = live().map((s) => s.node);
-            if (targets.length === 0) return;
-            o.err(
-              "restoring the original MIG layout (use --keep to leave the run's layout in place)",
-            );
-            const restored = await restoreNodes(targets, { ...session, transports });
-            for (const r of restored)
-              if (r.error)
-                o.err(
-                  `${r.node}: restore ${r.status}: ${r.error.message} [${r.error.code}]; run \`slicecheck restore ${where}\` once the cause is fixed`,
-                );
-          },
-        });
-      applied = await tasks.task("apply the layout", async () => {
-        o.progress(`applying config '${layout.config.name}' of ${layout.file}`);
-        return applyLayout(
-          live().map((s) => s.node),
-          layout.config,
-          {
-            ...session,
-            dryRun: false,
-            layout: { file: layout.file, config: layout.config.name },
-            transports,
-          },
-        );
+        where,
+        recorder,
+        early,
+        progress: o.progress,
+        err: o.err,
       });
-      for (const r of applied ?? []) {
-        for (const g of r.gpus) recorder?.steps(r.node, g.index, g.timings);
-        const bad =
-          r.status === "refused" ||
-          r.status === "failed" ||
-          r.status === "mismatch" ||
-          r.status === "held" ||
-          r.status === "unreachable" ||
-          r.status === "bad-input";
-        if (!bad) continue;
-        const s = sessions.find((x) => nodeOf(x) === r.node);
-        early({
-          suite: "layout",
-          node: r.node,
-          title: `config ${layout.config.name} applied`,
-          status: r.status === "mismatch" ? "failed" : "broken",
-          code:
-            r.status === "refused"
-              ? "INTERLOCK"
-              : r.status === "mismatch"
-                ? "LAYOUT_DRIFT"
-                : (r.error?.code ?? "APPLY_FAILED"),
-          message:
-            r.status === "refused"
-              ? `refused, nothing was changed: ${r.refusals.join("; ")}`
-              : r.status === "held"
-                ? "not changed, because another node was refused or could not be read"
-                : (r.error?.message ?? `apply ${r.status}`),
-        });
-        if (s && !s.error)
-          s.error = new (await import("../errors.js")).SlicecheckError(
-            r.status === "refused" ? "INTERLOCK" : "NODE_COMMAND",
-            `the layout was not applied (${r.status})`,
-          );
-      }
-      if (applied?.every((r) => r.status !== "refused" && r.status !== "held"))
-        await Promise.all(live().map((s) => s.discover(true).catch(() => {})));
-    }
     // 4. Interlocks for every suite that injects faults: read now, enforced by the suite API.
     const refusals = new Map<string, string | null>();
     if (!o.list && o.suites.some((f) => f.name === "isolation" || !f.builtin)) {
@@ -304,26 +235,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     for (const [n, why] of refusals)
       if (why) o.err(`${n}: suites that inject faults are refused: ${why}`);
     // Records: each node's inventory and live catalogue while the run's layout is in place.
-    if (recorder)
-      await Promise.all(
-        live().map(async (s) => {
-          const inv = s.discovered;
-          const migOn = inv?.instances.some((i) => i.gpuInstanceId !== null) ?? false;
-          const topology = migOn ? await readTopology(s) : new Map();
-          recorder.node(
-            { node: nodeOf(s), inventory: inv, suites: [], error: null },
-            topology,
-            o.layout?.config.name ?? null,
-          );
-        }),
-      );
-    for (const s of sessions)
-      if (s.error && recorder)
-        recorder.node(
-          { node: nodeOf(s), inventory: null, suites: [], error: errText(s.error) },
-          new Map(),
-          null,
-        );
+    if (recorder) await recordNodes(recorder, sessions, o.layout?.config.name ?? null, errText);
     // 5. The suites, live.
     const history = isolationHistory(o.outDir);
     const view: RunOptionsView = {
@@ -366,7 +278,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             signal: tasks.signal,
             onProgress: (line) => o.progress(line),
           }),
-        measured: (suite, outcomes) => record(recorder, measurementsFile, o.runId, suite, outcomes),
+        measured: (suite, outcomes) =>
+          recordMeasurements(recorder, measurementsFile, o.runId, suite, outcomes),
         onLine: (inst: Instance, line: string) => {
           if (/^SLICECHECK stress |^# Avg bus bandwidth/.test(line))
             o.progress(
@@ -384,7 +297,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         listed = await listSuites(ctx, o.suites, o.runId, o.grep);
       } else {
         const nodes = [...ctx.views.values()];
-        await tasks.task("suites", () =>
+        const ran = await tasks.task("suites", () =>
           runSuites(ctx, {
             files: o.suites,
             grep: o.grep,
@@ -417,32 +330,21 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             runId: o.runId,
           }),
         );
+        const lost = ran?.writeErrors ?? [];
+        if (lost.length > 0)
+          sink.harness({
+            suite: "run",
+            title: "the Allure results are written",
+            status: "broken",
+            code: codeOf(lost[0], "WRITE"),
+            message: `${lost.length} Allure write(s) failed or were skipped in ${join(o.outDir, "allure-results")} (${errText(lost[0])}); free space there or give --out another folder`,
+          });
       }
     } finally {
       ctx.uninstall();
     }
     // Xids the run saw, for the records (health judges them; diff and readers keep them).
-    if (recorder && wantsHealth) {
-      for (const s of live()) {
-        const before = new Set(dmesgAtStart.get(nodeOf(s)) ?? []);
-        const r = await s.exec({ argv: ["dmesg"] }, { timeoutMs: 30_000 }).catch(() => null);
-        for (const line of r?.stdout.split("\n") ?? []) {
-          if (!line || before.has(line)) continue;
-          try {
-            for (const x of parseXid(line).events)
-              recorder.xid(nodeOf(s), {
-                pci: x.pci,
-                xid: x.xid,
-                gpuInstanceId: x.gpuInstanceId,
-                computeInstanceId: x.computeInstanceId,
-                line,
-              });
-          } catch {
-            /* not an Xid line */
-          }
-        }
-      }
-    }
+    if (recorder && wantsHealth) await recordXids(recorder, live(), dmesgAtStart);
   } catch (e) {
     for (const p of pre.splice(0)) sink.harness(p);
     sink.harness({
@@ -476,6 +378,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     tookOver: s.tookOver?.runId ?? null,
   }));
   if (!o.list) {
+    const t0 = Date.now();
     try {
       writeCheckReports({
         runId: o.runId,
@@ -510,6 +413,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       o.err(`slicecheck: ${c.message}`);
       if (!tasks.interrupted && exitCode === 0) exitCode = 2;
     }
+    trace("reports", t0);
   }
   const status: RunStatus = tasks.interrupted
     ? "interrupted"
@@ -525,23 +429,4 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     listed,
     outDir: o.outDir,
   };
-}
-
-/** Measurements as they arrive: the JSON-lines file and the records, one transaction each. */
-function record(
-  recorder: Recorder | null,
-  file: string,
-  runId: string,
-  suite: string,
-  outcomes: readonly InstanceOutcome[],
-): void {
-  for (const out of outcomes)
-    for (const m of out.measurements) {
-      try {
-        appendFileSync(file, `${JSON.stringify({ runId, suite, ...m })}\n`);
-      } catch {
-        /* the records still get it */
-      }
-      recorder?.measurement(suite, m, out.instance.gpuName);
-    }
 }

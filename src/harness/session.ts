@@ -1,5 +1,5 @@
 // One session per node per run: one SSH connection (a second only while more than
-// MAX_CHANNELS commands must be open at once), the node lock held for the whole command, and
+// MAX_CHANNELS channels, the lock's included, must be open at once), the node lock held for the whole command, and
 // the node's discovery read once and shared by every suite. It is itself a Transport, so the
 // layers below (apply, the launcher, the isolation scenarios) run over it unchanged.
 import { isSlicecheckError, SlicecheckError } from "../errors.js";
@@ -66,6 +66,8 @@ export class NodeSession implements Transport {
       if (o.lock) {
         this.lock = await acquireLock(first.t, { runId: this.runId, command: o.command });
         this.tookOver = this.lock.tookOver;
+        // The lock's channel stays open for the whole command: it takes one of the slots.
+        first.inflight++;
       }
     } catch (e) {
       this.error = isSlicecheckError(e)

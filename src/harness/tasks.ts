@@ -2,6 +2,13 @@
 // does with its setup and teardown tasks): the teardowns run in reverse order whatever
 // happened, on an error and on an interrupt. The first SIGINT/SIGTERM aborts the run's signal
 // (workloads stop, teardowns run); the second stops waiting and says exactly what is left.
+import { setMaxListeners } from "node:events";
+
+/** SLICECHECK_TRACE=1: where a run's time goes, one stderr line per task and teardown. */
+export function trace(what: string, sinceMs: number): void {
+  if (process.env.SLICECHECK_TRACE)
+    process.stderr.write(`[trace] ${what}: ${Date.now() - sinceMs} ms\n`);
+}
 
 export interface Teardown {
   name: string;
@@ -17,6 +24,12 @@ export class TaskList {
   readonly ac = new AbortController();
   interrupted = false;
 
+  constructor() {
+    // Every command of the run listens to this one signal (28 instances' workloads on 4 nodes
+    // at once, each with its watchdog): not a leak, so no warning about one.
+    setMaxListeners(0, this.ac.signal);
+  }
+
   get signal(): AbortSignal {
     return this.ac.signal;
   }
@@ -25,10 +38,12 @@ export class TaskList {
   async task<T>(name: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T | null> {
     if (this.ac.signal.aborted) return null;
     this.current = name;
+    const t0 = Date.now();
     try {
       return await fn(this.ac.signal);
     } finally {
       this.current = null;
+      trace(`task ${name}`, t0);
     }
   }
 
@@ -43,11 +58,13 @@ export class TaskList {
     while (this.teardowns.length > 0) {
       const t = this.teardowns[this.teardowns.length - 1]!;
       this.current = t.name;
+      const t0 = Date.now();
       try {
         await t.run();
       } catch (e) {
         onError(t.name, e);
       }
+      trace(`teardown ${t.name}`, t0);
       this.teardowns.pop();
     }
     this.current = null;

@@ -15,9 +15,10 @@
 // We do not use the `ssh-config` package's compute(): it does not read Include files, matches
 // `Host` after HostName changed it, and keeps no line numbers.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir, userInfo } from "node:os";
+import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { expandTokens, localUserName, type Tokens } from "./ssh-tokens.js";
 
 /** A value and where it was written: `file:line`. */
 export interface Sourced<T> {
@@ -222,14 +223,6 @@ interface State {
   localUser: string;
 }
 
-function localUserName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? "root";
-  }
-}
-
 function resolve(root: ConfFile, alias: string, ro: ResolveOptions): SshConfigHit {
   const st: State = {
     alias,
@@ -417,40 +410,4 @@ function hitOf(st: State): SshConfigHit {
     };
   }
   return hit;
-}
-
-export interface Tokens {
-  /** the host name to connect to */
-  h: string;
-  /** the port */
-  p: string;
-  /** the remote user */
-  r: string;
-  /** the name as given (before HostName) */
-  n: string;
-}
-
-/** ssh's percent_expand() for the tokens slicecheck knows, plus `~/` at the start. An unknown
- * token is an error, as in ssh. */
-export function expandTokens(s: string, t: Tokens, what: string): string {
-  const home = homedir();
-  const all: Record<string, string> = {
-    ...t,
-    u: localUserName(),
-    d: home,
-    l: "",
-    "%": "%",
-  };
-  const out = s.replace(/%(.)/g, (m, c: string) => {
-    const r = c === "l" ? undefined : all[c];
-    if (r === undefined)
-      throw new SlicecheckError(
-        "INVENTORY_SCHEMA",
-        `${what}: unknown token '${m}' (slicecheck expands %h %p %r %n %u %d %%)`,
-        { token: m },
-      );
-    return r;
-  });
-  if (out === "~") return home;
-  return out.startsWith("~/") ? join(home, out.slice(2)) : out;
 }

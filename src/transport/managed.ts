@@ -10,8 +10,7 @@ import {
   killCommandScript,
   killRunScript,
   listRunScript,
-  PGID_MARKER,
-  takePgidMarker,
+  scanPgidMarker,
   wrapCommand,
 } from "./remote-scripts.js";
 import type { Command, ExecOptions, ExecResult, RawShell, RunProcess } from "./types.js";
@@ -73,31 +72,6 @@ export class ManagedExecutor {
     let pendingErr = "";
     const stdoutDec = new TextDecoder();
     const stderrDec = new TextDecoder();
-    proc.onStdout((b) => {
-      const s = stdoutDec.decode(b, { stream: true });
-      stdout += s;
-      opts.onStdout?.(s);
-    });
-    proc.onStderr((b) => {
-      let s = stderrDec.decode(b, { stream: true });
-      if (!markerDone) {
-        pendingErr += s;
-        if (
-          !pendingErr.includes("\n") &&
-          PGID_MARKER.startsWith(pendingErr.slice(0, PGID_MARKER.length))
-        )
-          return;
-        const taken = takePgidMarker(pendingErr);
-        pgid = taken.pgid;
-        s = taken.rest;
-        markerDone = true;
-        pendingErr = "";
-        onStarted();
-      }
-      stderr += s;
-      if (s) opts.onStderr?.(s);
-    });
-
     let timedOut = false;
     let cancelled = false;
     let killing: Promise<unknown> | null = null;
@@ -125,6 +99,36 @@ export class ManagedExecutor {
       cancelled = true;
       void kill();
     };
+    // Registered last: output that came with the channel's confirmation is handed over at
+    // once, and the marker in it starts the deadline, so everything above must exist by then.
+    proc.onStdout((b) => {
+      const s = stdoutDec.decode(b, { stream: true });
+      stdout += s;
+      opts.onStdout?.(s);
+    });
+    proc.onStderr((b) => {
+      let s = stderrDec.decode(b, { stream: true });
+      if (!markerDone) {
+        pendingErr += s;
+        const m = scanPgidMarker(pendingErr);
+        if (m.noise) {
+          stderr += m.noise;
+          opts.onStderr?.(m.noise);
+        }
+        if (!m.found) {
+          pendingErr = m.pending;
+          return;
+        }
+        pgid = m.pgid;
+        s = m.rest;
+        markerDone = true;
+        pendingErr = "";
+        onStarted();
+      }
+      stderr += s;
+      if (s) opts.onStderr?.(s);
+    });
+
     opts.signal?.addEventListener("abort", onAbort, { once: true });
     if (opts.signal?.aborted) onAbort();
 

@@ -107,10 +107,29 @@ export const HEARTBEAT_TIMEOUT_S = 15;
 export const HEARTBEAT_INTERVAL_MS = 5_000;
 
 /** Extracts the pgid marker from the start of stderr; returns the rest unchanged. */
-export function takePgidMarker(stderr: string): { pgid: number | null; rest: string } {
-  if (!stderr.startsWith(PGID_MARKER)) return { pgid: null, rest: stderr };
-  const nl = stderr.indexOf("\n");
-  if (nl < 0) return { pgid: null, rest: stderr };
-  const pgid = Number(stderr.slice(PGID_MARKER.length, nl));
-  return { pgid: Number.isInteger(pgid) ? pgid : null, rest: stderr.slice(nl + 1) };
+/** The wrapper's first stderr line, found in what the channel's stderr carried so far. A login
+ * shell may write before it (module loads, `pyenv: cannot rehash`, quota warnings): those
+ * complete lines are `noise`, the login's own stderr, handed on as ssh would show it. Until the
+ * marker's line is complete, the incomplete last line stays `pending`. */
+export function scanPgidMarker(
+  buf: string,
+):
+  | { found: true; pgid: number | null; noise: string; rest: string }
+  | { found: false; noise: string; pending: string } {
+  const at = buf.startsWith(PGID_MARKER) ? 0 : buf.indexOf(`\n${PGID_MARKER}`) + 1;
+  if (at > 0 || buf.startsWith(PGID_MARKER)) {
+    const nl = buf.indexOf("\n", at);
+    if (nl >= 0) {
+      const pgid = Number(buf.slice(at + PGID_MARKER.length, nl));
+      return {
+        found: true,
+        pgid: Number.isInteger(pgid) && pgid > 0 ? pgid : null,
+        noise: buf.slice(0, at),
+        rest: buf.slice(nl + 1),
+      };
+    }
+    return { found: false, noise: buf.slice(0, at), pending: buf.slice(at) };
+  }
+  const lastNl = buf.lastIndexOf("\n");
+  return { found: false, noise: buf.slice(0, lastNl + 1), pending: buf.slice(lastNl + 1) };
 }

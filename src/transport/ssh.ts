@@ -8,6 +8,7 @@ import pLimit from "p-limit";
 import ssh2, { type ClientChannel, type ConnectConfig } from "ssh2";
 import { SlicecheckError } from "../errors.js";
 import type { JumpHost, NodeSpec } from "../inventory/types.js";
+import { settledWithin } from "../util/time.js";
 import { checkHostKey, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
@@ -26,8 +27,11 @@ import type {
 const { Client } = ssh2;
 type SshClient = InstanceType<typeof Client>;
 
-/** OpenSSH's MaxSessions defaults to 10; the watchdog and kill channels live outside this budget. */
-export const MAX_CHANNELS = 6;
+/** Channels one connection carries at once (a node lock's channel included). OpenSSH's
+ * MaxSessions defaults to 10: 8 leaves 2 for kill and control channels, whose opening is
+ * retried when the node is full anyway (ecosystem.md: "budget at most 8"). One GPU's 7
+ * instances and the lock thus fit on one connection. */
+export const MAX_CHANNELS = 8;
 const CONNECT_ATTEMPTS = 3;
 
 export interface SshOptions {
@@ -322,7 +326,7 @@ export class SshTransport implements Transport, RawShell {
   private async proxyFailed(e: unknown): Promise<unknown> {
     const p = this.proxy!;
     // ssh2 may see the pipe close before the exit status arrives.
-    await Promise.race([p.exited, new Promise((r) => setTimeout(r, 1000))]);
+    await settledWithin(p.exited, 1000);
     const code = p.exitCode();
     if (code === null && !p.stderr()) return e;
     return new SlicecheckError(

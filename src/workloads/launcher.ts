@@ -123,6 +123,16 @@ async function runOne(
     for (const l of parts) if (l) o.onLine(inst, l);
   };
   const startMs = Date.now();
+  const measure = (m: Metric): Measurement => ({
+    node: inst.node,
+    gpuUuid: inst.gpuUuid,
+    instanceUuid: inst.uuid,
+    profile: inst.profile,
+    placement: inst.placement,
+    workload: spec.name,
+    repetition,
+    ...m,
+  });
   const base = { instance: inst, workload: spec.name, repetition, log, startMs };
   try {
     const r = await t.exec(
@@ -156,16 +166,7 @@ async function runOne(
       harnessError: logError,
       incomplete: incompleteReason(spec, r),
       stdout: r.stdout,
-      measurements: metrics.map((m) => ({
-        node: inst.node,
-        gpuUuid: inst.gpuUuid,
-        instanceUuid: inst.uuid,
-        profile: inst.profile,
-        placement: inst.placement,
-        workload: spec.name,
-        repetition,
-        ...m,
-      })),
+      measurements: metrics.map(measure),
       parseError,
     };
   } catch (e) {
@@ -192,16 +193,7 @@ async function runOne(
       stdout: seenOut,
       // Figures printed before the connection was lost or the run interrupted: kept, and the
       // outcome is still broken (harnessError), never a pass.
-      measurements: partial.map((m) => ({
-        node: inst.node,
-        gpuUuid: inst.gpuUuid,
-        instanceUuid: inst.uuid,
-        profile: inst.profile,
-        placement: inst.placement,
-        workload: spec.name,
-        repetition,
-        ...m,
-      })),
+      measurements: partial.map(measure),
       parseError: null,
     };
   } finally {

@@ -1,6 +1,13 @@
 // Small helpers the built-in suites share. Users' suites may copy them: they use only the
 // public API.
-import { broken, type CheckHandle, type WorkloadResult } from "slicecheck/suite";
+import {
+  broken,
+  type CheckHandle,
+  current,
+  fail,
+  type VerdictView,
+  type WorkloadResult,
+} from "slicecheck/suite";
 
 /** Broken (the harness could not decide) with this reason, when there is one. */
 export function brokenIf(reason: string | null | undefined, code = "NODE_UNREADABLE"): void {
@@ -19,4 +26,15 @@ export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
   check.window(r.startMs, r.stopMs);
   check.parameter("placement", r.instance.placement ?? "whole GPU");
   if (r.log) check.evidenceFile("workload log", r.log, "text/plain");
+}
+
+/** An engine's verdict as the running test's outcome: its figures, note and evidence on the
+ * check, then failed with `failCode` or broken with the verdict's own code. */
+export function judgeVerdict(v: VerdictView, failCode: string): void {
+  const check = current();
+  check.figures(v.figures);
+  check.note(v.message);
+  for (const e of v.evidence) check.evidence(e.name, e.content);
+  if (v.status === "broken") brokenIf(v.message, v.code);
+  if (v.status === "failed") fail(failCode, v.message);
 }

@@ -11,8 +11,8 @@ import Database from "better-sqlite3";
 import { launchChromium } from "../../src/report/browser.js";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
-import { cli } from "../helpers/cli.js";
-import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
+import { cli, runArgs } from "../helpers/cli.js";
+import { sshdConnections, taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 
 interface AllureResult {
   name: string;
@@ -40,6 +40,27 @@ describe("the run's spine: history ids, durations, the node lock, interrupts (re
   const journal = () => join(c.dir, "journal");
   const gis = (node = "sim01") =>
     readState(join(simNodeRecord(c.inventoryPath, node).dir, "state")).gpus[0]!;
+
+  it("a run over 7 instances (layout applied, stress, restore) opens one SSH connection to the node", async () => {
+    const before = sshdConnections(c);
+    const r = await cli(
+      ...runArgs(c, "one-connection", {
+        layout: ["fixtures/layouts/default.yaml", "all-1g.10gb"],
+        journal: journal(),
+        json: true,
+      }),
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const s = JSON.parse(r.stdout) as {
+      nodes: { connections: number }[];
+      checks: { suite: string; status: string }[];
+    };
+    assert.equal(s.checks.filter((x) => x.suite === "stress" && x.status === "passed").length, 7);
+    // Counted by sshd itself, not by what slicecheck says of itself.
+    assert.equal(sshdConnections(c) - before, 1, "connections accepted by the node's sshd");
+    assert.equal(s.nodes[0]?.connections, 1);
+    assert.equal(gis().gis.length, 0, "the layout was restored");
+  });
 
   it("one test keeps one Allure history id across a driver upgrade; its duration covers the workload", async () => {
     const runOnce = async (name: string) => {

@@ -139,6 +139,72 @@ describe("stalls and slow logins (real sshd)", function () {
     }
   });
 
+  it("a login shell that writes to stderr first: the command's output is its own, a timeout still kills it all", async () => {
+    const rec = simNodeRecord(c.inventoryPath, "sim02");
+    const cfg = join(rec.dir, "sshd_config");
+    const before = readFileSync(cfg, "utf8");
+    // What site profiles print before any command (Lmod, `pyenv: cannot rehash`, quota
+    // warnings): stderr lines ahead of the wrapper's own first line.
+    writeFileSync(
+      cfg,
+      `${before}ForceCommand echo 'Lmod: loading cuda/12.4' >&2; echo 'quota: 91% of /home used' >&2; exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n`,
+    );
+    const listener = readPid(join(rec.dir, "sshd.pid"))!;
+    process.kill(listener, "SIGHUP");
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      const r = await cli(
+        "exec",
+        "-i",
+        c.inventoryPath,
+        "--nodes",
+        "sim02",
+        "--json",
+        "--",
+        "echo out; echo err >&2",
+      );
+      assert.equal(r.code, 0, r.stderr);
+      const n = (JSON.parse(r.stdout) as { nodes: { stdout: string; stderr: string }[] }).nodes[0]!;
+      assert.equal(n.stdout, "out\n");
+      assert.match(n.stderr, /Lmod: loading cuda\/12\.4\nquota: 91% of \/home used\n/);
+      assert.match(n.stderr, /err\n$/);
+      assert.doesNotMatch(n.stderr, /@@slicecheck/, "the wrapper's marker stays internal");
+      // The marker found after the noise gives the process group: a timeout kills the
+      // command and what it started in the background.
+      const t = await cli(
+        "exec",
+        "-i",
+        c.inventoryPath,
+        "--nodes",
+        "sim02",
+        "--timeout",
+        "2",
+        "--",
+        "sleep 37 & sleep 38",
+      );
+      assert.equal(t.code, 124, t.stderr);
+      assert.ok(
+        await waitFor(() => {
+          const left = readdirSync("/proc").filter((d) => {
+            try {
+              return /^sleep 3[78]/.test(
+                readFileSync(`/proc/${d}/cmdline`, "utf8").replace(/\0/g, " "),
+              );
+            } catch {
+              return false;
+            }
+          });
+          return left.length === 0;
+        }, 10_000),
+        "nothing of the timed-out command is left",
+      );
+    } finally {
+      writeFileSync(cfg, before);
+      process.kill(listener, "SIGHUP");
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+
   it("a lock left behind by a killed holder is taken over, and the run says whose", async () => {
     const rec = simNodeRecord(c.inventoryPath, "sim01");
     // What a holder killed with -9 leaves: the info file, and no process holding the flock.

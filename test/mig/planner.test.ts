@@ -362,11 +362,8 @@ describe("planner: a catalogue read from a live node plans like the built-in one
     }
   });
 
-  it("enumerates a fresh 8-slice catalogue quickly", () => {
-    const t = process.hrtime.bigint();
-    const n = enumerateCombinations(builtinCatalog("H200", "580.173.02")).length;
-    const ms = Number(process.hrtime.bigint() - t) / 1e6;
-    assert.equal(n, 127);
-    assert.ok(ms < 1000, `${ms} ms`);
+  // Its speed is measured by `npm run bench` (BENCH=planner), not asserted here.
+  it("enumerates every combination of a fresh 8-slice catalogue (127)", () => {
+    assert.equal(enumerateCombinations(builtinCatalog("H200", "580.173.02")).length, 127);
   });
 });

@@ -1,0 +1,103 @@
+// The run's layout task: apply --layout on every node that answered, with its teardown (the
+// journalled state put back at the end unless --keep) registered first, so a failure half-way
+// is undone too. A node the apply refused or could not change is that node's broken check.
+import { SlicecheckError } from "../errors.js";
+import { applyLayout, restoreNodes } from "../mig/apply/index.js";
+import type { LayoutConfig } from "../mig/layout/index.js";
+import type { Recorder } from "../store/recorder.js";
+import type { PreCheck } from "./mocha-run.js";
+import type { NodeSession } from "./session.js";
+import type { TaskList } from "./tasks.js";
+
+export interface LayoutTaskOptions {
+  runId: string;
+  journalDir: string;
+  allowReset: boolean;
+  keep: boolean;
+  /** `-i INV --nodes …`, for the commands printed to finish by hand. */
+  where: string;
+  recorder: Recorder | null;
+  early(c: PreCheck): void;
+  progress(line: string): void;
+  err(line: string): void;
+}
+
+const BAD = new Set(["refused", "failed", "mismatch", "held", "unreachable", "bad-input"]);
+
+export async function layoutTask(
+  layout: { file: string; config: LayoutConfig },
+  tasks: TaskList,
+  live: readonly NodeSession[],
+  sessions: readonly NodeSession[],
+  o: LayoutTaskOptions,
+): Promise<void> {
+  const transports = new Map(live.map((s) => [s.node.name, s as NodeSession]));
+  const session = {
+    runId: o.runId,
+    journalDir: o.journalDir,
+    allowReset: o.allowReset,
+    keep: o.keep,
+  };
+  const alive = () => live.filter((s) => !s.error);
+  if (!o.keep)
+    tasks.teardown({
+      name: "restore the original MIG layout",
+      manual: `slicecheck restore ${o.where}${o.journalDir !== "reports/journal" ? ` --journal-dir ${o.journalDir}` : ""}`,
+      run: async () => {
+        // Every node the apply reached, also one it failed on half-way.
+        const targets = live.map((s) => s.node);
+        if (targets.length === 0) return;
+        o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
+        const restored = await restoreNodes(targets, { ...session, transports });
+        for (const r of restored)
+          if (r.error)
+            o.err(
+              `${r.node}: restore ${r.status}: ${r.error.message} [${r.error.code}]; run \`slicecheck restore ${o.where}\` once the cause is fixed`,
+            );
+      },
+    });
+  const applied = await tasks.task("apply the layout", async () => {
+    o.progress(`applying config '${layout.config.name}' of ${layout.file}`);
+    return applyLayout(
+      alive().map((s) => s.node),
+      layout.config,
+      {
+        ...session,
+        dryRun: false,
+        layout: { file: layout.file, config: layout.config.name },
+        transports,
+      },
+    );
+  });
+  for (const r of applied ?? []) {
+    for (const g of r.gpus) o.recorder?.steps(r.node, g.index, g.timings);
+    if (!BAD.has(r.status)) continue;
+    o.early({
+      suite: "layout",
+      node: r.node,
+      title: `config ${layout.config.name} applied`,
+      status: r.status === "mismatch" ? "failed" : "broken",
+      code:
+        r.status === "refused"
+          ? "INTERLOCK"
+          : r.status === "mismatch"
+            ? "LAYOUT_DRIFT"
+            : (r.error?.code ?? "APPLY_FAILED"),
+      message:
+        r.status === "refused"
+          ? `refused, nothing was changed: ${r.refusals.join("; ")}`
+          : r.status === "held"
+            ? "not changed, because another node was refused or could not be read"
+            : (r.error?.message ?? `apply ${r.status}`),
+    });
+    // Its suites must not run on a layout that is not the one asked for.
+    const s = sessions.find((x) => x.node.name === r.node);
+    if (s && !s.error)
+      s.error = new SlicecheckError(
+        r.status === "refused" ? "INTERLOCK" : "NODE_COMMAND",
+        `the layout was not applied (${r.status})`,
+      );
+  }
+  if (applied?.every((r) => r.status !== "refused" && r.status !== "held"))
+    await Promise.all(alive().map((s) => s.discover(true).catch(() => {})));
+}

@@ -1,0 +1,82 @@
+// What a run writes into the records as it goes: each node's inventory and live catalogue
+// (while the run's layout is in place), every measurement as it arrives (and to
+// measurements.jsonl), and the Xid lines the kernel log gained during the run.
+import { appendFileSync } from "node:fs";
+import { parseXid } from "../nvsmi/xid.js";
+import type { Recorder } from "../store/recorder.js";
+import { readTopology } from "../store/topology.js";
+import type { InstanceOutcome } from "../workloads/launcher.js";
+import type { NodeSession } from "./session.js";
+
+export async function recordNodes(
+  recorder: Recorder,
+  sessions: readonly NodeSession[],
+  layout: string | null,
+  errText: (e: unknown) => string,
+): Promise<void> {
+  await Promise.all(
+    sessions.map(async (s) => {
+      if (s.error) {
+        recorder.node(
+          { node: s.node.name, inventory: null, suites: [], error: errText(s.error) },
+          new Map(),
+          null,
+        );
+        return;
+      }
+      const inv = s.discovered;
+      const migOn = inv?.instances.some((i) => i.gpuInstanceId !== null) ?? false;
+      const topology = migOn ? await readTopology(s) : new Map();
+      recorder.node(
+        { node: s.node.name, inventory: inv, suites: [], error: null },
+        topology,
+        layout,
+      );
+    }),
+  );
+}
+
+/** One transaction per measurement: what was measured before an interrupt stays. */
+export function recordMeasurements(
+  recorder: Recorder | null,
+  file: string,
+  runId: string,
+  suite: string,
+  outcomes: readonly InstanceOutcome[],
+): void {
+  for (const out of outcomes)
+    for (const m of out.measurements) {
+      try {
+        appendFileSync(file, `${JSON.stringify({ runId, suite, ...m })}\n`);
+      } catch {
+        /* a full disk under --out: the records still get it */
+      }
+      recorder?.measurement(suite, m, out.instance.gpuName);
+    }
+}
+
+export async function recordXids(
+  recorder: Recorder,
+  sessions: readonly NodeSession[],
+  dmesgAtStart: ReadonlyMap<string, string[] | null>,
+): Promise<void> {
+  for (const s of sessions) {
+    const before = new Set(dmesgAtStart.get(s.node.name) ?? []);
+    const r = await s.exec({ argv: ["dmesg"] }, { timeoutMs: 30_000 }).catch(() => null);
+    for (const line of r?.stdout.split("\n") ?? []) {
+      if (!line || before.has(line)) continue;
+      try {
+        for (const x of parseXid(line).events)
+          recorder.xid(s.node.name, {
+            pci: x.pci,
+            xid: x.xid,
+            gpuInstanceId: x.gpuInstanceId,
+            computeInstanceId: x.computeInstanceId,
+            line,
+          });
+      } catch {
+        /* not an Xid line */
+      }
+    }
+  }
+}
