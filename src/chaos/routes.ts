@@ -100,15 +100,14 @@ export async function readRoutes(
       return { code: null, out: "" };
     }
   };
-  const q = await run({ argv: ["nvidia-smi", "-q"] });
-  const vq = await run({ argv: ["nvidia-smi", "vgpu", "-q"] });
-  const mps = await run({ shell: "echo get_server_list | nvidia-cuda-mps-control" });
-  const pci = await run({
-    argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"],
-  });
-  const apps = await run({
-    argv: ["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid", "--format=csv,noheader"],
-  });
+  // One round trip's worth of waiting: the five readings go out together.
+  const [q, vq, mps, pci, apps] = await Promise.all([
+    run({ argv: ["nvidia-smi", "-q"] }),
+    run({ argv: ["nvidia-smi", "vgpu", "-q"] }),
+    run({ shell: "echo get_server_list | nvidia-cuda-mps-control" }),
+    run({ argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"] }),
+    run({ argv: ["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid", "--format=csv,noheader"] }),
+  ]);
   const virt = parseVirtualization(q.code === 0 ? q.out : "", vq.code === 0 ? vq.out : "");
   const busOf = new Map<number, string>();
   for (const l of pci.out.split("\n")) {
