@@ -96,11 +96,26 @@ export interface UtilizationResult {
   problem: string | null;
 }
 
-/** Samples every `intervalMs` from start() until stop(); one command in flight at a time. */
+/** A transport that can decline a command rather than open another connection (the run's node
+ * session: harness/session.ts execIfFree). */
+interface SpareChannel {
+  execIfFree(
+    c: { argv: string[] },
+    o: { timeoutMs: number },
+  ): Promise<{ exitCode: number | null; stdout: string } | null>;
+}
+const spare = (t: Transport): SpareChannel | null =>
+  typeof (t as unknown as Partial<SpareChannel>).execIfFree === "function"
+    ? (t as unknown as SpareChannel)
+    : null;
+
+/** Samples every `intervalMs` from start() until stop(); one command in flight at a time, and
+ * only on a channel that is free: a tick without one is skipped, never a second connection. */
 export class UtilizationSampler {
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly result: UtilizationResult = { source: null, samples: new Map(), problem: null };
+  private skipped = 0;
   constructor(
     private readonly t: Transport,
     private readonly instances: readonly Instance[],
@@ -111,42 +126,63 @@ export class UtilizationSampler {
     if (this.running) return;
     this.running = true;
     const t0 = Date.now();
+    // The first reading waits one interval: the workloads start first, and a sampler's
+    // nvidia-smi never competes with their start for the node's state (their lock, on the sim).
+    const sleep = () => new Promise((res) => setTimeout(res, this.intervalMs));
     this.loop = (async () => {
-      const dmon = await this.exec(DMON_ARGV);
-      this.result.source = dmon?.code === 0 ? "dcgm" : "nvidia-smi";
+      await sleep();
       while (this.running) {
-        const r = await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
-        if (r?.code === 0) {
-          try {
-            const got =
-              this.result.source === "dcgm"
-                ? fromDmon(parseDmon(r.out), this.instances)
-                : fromTable(r.out, this.instances);
-            for (const [uuid, s] of got)
-              this.result.samples.set(uuid, [
-                ...(this.result.samples.get(uuid) ?? []),
-                { t: Date.now() - t0, ...s },
-              ]);
-          } catch (e) {
-            this.result.problem = (e as Error).message;
-          }
-        } else this.result.problem = `the sample command failed (exit ${r?.code ?? "none"})`;
-        if (this.running) await new Promise((res) => setTimeout(res, this.intervalMs));
+        await this.tick(t0);
+        if (this.running) await sleep();
       }
     })();
+  }
+
+  /** One reading; the source is decided by the first dmon that gets a channel. */
+  private async tick(t0: number): Promise<void> {
+    if (this.result.source === null) {
+      const dmon = await this.exec(DMON_ARGV);
+      if (dmon === null) return;
+      this.result.source = dmon.code === 0 ? "dcgm" : "nvidia-smi";
+    }
+    const r = await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
+    if (r === null) return;
+    if (r.code !== 0) {
+      this.result.problem = `the sample command failed (exit ${r.code ?? "none"})`;
+      return;
+    }
+    try {
+      const got =
+        this.result.source === "dcgm"
+          ? fromDmon(parseDmon(r.out), this.instances)
+          : fromTable(r.out, this.instances);
+      for (const [uuid, s] of got)
+        this.result.samples.set(uuid, [
+          ...(this.result.samples.get(uuid) ?? []),
+          { t: Date.now() - t0, ...s },
+        ]);
+    } catch (e) {
+      this.result.problem = (e as Error).message;
+    }
   }
 
   async stop(): Promise<UtilizationResult> {
     this.running = false;
     await this.loop;
     if (this.result.samples.size > 0) this.result.problem = null;
+    else if (this.skipped > 0)
+      this.result.problem = `no SSH channel was free to sample (${this.skipped} tick(s)): the workloads and the lock fill the connection's budget`;
     return this.result;
   }
 
   private async exec(argv: string[]): Promise<{ code: number | null; out: string } | null> {
     try {
-      const r = await this.t.exec({ argv }, { timeoutMs: 15_000 });
-      return { code: r.exitCode, out: r.stdout };
+      const s = spare(this.t);
+      const r = s
+        ? await s.execIfFree({ argv }, { timeoutMs: 15_000 })
+        : await this.t.exec({ argv }, { timeoutMs: 15_000 });
+      if (r === null) this.skipped++;
+      return r ? { code: r.exitCode, out: r.stdout } : null;
     } catch {
       return null;
     }
