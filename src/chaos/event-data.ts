@@ -42,7 +42,10 @@ export function eventDataOf(out: InstanceOutcome, scenario: string): EventData {
   if (builtin?.stress.length)
     data.samples = builtin.stress.map((x) => ({ t: x.t, tflops: x.tflops }));
   if (out.incomplete) data.incomplete = out.incomplete;
-  if (builtin?.memhog) data.oom = builtin.memhog.oom;
+  if (builtin?.memhog) {
+    data.oom = builtin.memhog.oom;
+    data.allocatedBytes = builtin.memhog.allocatedBytes;
+  }
   if (builtin?.memhogChecks.length) data.checks = builtin.memhogChecks.map((c) => c.ok);
   return data;
 }

@@ -8,8 +8,9 @@ import { dirname } from "node:path";
 
 export const FAULTS = ["oom", "crash", "kill", "hang", "noisy"] as const;
 export type FaultName = (typeof FAULTS)[number];
-/** What a scenario checks: a fault, or the exclusivity of a whole-card instance. */
-export type ScenarioKind = FaultName | "exclusive";
+/** What a scenario checks: a fault, the exclusivity of a whole-card instance, or (soft routes)
+ * the slowdown per tenant count. */
+export type ScenarioKind = FaultName | "exclusive" | "tenants";
 
 export type EventType = "invoke" | "ok" | "fail" | "info";
 /**
@@ -18,7 +19,9 @@ export type EventType = "invoke" | "ok" | "fail" | "info";
  * aggressor's OOM, in its own window after the victims' load window (never while they are
  * measured: it would share their instance); dmesg: the Xids the kernel log gained; recovery: the aggressor's stress after
  * its fault; exclusivity: what the driver lists on a whole-card instance's GPU while its
- * tenant runs; harness: the controller itself (a lost connection).
+ * tenant runs; tenants: N stress processes sharing one soft-partitioned GPU (data.tenants = N);
+ * utilization: the victims' SM activity and memory while under the fault; harness: the
+ * controller itself (a lost connection).
  */
 export type EventOp =
   | "baseline"
@@ -28,6 +31,8 @@ export type EventOp =
   | "dmesg"
   | "recovery"
   | "exclusivity"
+  | "tenants"
+  | "utilization"
   | "harness";
 
 export interface XidSeen {
@@ -78,6 +83,19 @@ export interface EventData {
   errors?: number;
   /** memhog: its allocation stopped at an out-of-memory error. */
   oom?: boolean;
+  /** memhog: the bytes it got (an MPS-capped tenant must stay within its cap). */
+  allocatedBytes?: number;
+  /** tenants: how many stress processes shared the GPU in this window. */
+  tenants?: number;
+  /** utilization: the victims' SM activity (mean %) and memory in use (max MiB) while they were
+   * measured under the fault; null where the source has no such figure. */
+  utilization?: {
+    source: string | null;
+    victims: Record<
+      string,
+      { samples: number; smActiveMean: number | null; memUsedMaxMiB: number | null }
+    >;
+  };
   /** memhog --check results. */
   checks?: boolean[];
   /** CUDA error lines the workload printed (kind and the line). */

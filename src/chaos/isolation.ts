@@ -3,7 +3,7 @@
 import { SlicecheckError } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
 import { FAULTS, type FaultName, type ScenarioKind } from "./history.js";
-import type { IsolationMode } from "./scenario.js";
+import type { IsolationMode } from "./plan.js";
 
 export function parseFaults(s: string | undefined): FaultName[] {
   if (s === undefined) return [...FAULTS];
@@ -22,6 +22,7 @@ export function parseFaults(s: string | undefined): FaultName[] {
 
 export interface IsolationRow {
   mode: IsolationMode;
+  route: string;
   node: string;
   gpu: number;
   aggressor: string;
@@ -29,6 +30,8 @@ export interface IsolationRow {
   fault: ScenarioKind;
   verdict: string;
   status: "passed" | "failed" | "broken";
+  /** A soft route's expected weakness, measured (passed). */
+  characterisation: boolean;
   summary: string;
   evidence: { figures: Record<string, unknown>; logLines: string[] };
 }

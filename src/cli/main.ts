@@ -220,6 +220,10 @@ export function buildProgram(
       parseIntIn("--aggressors", 1),
     )
     .option(
+      "--tenants <list>",
+      "isolation on soft routes (time-slicing, MPS): tenant counts whose per-tenant slowdown is measured, 2-7, 2,4,7 or none (default 2-7)",
+    )
+    .option(
       "--duration <d>",
       "how long each workload runs: seconds or 30s, 5m, 1h (1 s to 7 days)",
       parseDuration,

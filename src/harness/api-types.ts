@@ -73,6 +73,9 @@ export interface WorkloadResult {
   log: string;
   startMs: number;
   stopMs: number;
+  /** stress: SM activity and memory in use sampled while it ran (metrics sm_active_mean,
+   * sm_active_max, memory_used_max, utilization_samples); null where nothing was sampled. */
+  utilization: { source: string | null; samples: number; problem: string | null } | null;
 }
 
 export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";
@@ -97,11 +100,14 @@ export interface VerdictView {
 
 export interface ScenarioView {
   gpu: number;
-  /** mig; time-slicing and mps where MIG is off (soft partitioning). */
+  /** mig, exclusive; time-slicing, mps and mps-limited where MIG is off (soft partitioning). */
   mode: string;
+  /** The route the scenario's tenants run on, in words (`MIG`, `MPS (pinned memory limit …)`). */
+  route: string;
   aggressor: { label: string; profile: string; placement: string | null; title: string };
   fault: string;
-  /** The verdicts it yields: victimsUnaffected, faultContained, xidAttributed, recovered. */
+  /** The verdicts it yields: victimsUnaffected, faultContained, xidAttributed, recovered (and
+   * memoryIsolated under MPS with limits); slowdownPerTenants for `tenants`. */
   verdictNames: string[];
   /** Resolves when the scenario ran (every scenario of the node is run in order). */
   result(): Promise<ScenarioOutcome>;
@@ -120,6 +126,9 @@ export interface IsolationPlan {
   scenarios: ScenarioView[];
   /** Why nothing can be planned (no GPU with two instances, or the node is refused). */
   problem: string | null;
+  /** Each GPU's route as found on the node before any scenario ran (`-q`, `vgpu -q`, the MPS
+   * control pipe, the compute processes); null for a GPU it could not be read for. */
+  route(gpu: number): Promise<{ route: string; kind: string; promises: string } | null>;
 }
 
 export interface RunOptionsView {
@@ -129,6 +138,8 @@ export interface RunOptionsView {
   tolerance: number;
   faults: string[];
   aggressors: number | null;
+  /** Soft routes: the tenant counts whose per-tenant slowdown is measured (`--tenants`). */
+  tenants: number[];
   layout: { file: string; config: string } | null;
   outDir: string;
 }
@@ -176,4 +187,7 @@ export interface CheckHandle {
   /** What the check found, shown when it passes too ("Xid 31 names the aggressor"). A failed
    * or broken check's message is its error's. */
   note(text: string): void;
+  /** The code a passing check records instead of OK: CHARACTERISED for a soft route's expected
+   * weakness, measured (a pass that verifies no isolation). Ignored when the check fails. */
+  passCode(code: string): void;
 }

@@ -5,13 +5,17 @@
 // Everything here reads the run from globalThis, so it works whichever copy of this module a
 // suite file resolves (a global install, the project's own node_modules, the source tree).
 import { AssertionError } from "node:assert";
+import { crossInstance, multiGpu, p2pOfProfiles } from "../verdicts/comm.js";
+import type { Verdict } from "../verdicts/types.js";
 import type {
   CheckHandle,
+  ExecAnswer,
   HarnessOptions,
   SuiteGpu,
   SuiteInstance,
   SuiteNode,
   SuiteRun,
+  VerdictView,
 } from "./api-types.js";
 
 export type * from "./api-types.js";
@@ -114,3 +118,42 @@ export function broken(code: string, message: string): never {
 // Slurm's answers parsed (scontrol -o, gres.conf, hostlists) and compared with MIG instances:
 // what the built-in slurm suite uses, for site suites that check their own Slurm rules.
 export * as slurm from "../verdicts/slurm.js";
+
+/** A pure judgement as a suite reads it. A characterisation (a documented constraint, a soft
+ * route's measured weakness) passes with its own code. */
+function viewOf(v: Verdict, gpu: number | null, failCode: string): VerdictView {
+  return {
+    title: v.name,
+    gpu,
+    status: v.status,
+    code:
+      v.status === "failed"
+        ? failCode
+        : v.status === "broken"
+          ? "COMM_UNDECIDED"
+          : v.characterisation
+            ? "DOCUMENTED_CONSTRAINT"
+            : "OK",
+    message: v.summary,
+    figures: v.evidence.figures,
+    evidence: v.evidence.logLines.length
+      ? [{ name: "output", content: v.evidence.logLines.join("\n") }]
+      : [],
+  };
+}
+
+/** A two-rank all_reduce across two MIG instances of one GPU: refused as documented, or the
+ * slow path with its bus bandwidth (a documented constraint, never a node failure). */
+export function judgeCrossInstanceNccl(out: ExecAnswer, gpu: number): VerdictView {
+  return viewOf(crossInstance(out), gpu, "NCCL_FAILED");
+}
+
+/** `all_reduce_perf -g N` over N whole GPUs: no wrong results, and its bus bandwidth. */
+export function judgeMultiGpuAllReduce(out: ExecAnswer, gpus: number): VerdictView {
+  return viewOf(multiGpu(out, gpus), null, "NCCL_FAILED");
+}
+
+/** Each profile's P2P capability from `nvidia-smi mig -lgip -i GPU`. */
+export function judgeProfilesP2P(lgip: string, gpu: number): VerdictView {
+  return viewOf(p2pOfProfiles(lgip, gpu), gpu, "NCCL_FAILED");
+}

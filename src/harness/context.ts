@@ -15,7 +15,7 @@ import {
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import { instanceLabel, runWorkloadOnNode } from "../workloads/node-run.js";
-import { statusOf } from "../workloads/summary.js";
+import { withUtilization } from "../workloads/utilization.js";
 import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
 import type {
   BuiltinWorkload,
@@ -32,6 +32,7 @@ import type {
   WorkloadResult,
 } from "./api-types.js";
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
+import { resultOf } from "./results.js";
 import type { NodeSession } from "./session.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
@@ -50,6 +51,7 @@ interface Draft {
   record: CheckRecord;
   windowSet: boolean;
   note: string | null;
+  passCode?: string;
 }
 
 export function instanceTitle(
@@ -108,35 +110,6 @@ export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNo
     });
   }
   return out;
-}
-
-function resultOf(o: InstanceOutcome, view: SuiteInstance): WorkloadResult {
-  const st = statusOf(o);
-  const reason =
-    o.harnessError ??
-    o.incomplete ??
-    o.parseError ??
-    (o.timedOut
-      ? "killed at its deadline"
-      : o.died
-        ? `exit ${o.exitCode ?? o.signal}`
-        : st === "failed"
-          ? "it reported errors"
-          : st === "broken"
-            ? "it printed no figures"
-            : null);
-  return {
-    instance: view,
-    workload: o.workload,
-    status: st === "ok" ? "passed" : st,
-    reason,
-    exitCode: o.exitCode,
-    measurements: o.measurements.map((m) => ({ metric: m.metric, value: m.value, unit: m.unit })),
-    metrics: Object.fromEntries(o.measurements.map((m) => [m.metric, m.value])),
-    log: o.log,
-    startMs: o.startMs,
-    stopMs: o.stopMs,
-  };
 }
 
 export class HarnessContext implements SuiteContext {
@@ -213,7 +186,7 @@ export class HarnessContext implements SuiteContext {
       checks: () => this.sink.checks,
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
-        if (why) return { start() {}, scenarios: [], problem: why };
+        if (why) return { start() {}, scenarios: [], problem: why, route: async () => null };
         const plan = this.services.isolation(this.session(node.name), node);
         this.declared.add(
           suite,
@@ -256,26 +229,34 @@ export class HarnessContext implements SuiteContext {
           if (s.error) throw s.error;
           const detail = name === suite ? "running" : `${name} running`;
           this.onProgress?.({ kind: "phase", node, key: suite, detail, atMs: Date.now() });
-          const r = await runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
-            durationS,
-            // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
-            // a user suite's get a folder of their own, so the same workload never collides.
-            outDir:
-              suite === "stress" || suite === "nccl"
-                ? this.options.outDir
-                : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
-            signal: this.signal,
-            onLine: this.services.onLine,
-            // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
-            graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
-          });
+          // While the stress runs: each instance's SM activity and memory in use.
+          const run = () =>
+            runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
+              durationS,
+              // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
+              // a user suite's get a folder of their own, so the same workload never collides.
+              outDir:
+                suite === "stress" || suite === "nccl"
+                  ? this.options.outDir
+                  : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
+              signal: this.signal,
+              onLine: this.services.onLine,
+              // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
+              graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
+            });
+          const { result: r, util } = await withUtilization(
+            s,
+            list,
+            { sample: name === "stress", durationS },
+            run,
+          );
           if (r.skipped)
             throw new SlicecheckError("TOOL_MISSING", `${node}: ${r.skipped}`, { node });
           this.services.measured(suite, r.outcomes);
           const m = new Map<string, WorkloadResult>();
           for (const o of r.outcomes) {
             const view = list.find((v) => v.uuid === o.instance.uuid);
-            if (view) m.set(view.uuid, resultOf(o, view));
+            if (view) m.set(view.uuid, resultOf(o, view, util));
           }
           return m;
         });
@@ -330,7 +311,7 @@ export class HarnessContext implements SuiteContext {
     } else {
       const c = classify(err);
       r.status = c.status;
-      r.code = c.code;
+      r.code = c.status === "passed" && d.passCode ? d.passCode : c.code;
       r.message = c.status === "passed" ? (d.note ?? "") : c.message;
     }
     this.sink.add(r);
@@ -417,6 +398,9 @@ export class HarnessContext implements SuiteContext {
       },
       parameter: (name, value) => {
         r.parameters[name] = value;
+      },
+      passCode: (code) => {
+        d.passCode = code;
       },
       note: (text) => {
         d.note = text;

@@ -44,6 +44,8 @@ export interface HarnessRunOptions {
   tolerance: number;
   faults: FaultName[];
   aggressors: number | null;
+  /** Soft routes: tenant counts for the slowdown per tenant count (`--tenants`). */
+  tenants: number[];
   layout: { file: string; config: LayoutConfig } | null;
   keep: boolean;
   allowReset: boolean;
@@ -282,6 +284,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
       tolerance: o.tolerance,
       faults: o.faults,
       aggressors: o.aggressors,
+      tenants: o.tenants,
       layout: o.layout ? { file: o.layout.file, config: o.layout.config.name } : null,
       outDir: o.outDir,
     };
@@ -305,6 +308,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             faults: o.faults,
             durationS: o.durationS,
             aggressors: o.aggressors ?? undefined,
+            tenants: o.tenants,
             outDir: o.outDir,
             history,
             tolerance: o.tolerance,

@@ -5,12 +5,9 @@
 import { join } from "node:path";
 import type { FaultName } from "../chaos/history.js";
 import { History } from "../chaos/history.js";
-import {
-  type IsolationOptions,
-  NodeScenarios,
-  planScenarios,
-  type ScenarioResult,
-} from "../chaos/scenario.js";
+import { type IsolationOptions, planScenarios, type ScenarioResult } from "../chaos/plan.js";
+import { describeRoute, promiseText, type Route, readRoutes } from "../chaos/routes.js";
+import { NodeScenarios } from "../chaos/scenario.js";
 import { assertLayout } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { ExtraCheck } from "../report/context.js";
@@ -18,6 +15,7 @@ import type { Transport } from "../transport/types.js";
 import type { CheckSink, CheckStatus } from "../verdicts/checks.js";
 import { HEALTH_QUERY, healthChecks, layoutChecks } from "../verdicts/health.js";
 import type { ScenarioRef } from "../verdicts/isolation.js";
+import { verdictNamesOf } from "../verdicts/routes.js";
 import type { Verdict } from "../verdicts/types.js";
 import type {
   IsolationPlan,
@@ -53,14 +51,20 @@ export function viewOfVerdict(v: Verdict, gpu: number): VerdictView {
     title: v.name,
     gpu,
     status: v.status,
+    // A soft route's measured weakness passes with its own code, so reports can tell it from a
+    // kept promise.
     code:
       v.status === "failed"
         ? "ISOLATION_VIOLATION"
         : v.status === "broken"
           ? "ISOLATION_UNDECIDED"
-          : "OK",
+          : v.characterisation
+            ? "CHARACTERISED"
+            : "OK",
     message: v.summary,
-    figures: v.evidence.figures,
+    figures: v.characterisation
+      ? { ...v.evidence.figures, characterisation: true }
+      : v.evidence.figures,
     evidence: v.evidence.logLines.length
       ? [{ name: "log lines", content: v.evidence.logLines.join("\n") }]
       : [],
@@ -111,7 +115,7 @@ export async function healthOf(
     .filter((c) => c.suite === "isolation" && c.node === s.node.name && c.gpu !== null)
     .flatMap((c) => {
       const fault = c.parameters.fault;
-      if (!fault || fault === "all" || fault === "exclusive") return [];
+      if (!fault || ["all", "exclusive", "route", "tenants"].includes(fault)) return [];
       const m = /\/gi(\d+)(?:\/ci(\d+))?/.exec(c.parameters.aggressor ?? "");
       return [
         {
@@ -210,8 +214,13 @@ export function isolationOf(
     }
   >();
   const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
+  const tenants = o.tenants ?? [];
   const kindsOf = (p: (typeof plan)[number]): string[] =>
-    p.mode === "exclusive" ? ["exclusive"] : [...o.faults];
+    p.mode === "exclusive"
+      ? ["exclusive"]
+      : (p.mode === "time-slicing" || p.mode === "mps") && tenants.length > 0
+        ? [...o.faults, "tenants"]
+        : [...o.faults];
   for (const p of plan)
     for (const fault of kindsOf(p)) {
       let resolve!: (r: ScenarioOutcome) => void;
@@ -224,10 +233,17 @@ export function isolationOf(
       waiting.set(key(p.gpu, p.aggressorLabel, fault), { resolve, reject, p: pr });
     }
   let started = false;
+  let routesRead: (m: Map<number, Route> | null) => void = () => {};
+  const routes = new Promise<Map<number, Route> | null>((r) => {
+    routesRead = r;
+  });
   const startAll = () => {
     if (started) return;
     started = true;
     void (async () => {
+      // Before any scenario: the isolation suite's own MPS daemon must not be read as the
+      // node's route.
+      routesRead(await readRoutes(s, inv?.instances ?? []).catch(() => null));
       let scenarioStart = Date.now();
       const onScenario = (r: ScenarioResult, ref: ScenarioRef) => {
         const w = waiting.get(key(r.gpu, r.aggressor, r.fault));
@@ -258,6 +274,7 @@ export function isolationOf(
     kindsOf(p).map((fault) => ({
       gpu: p.gpu,
       mode: p.mode,
+      route: describeRoute(p.route),
       aggressor: {
         label: p.aggressorLabel,
         profile: p.aggressor.profile,
@@ -268,10 +285,7 @@ export function isolationOf(
             : `${p.mode} process A (whole GPU)`,
       },
       fault,
-      verdictNames:
-        p.mode === "exclusive"
-          ? ["exclusive"]
-          : ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"],
+      verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
       result: () => {
         startAll();
         return waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p;
@@ -281,6 +295,11 @@ export function isolationOf(
   return {
     start: startAll,
     scenarios,
+    route: async (gpu) => {
+      startAll();
+      const r = (await routes)?.get(gpu);
+      return r ? { route: describeRoute(r), kind: r.kind, promises: promiseText(r) } : null;
+    },
     problem:
       plan.length === 0
         ? `${node.name}: no GPU with MIG instances or without MIG: nothing to check`

@@ -113,6 +113,23 @@ export class NodeSession implements Transport {
     }
   }
 
+  /**
+   * Runs `command` only on a connection that has a channel free now; null when none has. For
+   * observers (the utilization sampler) that must not cost the node a second connection: a
+   * GPU's 7 instances and the lock fill one connection's budget.
+   */
+  async execIfFree(command: Command, opts?: ExecOptions): Promise<ExecResult | null> {
+    const p = this.closed ? undefined : this.pool.find((x) => x.inflight < MAX_CHANNELS);
+    if (!p) return null;
+    p.inflight++;
+    try {
+      await p.ready;
+      return await p.t.exec(command, opts);
+    } finally {
+      p.inflight--;
+    }
+  }
+
   start(commandLine: string): Promise<RawProcess> {
     return this.first().start(commandLine);
   }

@@ -97,6 +97,8 @@ export function contextOf(f: CheckReportFacts): RunContext {
     } else if (c.suite === "isolation" && c.node) {
       isolation.push({
         mode: (c.parameters.mode ?? "mig") as RunContext["isolation"][number]["mode"],
+        route: c.parameters.route ?? "MIG",
+        characterisation: c.code === "CHARACTERISED",
         node: c.node,
         gpu: c.gpu ?? 0,
         aggressor: c.parameters.aggressor ?? c.instance?.label ?? "?",

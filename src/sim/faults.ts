@@ -32,10 +32,16 @@ export type FaultRecord =
   | { kind: "no-reset"; gpu: number; previous: boolean }
   | { kind: "gpu-lost"; gpu: number }
   | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
+  | { kind: "vgpu"; gpu: number }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (src/sim/workloads/chaos.ts). */
-type ChaosKind = "isolation-broken" | "xid-misattributed" | "hang" | "drop-connection";
+type ChaosKind =
+  | "isolation-broken"
+  | "xid-misattributed"
+  | "hang"
+  | "drop-connection"
+  | "mps-cap-ignored";
 
 export interface PlantedFault {
   record: FaultRecord;
@@ -312,6 +318,42 @@ const xidMisattributed = chaosFlag(
   },
 );
 
+const mpsCapIgnored = chaosFlag(
+  "mps-cap-ignored",
+  "mps-cap-ignored: MPS does not enforce CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (a capped client allocates past its cap)",
+  (c) => {
+    c.mpsCapIgnored = true;
+    return "MPS clients' pinned memory limits are not enforced";
+  },
+  (c) => {
+    delete c.mpsCapIgnored;
+  },
+);
+
+/** vgpu: the GPU as a vGPU guest sees it (`--name guest`) or a vGPU host (`--name host`,
+ * time-sliced vGPUs under the best-effort scheduler, NVIDIA's default). */
+const vgpu: FaultKind = {
+  usage: "vgpu --gpu N --name guest|host: the GPU is a vGPU (guest) or a vGPU host's",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    if (o.name !== "guest" && o.name !== "host")
+      throw usage("vgpu needs --name guest or --name host");
+    gpu.virtualization =
+      o.name === "guest"
+        ? { mode: "VGPU" }
+        : { mode: "Host VGPU", scheduler: "BEST_EFFORT", activeVgpus: 2 };
+    return {
+      record: { kind: "vgpu", gpu: gpu.index },
+      detail: `GPU ${gpu.index} is a vGPU ${o.name}`,
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "vgpu") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (gpu) delete gpu.virtualization;
+  },
+};
+
 const hang = chaosFlag(
   "hang",
   "hang: a stress stops progressing once a neighbouring instance faults",
@@ -345,6 +387,8 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "ecc-uncorrectable": eccUncorrectable,
   "isolation-broken": isolationBroken,
   "xid-misattributed": xidMisattributed,
+  "mps-cap-ignored": mpsCapIgnored,
+  vgpu,
   hang,
   "drop-connection": dropConnection,
 };

@@ -25,6 +25,8 @@ export const SIM_TOOLS: Record<string, string> = {
   gpu_burn: "dist/sim/workloads/gpu-burn.js",
   all_reduce_perf: "dist/sim/workloads/nccl.js",
   "nvidia-cuda-mps-control": "dist/sim/workloads/mps-control.js",
+  // dmon only, answering while nv-hostengine is planted as running.
+  dcgmi: "dist/sim/workloads/dcgmi.js",
   dmesg: "dist/sim/klog/main.js",
 };
 

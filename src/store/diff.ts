@@ -62,9 +62,16 @@ function perfKey(m: MeasurementRow): string {
   return [m.product, m.profile, m.workload, m.metric].join("\u0000");
 }
 
+/** Utilization figures (SM activity, memory in use while a workload ran) are recorded with the
+ * run and shown, but say how busy an instance was, not how fast: never a regression. */
+export const UTILIZATION_METRIC = /^(utilization_|sm_active_|memory_used_)/;
+
 function group(rows: MeasurementRow[]): Map<string, MeasurementRow[]> {
   const out = new Map<string, MeasurementRow[]>();
-  for (const m of rows) out.set(perfKey(m), [...(out.get(perfKey(m)) ?? []), m]);
+  for (const m of rows) {
+    if (UTILIZATION_METRIC.test(m.metric)) continue;
+    out.set(perfKey(m), [...(out.get(perfKey(m)) ?? []), m]);
+  }
   return out;
 }
 

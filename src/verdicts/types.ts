@@ -6,6 +6,9 @@ export interface Verdict {
   name: string;
   status: VerdictStatus;
   summary: string;
+  /** A soft route's expected weakness, measured: passed with its figure, never a violation
+   * (verdicts/routes.ts). Absent on the promise checks. */
+  characterisation?: boolean;
   evidence: {
     figures: Record<string, number | string | boolean | null>;
     logLines: string[];

@@ -79,10 +79,18 @@ export async function runOnInstances(
   o: LaunchOptions,
 ): Promise<InstanceOutcome[]> {
   const repetition = o.repetition ?? 1;
+  // Several processes on one device (tenants of a soft-partitioned GPU) each get their own log.
   return Promise.all(
     instances.map((inst, k) => {
       const t = transports[k % transports.length]!;
-      return runOne(t, inst, typeof spec === "function" ? spec(inst) : spec, repetition, o);
+      const twin = instances.findIndex((x) => x.uuid === inst.uuid) !== k;
+      return runOne(
+        t,
+        inst,
+        typeof spec === "function" ? spec(inst) : spec,
+        twin ? repetition * 100 + k : repetition,
+        o,
+      );
     }),
   );
 }
@@ -130,7 +138,7 @@ async function runOne(
     const r = await t.exec(
       { argv: [spec.program, ...spec.args] },
       {
-        env: { CUDA_VISIBLE_DEVICES: inst.uuid },
+        env: { ...spec.env, CUDA_VISIBLE_DEVICES: inst.uuid },
         timeoutMs: (spec.durationS + (o.graceS ?? 30)) * 1000,
         onStdout: (c) => {
           seenOut += c;

@@ -19,6 +19,8 @@ export interface WorkloadSpec {
   args: string[];
   /** Seconds the workload is meant to run; the deadline adds a margin to it. */
   durationS: number;
+  /** More environment for the process (an MPS client's limits), besides CUDA_VISIBLE_DEVICES. */
+  env?: Record<string, string>;
 }
 
 export const BUILTIN_PROGRAMS = {

@@ -17,6 +17,12 @@ export function brokenIf(reason: string | null | undefined, code = "NODE_UNREADA
 /** A workload's figures, its time span and its log on the check. */
 export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
   check.figures({ ...r.metrics, exitCode: r.exitCode, sm: r.instance.sm });
+  // SM activity and memory in use while it ran (dcgmi dmon, else nvidia-smi's memory only).
+  if (r.utilization)
+    check.figures({
+      utilizationSource: r.utilization.source,
+      ...(r.utilization.problem ? { utilizationProblem: r.utilization.problem } : {}),
+    });
   check.window(r.startMs, r.stopMs);
   check.parameter("placement", r.instance.placement ?? "whole GPU");
   if (r.log) check.evidenceFile("workload log", r.log, "text/plain");

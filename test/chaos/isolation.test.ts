@@ -85,12 +85,18 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(bad, null, 1)}`);
     const rollups = s.rows.filter((x) => x.verdict === "tenantsVerifiedIsolated");
     assert.equal(rollups.length, 2, "one tenants check per GPU");
+    // Each GPU's route, read before any scenario, is its first check.
+    const routes = s.rows.filter((x) => x.verdict === "route");
+    assert.deepEqual(routes.map((x) => [x.node, x.evidence.figures.route]).sort(), [
+      ["sim01", "MIG"],
+      ["sim02", "MIG"],
+    ]);
     for (const x of rollups) {
       assert.equal(x.evidence.figures.tenants, 2);
       assert.equal(x.evidence.figures.verifiedIsolated, 2);
     }
     assert.equal(
-      s.rows.length - rollups.length,
+      s.rows.length - rollups.length - routes.length,
       2 * 5 * 4,
       "four verdicts for each of five faults on two nodes",
     );
@@ -227,9 +233,11 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     await plant("drop-connection", "--name", "slicecheck-crasher");
     const { r, s } = await isolation("crash", "--aggressors", "1");
     assert.equal(r.code, 2, r.stderr);
+    // The route was read before the connection dropped; everything after it is broken.
+    const after = s.rows.filter((x) => x.verdict !== "route");
     assert.ok(
-      s.rows.length > 0 && s.rows.every((x) => x.status === "broken"),
-      JSON.stringify(s.rows.map((x) => x.status)),
+      after.length > 0 && after.every((x) => x.status === "broken"),
+      JSON.stringify(after.map((x) => x.status)),
     );
     assert.ok(s.rows.every((x) => x.status !== "failed"));
     const tag = `SLICECHECK_RUN=${s.runId}@sim01`;

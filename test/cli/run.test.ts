@@ -67,11 +67,14 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
     const a100 = perSm("sim02");
     assert.ok(h100 > 2 * a100, "an H100 SM does more than twice an A100 SM's FP32 work");
     const lines = readFileSync(join(out, "measurements.jsonl"), "utf8").trim().split("\n");
+    const metrics = lines.map((l) => (JSON.parse(l) as { metric: string }).metric);
     assert.equal(
-      lines.length,
+      metrics.filter((m) => m === "tflops" || m === "errors").length,
       stressOf(s).length * 2,
       "tflops and errors of every instance were written",
     );
+    // And the memory in use sampled while each ran (nvidia-smi: no host engine on these nodes).
+    assert.equal(metrics.filter((m) => m === "memory_used_max").length, stressOf(s).length);
     for (const n of ["sim01", "sim02"]) {
       const st = readState(join(simNodeRecord(c.inventoryPath, n).dir, "state"));
       assert.ok(

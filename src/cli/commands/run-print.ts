@@ -77,11 +77,14 @@ export function printEnd(
   }
   if (
     r.checks.some(
-      (c) => c.suite === "isolation" && c.parameters.mode && c.parameters.mode !== "mig",
+      (c) =>
+        c.suite === "isolation" &&
+        c.parameters.mode &&
+        !["mig", "exclusive"].includes(c.parameters.mode),
     )
   )
     io.out(
-      "note: time-slicing and MPS are soft partitioning, not isolation: processes share the GPU's throughput and memory, and under MPS one client's fatal fault kills the others",
+      "note: time-slicing and MPS are soft routes, not isolation: processes share the GPU's throughput (and, without a pinned memory limit, its memory), and under MPS one client's fatal fault kills the others; what a route does not promise is reported as a characterisation (code CHARACTERISED) with its figure, and only a broken promise fails",
     );
   io.out("");
   if (r.checks.length > 0) io.out(perNode(r.checks));

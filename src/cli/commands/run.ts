@@ -3,6 +3,7 @@
 // failed and broken check with its reason, then the verdict.
 import { join } from "node:path";
 import { parseFaults } from "../../chaos/isolation.js";
+import { parseTenants } from "../../chaos/tenants.js";
 import { SlicecheckError } from "../../errors.js";
 import { runHarness } from "../../harness/run.js";
 import { resolveSuites } from "../../harness/suites.js";
@@ -35,6 +36,8 @@ export interface RunCliOptions extends NodeOptions {
   /** Allowed throughput loss of a victim, as a fraction (default 0.05). */
   tolerance?: number;
   aggressors?: number;
+  /** Soft routes: tenant counts (`2-7`, `2,4`, `none`). */
+  tenants?: string;
   allure?: boolean;
   grep?: string;
   list?: boolean;
@@ -55,6 +58,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunPaths(o, dbPath(o.db));
   const suites = resolveSuites(o.suites);
   const faults = parseFaults(o.faults);
+  const tenants = tenantsOption(o.tenants);
   const config = o.layout ? selectConfig(await loadLayoutInput(o.layout), o.config) : null;
   if (config && o.layout) validateOffline(config, o.layout);
   if (!o.layout && suites.some((s) => s.name === "layout"))
@@ -102,6 +106,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     tolerance: o.tolerance ?? 0.05,
     faults,
     aggressors: o.aggressors ?? null,
+    tenants,
     layout: config && o.layout ? { file: o.layout, config } : null,
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
@@ -152,4 +157,17 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   }
   printEnd(r, { runId, outDir, allure: o.allure !== false }, io);
   return r.exitCode;
+}
+
+/** `--tenants 2-7` (the default), `2,4,7`, or `none`; bad input is refused before any node is touched. */
+export function tenantsOption(s: string | undefined): number[] {
+  if (s === undefined) return [2, 3, 4, 5, 6, 7];
+  if (s.trim() === "none") return [];
+  const t = parseTenants(s);
+  if (!t)
+    throw new SlicecheckError(
+      "USAGE",
+      `--tenants: '${s}' is not a list of tenant counts from 2 to 7 (e.g. 2-7, 2,4,7, or none)`,
+    );
+  return t;
 }

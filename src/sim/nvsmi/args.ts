@@ -15,6 +15,8 @@ export type Command =
   | { kind: "table" }
   | { kind: "list" }
   | { kind: "help" }
+  | { kind: "q" }
+  | { kind: "vgpu-q" }
   | { kind: "query-gpu" | "query-apps"; fields: string[]; format: CsvFormat }
   | { kind: "mig-mode"; enable: boolean }
   | { kind: "reset" }
@@ -142,6 +144,15 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     w.next();
     return parseMig(w);
   }
+  if (argv[0] === "vgpu") {
+    const rest = argv.slice(1);
+    const i = rest.findIndex((a) => a === "-i" || a === "--id");
+    const ids = i >= 0 ? rest[i + 1] : undefined;
+    const others = i >= 0 ? rest.filter((_, k) => k !== i && k !== i + 1) : rest;
+    if (others.some((a) => a !== "-q" && a !== "--query") || others.length === 0)
+      return { error: "" };
+    return { ids, command: { kind: "vgpu-q" } };
+  }
   let ids: string | undefined;
   let command: Command | undefined;
   let format: CsvFormat | undefined;
@@ -158,6 +169,8 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       if (ids === undefined) return bad;
     } else if (f === "-L" || f === "--list-gpus") {
       if (!set({ kind: "list" })) return bad;
+    } else if (f === "-q" || f === "--query") {
+      if (!set({ kind: "q" })) return bad;
     } else if (f === "-h" || f === "--help") {
       if (!set({ kind: "help" })) return bad;
     } else if (f === "--query-gpu" || f === "--query-compute-apps") {

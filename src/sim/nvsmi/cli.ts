@@ -7,6 +7,7 @@ import { type Command, type MigOp, parseArgs } from "./args.js";
 import { formatLci, formatLcip, formatLgi } from "./fmt/instances.js";
 import { formatList } from "./fmt/list.js";
 import { formatLgip, formatLgipp } from "./fmt/profiles.js";
+import { formatQuery, formatVgpuQuery } from "./fmt/q.js";
 import { queryApps, queryGpus } from "./fmt/query.js";
 import { formatTable } from "./fmt/table.js";
 import { type Layout, layoutFor } from "./layout.js";
@@ -69,6 +70,12 @@ function readOnly(
       return reply(formatTable(state, vs, layout, now));
     case "list":
       return reply(formatList(vs, layout));
+    case "q":
+      return reply(formatQuery(state, vs, layout, now));
+    case "vgpu-q": {
+      const r = formatVgpuQuery(vs);
+      return reply(r.lines, r.code);
+    }
     case "help":
       return reply([`NVIDIA System Management Interface -- v${state.driver}`, "", "(simulated)"]);
     case "query-gpu":

@@ -40,6 +40,8 @@ export interface SimProcess {
   gi: number | null;
   ci: number | null;
   usedMiB: number;
+  /** Under MPS, the client's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (sim/workloads/mps.ts). */
+  threadPct?: number;
 }
 
 /** Values a real board measures; ours are settable so that tests can mirror a capture. */
@@ -76,6 +78,8 @@ export interface SimGpu {
   processes: SimProcess[];
   telemetry: SimTelemetry;
   mps?: { active: boolean; doomed?: number[]; error?: number }; // owned by sim/workloads/mps.ts
+  /** vGPU (`sim fault vgpu --name guest|host`): what `-q` shows as the virtualization mode. */
+  virtualization?: { mode: "VGPU" | "Host VGPU"; scheduler?: string; activeVgpus?: number };
   /** Fallen off the bus (`sim fault gpu-lost`): the driver can no longer reach it. */
   lost?: boolean;
   /** Uncorrectable ECC errors since the driver loaded (`sim fault ecc-uncorrectable`). */

@@ -3,8 +3,9 @@
 // the other processes on it hold (the GI's memory under MIG, the board's without).
 
 import type { SimState } from "../nvsmi/state.js";
+import { readChaos } from "./chaos.js";
 import { currentGpu, onSameMemory, type SimDevice } from "./device.js";
-import { refusesClients } from "./mps.js";
+import { clientLimits, refusesClients } from "./mps.js";
 
 /**
  * What a CUDA context holds before the program allocates anything. Real contexts take a few
@@ -24,11 +25,38 @@ export function freeMiB(state: SimState, dev: SimDevice, exceptPid?: number): nu
   return Math.max(0, dev.memoryMiB - held);
 }
 
+/**
+ * This client's MPS pinned-memory cap in MiB (context included), or null when it has none. The
+ * planted `mps-cap-ignored` fault makes the cap vanish, as a server that does not enforce it
+ * would: the capped tenant then allocates past it, which the memory-isolation check must catch.
+ */
+export function capMiB(state: SimState, dev: SimDevice, stateDir?: string): number | null {
+  const cap = clientLimits(currentGpu(state, dev), process.env).memLimitMiB;
+  if (cap === null) return null;
+  if (stateDir && readChaos(stateDir).mpsCapIgnored) return null;
+  return cap;
+}
+
+/** What this client may still allocate: the device's free memory, and under an MPS cap what is
+ * left of the cap after `heldMiB` (its own context and buffers). */
+export function clientFreeMiB(
+  state: SimState,
+  dev: SimDevice,
+  heldMiB: number,
+  stateDir?: string,
+): number {
+  const free = freeMiB(state, dev);
+  const cap = capMiB(state, dev, stateDir);
+  return cap === null ? free : Math.max(0, Math.min(free, cap - heldMiB));
+}
+
 export type Admission = "ok" | "mps-not-ready" | "oom";
 
 /** Whether a client that needs `needMiB` (context included) may start now. */
 export function admit(state: SimState, dev: SimDevice, needMiB: number): Admission {
   const gpu = currentGpu(state, dev);
   if (gpu && refusesClients(gpu)) return "mps-not-ready";
+  const cap = capMiB(state, dev);
+  if (cap !== null && needMiB > cap) return "oom";
   return freeMiB(state, dev, process.pid) >= needMiB ? "ok" : "oom";
 }

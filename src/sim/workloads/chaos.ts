@@ -20,6 +20,8 @@ export interface ChaosEventRecord {
 
 export interface ChaosFlags {
   isolationBroken?: boolean;
+  /** MPS does not enforce CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (admit.ts capMiB). */
+  mpsCapIgnored?: boolean;
   xidMisattributed?: boolean;
   hang?: boolean;
   /** The next simulated workload (of `program`, or any) kills its own sshd session. */

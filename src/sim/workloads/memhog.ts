@@ -12,7 +12,7 @@
 
 import { formatMemhogCheckLine, formatMemhogLine } from "../../workloads/parsers/builtin.js";
 import { readState, type SimState, updateState } from "../nvsmi/state.js";
-import { CONTEXT_MIB, freeMiB, MIB } from "./admit.js";
+import { CONTEXT_MIB, capMiB, clientFreeMiB, MIB } from "./admit.js";
 import { neighbourFault, recordChaosEvent } from "./chaos.js";
 import { SITES } from "./cuda.js";
 import { currentGpu, type SimDevice } from "./device.js";
@@ -109,9 +109,14 @@ const s = openSession(PROGRAM, true);
 const dev = await openDevice(s);
 await joinDevice(s, dev, CONTEXT_MIB);
 
-const freeBytes = (state: SimState, d: SimDevice) => freeMiB(state, d) * MIB;
+// Under an MPS memory cap the client sees the cap as its total (reference workloads.md 4.2:
+// "Under MPS with CUDA_MPS_PINNED_DEVICE_MEM_LIMIT it is the limit") and what is left of it.
+let heldMiB = CONTEXT_MIB;
+const freeBytes = (state: SimState, d: SimDevice) =>
+  clientFreeMiB(state, d, heldMiB, s.stateDir) * MIB;
 const freeAtStart = freeBytes(readState(s.stateDir), dev);
-const total = dev.memoryMiB * MIB;
+const cap = capMiB(readState(s.stateDir), dev, s.stateDir);
+const total = (cap ?? dev.memoryMiB) * MIB;
 s.out(`memhog: free_bytes=${freeAtStart} total_bytes=${total} before allocating`);
 const untilOom = bytes === undefined && fraction === undefined;
 const target = bytes ?? (fraction !== undefined ? Math.floor(freeAtStart * fraction) : total);
@@ -120,6 +125,7 @@ const got = await updateState(s.stateDir, (state) => {
   const r = allocate(target, untilOom, freeBytes(state, dev));
   const me = currentGpu(state, dev)?.processes.find((p) => p.pid === s.pid);
   if (me) me.usedMiB = CONTEXT_MIB + Math.ceil(r.allocated / MIB);
+  heldMiB = CONTEXT_MIB + Math.ceil(r.allocated / MIB);
   return { changed: me !== undefined, result: r };
 });
 s.out(formatMemhogLine({ allocatedBytes: got.allocated, requestedBytes: target, oom: got.oom }));

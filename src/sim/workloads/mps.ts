@@ -75,3 +75,47 @@ export function setDaemon(gpu: SimGpu, active: boolean): boolean {
   }
   return was !== active;
 }
+
+/**
+ * A client's own MPS limits from its environment (reference workloads.md 5.1): the pinned
+ * device memory cap `CUDA_MPS_PINNED_DEVICE_MEM_LIMIT` and `CUDA_MPS_ACTIVE_THREAD_PERCENTAGE`.
+ * They mean something only to an MPS client: without a daemon serving the GPU they are ignored,
+ * as the CUDA driver ignores them. The reference is silent on the value format; NVIDIA's MPS
+ * documentation writes `0=1G,1=512M` (device ordinal = size with a K/M/G suffix), and that is
+ * what is read here. A value that does not parse is ignored: the conservative reading is that
+ * no cap was set, so the harness never credits a promise the client did not get.
+ */
+export function clientLimits(
+  gpu: SimGpu | undefined,
+  env: NodeJS.ProcessEnv,
+  ordinal = 0,
+): { memLimitMiB: number | null; threadPct: number | null } {
+  if (!gpu || !mpsActive(gpu)) return { memLimitMiB: null, threadPct: null };
+  let memLimitMiB: number | null = null;
+  for (const part of (env.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT ?? "").split(",")) {
+    const m = /^\s*(\d+)\s*=\s*(\d+)\s*([KMG])B?\s*$/i.exec(part);
+    if (!m || Number(m[1]) !== ordinal) continue;
+    const k = { K: 1 / 1024, M: 1, G: 1024 }[m[3]!.toUpperCase() as "K" | "M" | "G"];
+    memLimitMiB = Math.floor(Number(m[2]) * k);
+  }
+  const raw = env.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE;
+  const pct = raw !== undefined && /^\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : null;
+  return { memLimitMiB, threadPct: pct !== null && pct > 0 && pct <= 100 ? pct : null };
+}
+
+/**
+ * The share of its unit's peak a client computes at. Without MPS the unit is time-sliced: every
+ * live process gets an equal share. Under MPS clients run side by side on the SMs, each on at
+ * most its active-thread percentage; when their percentages add up to more than the unit, they
+ * share it in proportion (a model: the references give no figure for oversubscription).
+ */
+export function computeShare(
+  gpu: SimGpu | undefined,
+  peers: readonly SimProcess[],
+  myPct: number | null,
+): number {
+  if (!gpu || !mpsActive(gpu)) return 1 / (peers.length + 1);
+  const mine = myPct ?? 100;
+  const total = peers.reduce((sum, p) => sum + (p.threadPct ?? 100), mine);
+  return Math.min(mine / 100, mine / total);
+}

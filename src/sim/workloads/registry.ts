@@ -27,6 +27,7 @@ export interface Registration {
   gi: number | null;
   ci: number | null;
   usedMiB: number;
+  threadPct?: number;
 }
 
 function markerPath(stateDir: string, pid: number): string {
@@ -92,6 +93,7 @@ export async function register<T>(
     for (const e of d.entries) {
       const gpu = state.gpus.find((g) => g.index === e.gpu);
       const entry: SimProcess = { pid, name, type: "C", gi: e.gi, ci: e.ci, usedMiB: e.usedMiB };
+      if (e.threadPct !== undefined) entry.threadPct = e.threadPct;
       gpu?.processes.push(entry);
     }
     if (d.entries.length > 0) {

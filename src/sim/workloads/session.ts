@@ -11,7 +11,7 @@
 
 import { constants as osConstants } from "node:os";
 import { formatStoppedLine } from "../../workloads/parsers/builtin.js";
-import { readState, type SimState } from "../nvsmi/state.js";
+import { readState, type SimProcess, type SimState } from "../nvsmi/state.js";
 import { admit, MIB } from "./admit.js";
 import { maybeDropConnection, neighbourFault } from "./chaos.js";
 import {
@@ -24,7 +24,7 @@ import {
   SITES,
 } from "./cuda.js";
 import { currentGpu, onSameUnit, type SimDevice, visibleDevices } from "./device.js";
-import { doomOf } from "./mps.js";
+import { clientLimits, computeShare, doomOf } from "./mps.js";
 import { isAlive } from "./proc.js";
 import { type Registration, register, unregister } from "./registry.js";
 
@@ -165,7 +165,11 @@ export function entryFor(dev: SimDevice, usedMiB: number): Registration {
 export async function joinDevice(s: Session, dev: SimDevice, needMiB: number): Promise<void> {
   const a = await register(s.stateDir, s.processName, (state) => {
     const verdict = admit(state, dev, needMiB);
-    return { entries: verdict === "ok" ? [entryFor(dev, needMiB)] : [], result: verdict };
+    const entry = entryFor(dev, needMiB);
+    // Other clients' shares depend on this one's thread percentage under MPS.
+    const pct = clientLimits(currentGpu(state, dev), process.env).threadPct;
+    if (pct !== null) entry.threadPct = pct;
+    return { entries: verdict === "ok" ? [entry] : [], result: verdict };
   });
   if (a !== "ok") {
     await dieOfCuda(s, a === "oom" ? CUDA.oom : CUDA.mpsNotReady, SITES.setDevice);
@@ -182,6 +186,17 @@ export function sharersOf(state: SimState, dev: SimDevice): number {
   );
   pids.add(process.pid);
   return pids.size;
+}
+
+/** The share of its unit's peak this process computes at now (time-slicing, or MPS with its
+ * clients' thread percentages: mps.ts computeShare). */
+export function shareOf(state: SimState, dev: SimDevice): number {
+  const gpu = currentGpu(state, dev);
+  const peers = new Map<number, SimProcess>();
+  for (const p of gpu?.processes ?? [])
+    if (p.type !== "G" && p.pid !== process.pid && onSameUnit(dev, p) && isAlive(p.pid))
+      peers.set(p.pid, p);
+  return computeShare(gpu, [...peers.values()], clientLimits(gpu, process.env).threadPct);
 }
 
 /** The error an MPS fault elsewhere left for this client, or null. */

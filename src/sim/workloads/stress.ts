@@ -7,8 +7,8 @@
 // CUDA error, 3 on bad usage.
 //
 // The rate is the device's SMs times the product's per-SM FP32 peak (model.ts) with ±1 % noise,
-// divided among the live processes on the same compute unit, re-counted at every line
-// (time-slicing): MIG instances never see each other.
+// times its share of the compute unit, re-counted at every line (session.ts shareOf: equal
+// shares when time-sliced, thread percentages under MPS): MIG instances never see each other.
 
 import { formatStressFinalLine, formatStressLine } from "../../workloads/parsers/builtin.js";
 import { readState } from "../nvsmi/state.js";
@@ -23,7 +23,7 @@ import {
   joinDevice,
   openDevice,
   openSession,
-  sharersOf,
+  shareOf,
   sleepWatching,
 } from "./session.js";
 
@@ -86,7 +86,7 @@ while (!s.stopping && t < durationS) {
   const wait = Math.min(nextReport, durationS) - t;
   const stopped = await sleepWatching(s, wait * 1000, dev, SITES.stressSync);
   const now = elapsed();
-  tflop += ((peak * noise()) / sharersOf(readState(s.stateDir), dev) / slowed) * (now - t);
+  tflop += ((peak * noise() * shareOf(readState(s.stateDir), dev)) / slowed) * (now - t);
   t = now;
   if (t >= nextReport) {
     s.out(formatStressLine({ t, tflops: (tflop - tflopAtLast) / (t - tLast), errors }));

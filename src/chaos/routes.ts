@@ -1,0 +1,138 @@
+// The partitioning route of each GPU and what it promises (DESIGN "Checks"; reference
+// workloads.md 4.5 and 5): MIG promises compute, memory and fault isolation; MPS with a pinned
+// memory limit promises memory isolation only; MPS without limits, time-slicing and a time-sliced
+// vGPU promise none; a whole card with one tenant has nobody to be isolated from. A soft route's
+// weakness is measured and reported as a characterisation, never as a violation.
+import { parseVirtualization } from "../nvsmi/virt.js";
+import type { Transport } from "../transport/types.js";
+import type { Instance } from "../workloads/instances.js";
+import { busKey } from "./plan.js";
+
+export type RouteKind = "mig" | "mps" | "time-slicing" | "whole-card" | "vgpu-guest" | "vgpu-host";
+
+export interface Route {
+  kind: RouteKind;
+  /** MPS: the clients' CUDA_MPS_PINNED_DEVICE_MEM_LIMIT in MiB, when one is set (or known). */
+  memLimitMiB?: number | null;
+  /** MPS: the clients' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, when set. */
+  threadPct?: number | null;
+  /** vGPU host: the scheduler policy, when `-q` shows it. */
+  scheduler?: string | null;
+}
+
+export interface Promises {
+  compute: boolean;
+  memory: boolean;
+  fault: boolean;
+}
+
+export function promisesOf(r: Route): Promises {
+  if (r.kind === "mig") return { compute: true, memory: true, fault: true };
+  if (r.kind === "mps")
+    return { compute: false, memory: (r.memLimitMiB ?? null) !== null, fault: false };
+  // A vGPU guest sees one virtual GPU; what it shares with other VMs is the host's business:
+  // nothing is promised that a guest could check. A host time-slices its vGPUs.
+  return { compute: false, memory: false, fault: false };
+}
+
+export function describeRoute(r: Route): string {
+  switch (r.kind) {
+    case "mig":
+      return "MIG";
+    case "mps": {
+      const lim = [
+        r.memLimitMiB != null ? `pinned memory limit ${r.memLimitMiB} MiB` : null,
+        r.threadPct != null ? `active threads ${r.threadPct} %` : null,
+      ].filter(Boolean);
+      return lim.length ? `MPS (${lim.join(", ")})` : "MPS (no limits)";
+    }
+    case "time-slicing":
+      return "time-slicing";
+    case "whole-card":
+      return "whole card";
+    case "vgpu-guest":
+      return "vGPU (guest)";
+    case "vgpu-host":
+      return `vGPU (host${r.scheduler ? `, scheduler ${r.scheduler}` : ""})`;
+  }
+}
+
+export function promiseText(r: Route): string {
+  const p = promisesOf(r);
+  const kept = (["compute", "memory", "fault"] as const).filter((k) => p[k]);
+  return kept.length ? `promises ${kept.join(", ")} isolation` : "promises no isolation";
+}
+
+export interface GpuFacts {
+  gpu: number;
+  pciBusId: string | null;
+  migEnabled: boolean;
+  virtualizationMode: string | null;
+  scheduler: string | null;
+  mpsDaemon: boolean;
+  computeProcesses: number;
+}
+
+/** Pure: the route of one GPU from what the node showed. */
+export function routeOf(f: GpuFacts): Route {
+  if (f.virtualizationMode === "Host VGPU") return { kind: "vgpu-host", scheduler: f.scheduler };
+  if (f.virtualizationMode === "VGPU") return { kind: "vgpu-guest" };
+  if (f.migEnabled) return { kind: "mig" };
+  // The limits an MPS daemon gives its clients are set per client or by control commands the
+  // node does not echo back: unknown here, so no memory promise is credited.
+  if (f.mpsDaemon) return { kind: "mps", memLimitMiB: null, threadPct: null };
+  // Several processes on one card without MPS are time-sliced (CUDA's default); one is alone.
+  return f.computeProcesses >= 2 ? { kind: "time-slicing" } : { kind: "whole-card" };
+}
+
+/** Reads the facts of every GPU the instances are on (`-q`, `vgpu -q`, the MPS control pipe,
+ * the compute processes) and gives each its route. A fact that cannot be read is absent, not a
+ * failure: the route then rests on MIG mode alone. */
+export async function readRoutes(
+  t: Transport,
+  instances: readonly Instance[],
+): Promise<Map<number, Route>> {
+  const run = async (cmd: { argv: string[] } | { shell: string }) => {
+    try {
+      const r = await t.exec(cmd, { timeoutMs: 30_000 });
+      return { code: r.exitCode, out: r.stdout };
+    } catch {
+      return { code: null, out: "" };
+    }
+  };
+  // One round trip's worth of waiting: the five readings go out together.
+  const [q, vq, mps, pci, apps] = await Promise.all([
+    run({ argv: ["nvidia-smi", "-q"] }),
+    run({ argv: ["nvidia-smi", "vgpu", "-q"] }),
+    run({ shell: "echo get_server_list | nvidia-cuda-mps-control" }),
+    run({ argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"] }),
+    run({ argv: ["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid", "--format=csv,noheader"] }),
+  ]);
+  const virt = parseVirtualization(q.code === 0 ? q.out : "", vq.code === 0 ? vq.out : "");
+  const busOf = new Map<number, string>();
+  for (const l of pci.out.split("\n")) {
+    const [i, bus] = l.split(",").map((x) => x.trim());
+    if (i && bus && /^\d+$/.test(i)) busOf.set(Number(i), bus);
+  }
+  const out = new Map<number, Route>();
+  for (const gpu of new Set(instances.map((i) => i.gpu))) {
+    const bus = busOf.get(gpu) ?? null;
+    const v = bus ? virt.find((x) => busKey(x.pciBusId) === busKey(bus)) : undefined;
+    const procs = apps.out
+      .split("\n")
+      .filter((l) => bus && l.includes(",") && busKey(l.split(",")[0]!) === busKey(bus)).length;
+    out.set(
+      gpu,
+      routeOf({
+        gpu,
+        pciBusId: bus,
+        migEnabled: instances.some((i) => i.gpu === gpu && i.gpuInstanceId !== null),
+        virtualizationMode: v?.mode ?? null,
+        scheduler: v?.scheduler ?? null,
+        mpsDaemon: mps.code === 0,
+        computeProcesses: procs,
+      }),
+    );
+  }
+  return out;
+}

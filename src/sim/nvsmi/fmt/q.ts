@@ -1,0 +1,59 @@
+// `nvidia-smi -q` (head of each GPU's block, as far as slicecheck reads it) and
+// `nvidia-smi vgpu -q`. The head follows the real captures line for line
+// (captures/nvidia-smi_-q_*: banner, Driver/CUDA Version, Attached GPUs, `GPU <bus id>`, Product
+// Name, Persistence Mode, MIG Mode Current/Pending). The captures stop at MIG Mode, so what
+// follows is RECONSTRUCTED and kept to what the harness reads: the `GPU Virtualization Mode`
+// block with NVML's mode names (None, Pass-Through, VGPU in a guest, Host VGPU on a host), and on
+// a vGPU host the scheduler policy line. `vgpu -q` prints `Active vGPUs` per GPU on a host and
+// NVIDIA's refusal elsewhere (both reconstructed: no capture in the reference).
+import type { Layout } from "../layout.js";
+import type { SimState } from "../state.js";
+import { displayName, type GpuView } from "../view.js";
+
+const pad = (k: string, indent: number) => `${" ".repeat(indent)}${k}`.padEnd(42);
+const row = (k: string, v: string, indent = 4) => `${pad(k, indent)}: ${v}`;
+
+export function formatQuery(state: SimState, vs: GpuView[], layout: Layout, now: Date): string[] {
+  const out = [
+    "",
+    "==============NVSMI LOG==============",
+    "",
+    row("Timestamp", now.toString().slice(0, 24), 0),
+    row("Driver Version", state.driver, 0),
+    row("CUDA Version", state.cuda, 0),
+    "",
+    row("Attached GPUs", String(vs.length), 0),
+  ];
+  for (const v of vs) {
+    const g = v.gpu;
+    const virt = g.virtualization;
+    out.push(
+      `GPU ${g.pciBusId}`,
+      row("Product Name", displayName(v, layout)),
+      row("Persistence Mode", g.persistenceMode ? "Enabled" : "Disabled"),
+      "    MIG Mode",
+      row("Current", v.catalog ? (g.mig.current ? "Enabled" : "Disabled") : "N/A", 8),
+      row("Pending", v.catalog ? (g.mig.pending ? "Enabled" : "Disabled") : "N/A", 8),
+      row("GPU UUID", g.uuid),
+      "    GPU Virtualization Mode",
+      row("Virtualization Mode", virt?.mode ?? "None", 8),
+      row("Host VGPU Mode", virt?.mode === "Host VGPU" ? "SR-IOV" : "N/A", 8),
+    );
+    if (virt?.mode === "Host VGPU" && virt.scheduler)
+      out.push(row("vGPU Scheduler Policy", virt.scheduler, 8));
+  }
+  out.push("");
+  return out;
+}
+
+export function formatVgpuQuery(vs: GpuView[]): { lines: string[]; code: number } {
+  const hosts = vs.filter((v) => v.gpu.virtualization?.mode === "Host VGPU");
+  if (hosts.length === 0) return { lines: ["No supported devices in vGPU mode"], code: 6 };
+  return {
+    lines: hosts.flatMap((v) => [
+      `GPU ${v.gpu.pciBusId}`,
+      row("Active vGPUs", String(v.gpu.virtualization?.activeVgpus ?? 0)),
+    ]),
+    code: 0,
+  };
+}

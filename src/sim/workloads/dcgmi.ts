@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// The simulated `dcgmi`, only `dcgmi dmon -e <fields> [-d <ms>] [-c <count>]`: the profiling
+// field 1002 (DCGM_FI_PROF_SM_ACTIVE, `SMACT`, a 0-1 fraction) and 252 (DCGM_FI_DEV_FB_USED,
+// `FBUSD`, MiB), one row per GPU without MIG and per GPU instance under MIG. It answers only
+// while nv-hostengine runs on the node (`sim fault holder --name nv-hostengine`), as dcgmi
+// needs the host engine.
+//
+// RECONSTRUCTED: workloads.md covers dcgmi diag and dcgmproftester, not dmon, so the layout is
+// DCGM's documented one (a `#Entity` header with the fields' short names, an `ID` line, then
+// `GPU <id>` rows each followed by its `GPU-I <id>` rows) and the GPU-I entity id here is the GI id (on a real node DCGM
+// numbers GPU instances itself; `dcgmi discovery -c` maps them). SM activity is the share of the
+// instance's SMs the stress-type processes keep busy: 1 while one computes (time-slicing keeps
+// the SMs busy for whoever holds the slice), under MPS the sum of their thread percentages.
+import { readState, type SimGpu, type SimProcess } from "../nvsmi/state.js";
+import { giUsedMiB, gpuUsedMiB, viewOf } from "../nvsmi/view.js";
+import { isAlive } from "./proc.js";
+
+const stateDir = process.env.SLICECHECK_SIM_STATE;
+if (!stateDir) {
+  process.stderr.write("dcgmi (simulated): SLICECHECK_SIM_STATE is not set\n");
+  process.exit(255);
+}
+const argv = process.argv.slice(2);
+const opt = (k: string, d: string) => {
+  const i = argv.indexOf(k);
+  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : d;
+};
+if (argv[0] !== "dmon") {
+  process.stderr.write(`dcgmi (simulated): only dmon is simulated, not '${argv[0] ?? ""}'\n`);
+  process.exit(255);
+}
+const fields = opt("-e", "").split(",").filter(Boolean).map(Number);
+const delayMs = Number(opt("-d", "1000"));
+const count = Number(opt("-c", "0"));
+const NAMES: Record<number, string> = { 1002: "SMACT", 252: "FBUSD" };
+if (fields.length === 0 || fields.some((f) => !NAMES[f]) || !(delayMs > 0)) {
+  process.stderr.write("Error: Invalid value for field id(s) or delay\n");
+  process.exit(255);
+}
+const engine = (gpus: SimGpu[]) => gpus.some((g) => g.holders.includes("nv-hostengine"));
+if (!engine(readState(stateDir).gpus)) {
+  process.stdout.write(
+    "Error: unable to establish a connection to the specified host: localhost\nError: Unable to connect to host engine. Host engine connection invalid/disconnected.\n",
+  );
+  process.exit(255);
+}
+
+const busy = (procs: readonly SimProcess[]) => {
+  const live = procs.filter(
+    (p) => p.type !== "G" && isAlive(p.pid) && /stress|burn|all_reduce/.test(p.name),
+  );
+  if (live.length === 0) return 0;
+  const pct = live.reduce((s, p) => s + (p.threadPct ?? 100), 0);
+  return Math.min(1, pct / 100);
+};
+
+const header = `#Entity   ${fields.map((f) => NAMES[f]!.padStart(12)).join("")}`;
+process.stdout.write(`${header}\nID\n`);
+for (let n = 0; count === 0 || n < count; n++) {
+  const state = readState(stateDir);
+  for (const g of state.gpus) {
+    const v = viewOf(state, g);
+    // The GPU's row, then its GPU instances' rows (by GI id), as dmon lists a GPU's entities.
+    const gis = g.mig.current
+      ? [...g.gis]
+          .sort((a, b) => a.id - b.id)
+          .map((gi) => ({
+            name: `GPU-I ${gi.id}`,
+            sm: busy(g.processes.filter((p) => p.gi === gi.id)),
+            mem: giUsedMiB(v, gi),
+            slices: gi.size,
+          }))
+      : [];
+    const slices = gis.reduce((a, x) => a + x.slices, 0);
+    const gpuSm = gis.length
+      ? gis.reduce((a, x) => a + x.sm * x.slices, 0) / Math.max(1, slices)
+      : busy(g.processes);
+    const rows = [{ name: `GPU ${g.index}`, sm: gpuSm, mem: gpuUsedMiB(v) }, ...gis];
+    for (const r of rows) {
+      const cells = fields.map((f) => (f === 1002 ? r.sm.toFixed(3) : String(r.mem)).padStart(12));
+      process.stdout.write(`${r.name.padEnd(10)}${cells.join("")}\n`);
+    }
+  }
+  if (count !== 0 && n + 1 >= count) break;
+  await new Promise((r) => setTimeout(r, delayMs));
+}

@@ -1,0 +1,202 @@
+// Verdicts against each route's own promise (src/chaos/routes.ts). MIG keeps the isolation
+// verdicts as they are. On a soft route what it does not promise is measured and reported as a
+// characterisation with its figure ("time-slicing: a noisy neighbour slows the victim ×2.0;
+// expected for the soft route"), while what it does promise still fails when broken: an MPS
+// tenant with a pinned memory limit that allocates past it, or whose neighbours lose memory to
+// it. A disturbed measurement stays broken on every route. Pure.
+import type { ChaosEvent } from "../chaos/history.js";
+import { describeRoute, promisesOf, promiseText, type Route } from "../chaos/routes.js";
+import { judgeScenario } from "./isolation.js";
+import {
+  attemptOf,
+  baselineProblem,
+  brokenByLoss,
+  completions,
+  mean,
+  type ScenarioRef,
+  tailOf,
+  type VerdictOptions,
+  verdict,
+} from "./measure.js";
+import type { Verdict } from "./types.js";
+
+const MIB = 1024 * 1024;
+
+/** A soft route's victimsUnaffected, as what it is: a measurement of the weakness it has. */
+export function characterise(v: Verdict, route: Route): Verdict {
+  if (v.status === "broken") return v;
+  const slow = Object.entries(v.evidence.figures)
+    .filter(
+      ([k, x]) =>
+        k.endsWith(" slowdown") && !k.startsWith("first attempt") && typeof x === "number",
+    )
+    .map(([, x]) => x as number);
+  const worst = slow.length ? Math.max(...slow) : null;
+  const died = /died|CUDA error|could not allocate/.test(v.summary);
+  const what =
+    v.status === "passed"
+      ? `the victims kept their throughput${worst !== null ? ` (slowdown ×${worst.toFixed(2)})` : ""}`
+      : died
+        ? `the aggressor's fault reached the victim (${v.summary})`
+        : `a noisy neighbour slows the victim ×${(worst ?? 1).toFixed(1)}`;
+  return {
+    ...v,
+    status: "passed",
+    characterisation: true,
+    summary: `${describeRoute(route)}: ${what}; expected for the soft route (it ${promiseText(route)})`,
+    evidence: {
+      ...v.evidence,
+      figures: {
+        ...v.evidence.figures,
+        expectedWeakness: v.status === "failed",
+        route: describeRoute(route),
+      },
+    },
+  };
+}
+
+/**
+ * MPS with a pinned memory limit promises memory isolation: the capped aggressor's allocation
+ * stops at its cap, and the victims can still allocate theirs after its out-of-memory.
+ */
+export function memoryIsolated(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  capMiB: number,
+): Verdict {
+  const name = "memoryIsolated";
+  const lost = brokenByLoss(name, h, ref);
+  if (lost) return lost;
+  if (ref.fault !== "oom")
+    return verdict(name, "passed", `no memory fault in ${ref.fault}: the cap is tested by oom`, {
+      capMiB,
+    });
+  const f = completions(h, ref.scenario, "fault");
+  if (f.length === 0)
+    return verdict(name, "broken", "the capped aggressor's allocation never completed");
+  const got = Math.max(...f.map((e) => e.data.allocatedBytes ?? -1));
+  const figures: Verdict["evidence"]["figures"] = {
+    capMiB,
+    "aggressor allocated MiB": got >= 0 ? Math.round(got / MIB) : null,
+  };
+  if (got < 0)
+    return verdict(
+      name,
+      "broken",
+      "the aggressor did not say how much it allocated",
+      figures,
+      tailOf(f[0]!.data),
+    );
+  const checks = completions(h, ref.scenario, "memcheck");
+  const bad = checks.filter((m) => m.type !== "ok" || (m.data.checks ?? []).some((c) => !c));
+  figures["victims' memory checks failed"] = bad.length;
+  if (got > capMiB * MIB)
+    return verdict(
+      name,
+      "failed",
+      `the capped tenant allocated ${Math.round(got / MIB)} MiB past its ${capMiB} MiB pinned memory limit`,
+      figures,
+      tailOf(f[0]!.data),
+    );
+  if (bad.length > 0)
+    return verdict(
+      name,
+      "failed",
+      `${bad.map((m) => m.instance).join(", ")} could not allocate after the capped tenant's OOM`,
+      figures,
+      bad.flatMap((m) => tailOf(m.data)),
+    );
+  if (checks.length === 0 || checks.some((m) => m.data.incomplete))
+    return verdict(name, "broken", "the victims' memory check did not run its course", figures);
+  return verdict(
+    name,
+    "passed",
+    `the capped tenant stopped at ${Math.round(got / MIB)} MiB of its ${capMiB} MiB limit and the victims still allocated theirs`,
+    figures,
+  );
+}
+
+/** A window's typical throughput: the median of its interval samples. The tenants of one window
+ * start a moment apart (each over its own SSH channel), so the run's mean would count the
+ * seconds before the others joined; the median is the throughput while they all ran. */
+function typical(e: ChaosEvent): number {
+  const xs = (e.data.samples ?? []).map((x) => x.tflops).sort((a, b) => a - b);
+  if (xs.length === 0) return e.data.tflops ?? 0;
+  const m = Math.floor(xs.length / 2);
+  return xs.length % 2 ? xs[m]! : (xs[m - 1]! + xs[m]!) / 2;
+}
+
+/** The slowdown of each of N tenants sharing a soft-routed GPU, against one alone. */
+export function slowdownPerTenants(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  route: Route,
+): Verdict {
+  const name = "slowdownPerTenants";
+  const lost = brokenByLoss(name, h, ref);
+  if (lost) return lost;
+  const attempts = completions(h, ref.baseline, "baseline").map(attemptOf);
+  const a = [...new Set(attempts)]
+    .reverse()
+    .find((x) => baselineProblem(h, ref.baseline, x) === null);
+  if (a === undefined)
+    return verdict(name, "broken", `no usable baseline: ${baselineProblem(h, ref.baseline, 1)}`);
+  const alone = mean(
+    completions(h, ref.baseline, "baseline")
+      .filter((e) => attemptOf(e) === a)
+      .map(typical),
+  );
+  const runs = completions(h, ref.scenario, "tenants");
+  if (runs.length === 0 || !(alone > 0)) return verdict(name, "broken", "no tenant run to compare");
+  const figures: Verdict["evidence"]["figures"] = { "alone TFLOP/s": Number(alone.toFixed(3)) };
+  const parts: string[] = [];
+  const byN = new Map<number, ChaosEvent[]>();
+  for (const e of runs) byN.set(e.data.tenants ?? 0, [...(byN.get(e.data.tenants ?? 0) ?? []), e]);
+  for (const [n, es] of [...byN].sort((x, y) => x[0] - y[0])) {
+    const spoilt = es.find((e) => e.type !== "ok" || e.data.incomplete || !(e.data.tflops! > 0));
+    if (spoilt)
+      return verdict(
+        name,
+        "broken",
+        `${n} tenants: ${spoilt.instance} did not run its whole duration (${spoilt.data.incomplete ?? `exit ${spoilt.data.exitCode ?? spoilt.data.signal}`})`,
+        figures,
+        tailOf(spoilt.data),
+      );
+    const per = mean(es.map(typical));
+    figures[`tenants ${n} per-tenant TFLOP/s`] = Number(per.toFixed(3));
+    figures[`tenants ${n} slowdown`] = Number((alone / per).toFixed(2));
+    parts.push(`×${(alone / per).toFixed(2)} with ${n}`);
+  }
+  return {
+    ...verdict(
+      name,
+      "passed",
+      `${describeRoute(route)}: each tenant slows ${parts.join(", ")} tenants; expected for the soft route (it ${promiseText(route)})`,
+      { ...figures, route: describeRoute(route) },
+    ),
+    characterisation: true,
+  };
+}
+
+/** The verdicts of one scenario on its route. */
+export function judgeRoute(
+  route: Route,
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  o: VerdictOptions = {},
+): Verdict[] {
+  if (ref.fault === "tenants") return [slowdownPerTenants(h, ref, route)];
+  const all = judgeScenario(h, ref, o);
+  const p = promisesOf(route);
+  if (p.compute && p.fault) return all;
+  const out = all.map((v) => (v.name === "victimsUnaffected" ? characterise(v, route) : v));
+  if (p.memory && route.memLimitMiB != null) out.push(memoryIsolated(h, ref, route.memLimitMiB));
+  return out;
+}
+
+/** The verdict names a route's scenario of `kind` answers with (a suite names its tests first). */
+export function verdictNamesOf(route: Route, kind: string): string[] {
+  if (kind === "tenants") return ["slowdownPerTenants"];
+  const base = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
+  return promisesOf(route).memory && route.kind === "mps" ? [...base, "memoryIsolated"] : base;
+}

@@ -1,0 +1,248 @@
+// Per-instance utilization while a workload runs: SM activity and memory in use, sampled on the
+// node every interval. Where nv-hostengine runs, `dcgmi dmon` gives both (profiling field 1002
+// SM active, 252 framebuffer used); otherwise the default `nvidia-smi` table gives the memory
+// in use per MIG device (per GI: its CIs share the GI's memory) or per whole GPU, and no SM
+// activity (`utilization.gpu` reads N/A under MIG, mig-reference.md §4). Parsing and the
+// figures are pure; the sampler runs one command at a time over the node's session.
+import { parseTable } from "../nvsmi/table.js";
+import type { Transport } from "../transport/types.js";
+import type { Instance } from "./instances.js";
+import type { InstanceOutcome } from "./launcher.js";
+import type { Metric } from "./specs.js";
+
+export type UtilizationSource = "dcgm" | "nvidia-smi";
+
+export interface UtilizationSample {
+  /** ms since the sampler started. */
+  t: number;
+  /** 0-1 fraction of the instance's SMs active; null where the source has none. */
+  smActive: number | null;
+  memUsedMiB: number | null;
+}
+
+export const DMON_ARGV = ["dcgmi", "dmon", "-e", "1002,252", "-c", "1"];
+
+interface DmonRow {
+  gpu: number;
+  /** null: the GPU's own row; else the GPU-I entity id. */
+  gpuInstance: number | null;
+  smActive: number | null;
+  memUsedMiB: number | null;
+}
+
+/** `dcgmi dmon -e 1002,252` rows: `GPU <n>` rows, each followed by its `GPU-I <id>` rows. The
+ * columns are found by their header (SMACT, FBUSD); `N/A` is null. */
+export function parseDmon(text: string): DmonRow[] {
+  const lines = text.split(/\r?\n/);
+  const head = lines.find((l) => /^#\s*Entity/.test(l));
+  if (!head) throw new Error("dcgmi dmon: no #Entity header");
+  const cols = head
+    .replace(/^#\s*Entity\s*/, "")
+    .trim()
+    .split(/\s+/);
+  const rows: DmonRow[] = [];
+  let gpu: number | null = null;
+  for (const l of lines) {
+    const m = /^(GPU-I|GPU)\s+(\d+)\s+(.*)$/.exec(l.trim());
+    if (!m) continue;
+    const vals = m[3]!.trim().split(/\s+/);
+    const get = (name: string) => {
+      const k = cols.indexOf(name);
+      const x = k >= 0 ? Number(vals[k]) : Number.NaN;
+      return Number.isFinite(x) ? x : null;
+    };
+    if (m[1] === "GPU") gpu = Number(m[2]);
+    if (gpu === null) continue;
+    rows.push({
+      gpu,
+      gpuInstance: m[1] === "GPU-I" ? Number(m[2]) : null,
+      smActive: get("SMACT"),
+      memUsedMiB: get("FBUSD"),
+    });
+  }
+  return rows;
+}
+
+/** One sample per instance from one dmon reading. */
+export function fromDmon(rows: readonly DmonRow[], instances: readonly Instance[]) {
+  const out = new Map<string, Omit<UtilizationSample, "t">>();
+  for (const i of instances) {
+    const r = rows.find((x) => x.gpu === i.gpu && x.gpuInstance === i.gpuInstanceId);
+    if (r) out.set(i.uuid, { smActive: r.smActive, memUsedMiB: r.memUsedMiB });
+  }
+  return out;
+}
+
+/** One sample per instance from the default table: memory only. */
+export function fromTable(text: string, instances: readonly Instance[]) {
+  const t = parseTable(text);
+  const out = new Map<string, Omit<UtilizationSample, "t">>();
+  for (const i of instances) {
+    const mem =
+      i.gpuInstanceId === null
+        ? t.gpus.find((g) => g.index === i.gpu)?.memoryUsedMiB
+        : t.migDevices.find((d) => d.gpu === i.gpu && d.gpuInstanceId === i.gpuInstanceId)
+            ?.memoryUsedMiB;
+    if (mem !== undefined) out.set(i.uuid, { smActive: null, memUsedMiB: mem });
+  }
+  return out;
+}
+
+export interface UtilizationResult {
+  source: UtilizationSource | null;
+  /** Per instance uuid. */
+  samples: Map<string, UtilizationSample[]>;
+  /** Why nothing could be sampled, when nothing was. */
+  problem: string | null;
+}
+
+/** A transport that can decline a command rather than open another connection (the run's node
+ * session: harness/session.ts execIfFree). */
+interface SpareChannel {
+  execIfFree(
+    c: { argv: string[] },
+    o: { timeoutMs: number },
+  ): Promise<{ exitCode: number | null; stdout: string } | null>;
+}
+const spare = (t: Transport): SpareChannel | null =>
+  typeof (t as unknown as Partial<SpareChannel>).execIfFree === "function"
+    ? (t as unknown as SpareChannel)
+    : null;
+
+/** Samples every `intervalMs` from start() until stop(); one command in flight at a time, and
+ * only on a channel that is free: a tick without one is skipped, never a second connection. */
+export class UtilizationSampler {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly result: UtilizationResult = { source: null, samples: new Map(), problem: null };
+  private skipped = 0;
+  constructor(
+    private readonly t: Transport,
+    private readonly instances: readonly Instance[],
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const t0 = Date.now();
+    // The first reading waits one interval: the workloads start first, and a sampler's
+    // nvidia-smi never competes with their start for the node's state (their lock, on the sim).
+    const sleep = () => new Promise((res) => setTimeout(res, this.intervalMs));
+    this.loop = (async () => {
+      await sleep();
+      while (this.running) {
+        await this.tick(t0);
+        if (this.running) await sleep();
+      }
+    })();
+  }
+
+  /** One reading; the source is decided by the first dmon that gets a channel. */
+  private async tick(t0: number): Promise<void> {
+    if (this.result.source === null) {
+      const dmon = await this.exec(DMON_ARGV);
+      if (dmon === null) return;
+      this.result.source = dmon.code === 0 ? "dcgm" : "nvidia-smi";
+    }
+    const r = await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
+    if (r === null) return;
+    if (r.code !== 0) {
+      this.result.problem = `the sample command failed (exit ${r.code ?? "none"})`;
+      return;
+    }
+    try {
+      const got =
+        this.result.source === "dcgm"
+          ? fromDmon(parseDmon(r.out), this.instances)
+          : fromTable(r.out, this.instances);
+      for (const [uuid, s] of got)
+        this.result.samples.set(uuid, [
+          ...(this.result.samples.get(uuid) ?? []),
+          { t: Date.now() - t0, ...s },
+        ]);
+    } catch (e) {
+      this.result.problem = (e as Error).message;
+    }
+  }
+
+  async stop(): Promise<UtilizationResult> {
+    this.running = false;
+    await this.loop;
+    if (this.result.samples.size > 0) this.result.problem = null;
+    else if (this.skipped > 0)
+      this.result.problem = `no SSH channel was free to sample (${this.skipped} tick(s)): the workloads and the lock fill the connection's budget`;
+    return this.result;
+  }
+
+  private async exec(argv: string[]): Promise<{ code: number | null; out: string } | null> {
+    try {
+      const s = spare(this.t);
+      const r = s
+        ? await s.execIfFree({ argv }, { timeoutMs: 15_000 })
+        : await this.t.exec({ argv }, { timeoutMs: 15_000 });
+      if (r === null) this.skipped++;
+      return r ? { code: r.exitCode, out: r.stdout } : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** An instance's samples as measurements recorded with the run (and shown as check figures). */
+export function utilizationMetrics(samples: readonly UtilizationSample[]): Metric[] {
+  if (samples.length === 0) return [];
+  const sm = samples.map((s) => s.smActive).filter((x): x is number => x !== null);
+  const mem = samples.map((s) => s.memUsedMiB).filter((x): x is number => x !== null);
+  const out: Metric[] = [{ metric: "utilization_samples", value: samples.length, unit: "count" }];
+  if (sm.length) {
+    out.push({
+      metric: "sm_active_mean",
+      value: Number(((100 * sm.reduce((a, b) => a + b, 0)) / sm.length).toFixed(1)),
+      unit: "%",
+    });
+    out.push({
+      metric: "sm_active_max",
+      value: Number((100 * Math.max(...sm)).toFixed(1)),
+      unit: "%",
+    });
+  }
+  if (mem.length) out.push({ metric: "memory_used_max", value: Math.max(...mem), unit: "MiB" });
+  return out;
+}
+
+/** Runs `work` with a sampler over `instances` when `sample` is set; the outcomes get the
+ * utilization measurements of their instance (recorded with the run like any other). */
+export async function withUtilization<T extends { outcomes: InstanceOutcome[] }>(
+  t: Transport,
+  instances: readonly Instance[],
+  o: { sample: boolean; durationS: number },
+  work: () => Promise<T>,
+): Promise<{ result: T; util: UtilizationResult | null }> {
+  if (!o.sample) return { result: await work(), util: null };
+  const sampler = new UtilizationSampler(t, instances, Math.max(500, (o.durationS * 1000) / 10));
+  sampler.start();
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    await sampler.stop();
+  }
+  const util = await sampler.stop();
+  for (const out of result.outcomes) {
+    const first = out.measurements[0];
+    const i = out.instance;
+    for (const m of utilizationMetrics(util.samples.get(i.uuid) ?? []))
+      out.measurements.push({
+        node: i.node,
+        gpuUuid: i.gpuUuid,
+        instanceUuid: i.uuid,
+        profile: i.profile,
+        placement: i.placement,
+        workload: first?.workload ?? "stress",
+        repetition: first?.repetition ?? 1,
+        ...m,
+      });
+  }
+  return { result, util };
+}

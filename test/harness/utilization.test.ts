@@ -1,0 +1,121 @@
+// Utilization sampled while the stress suite runs, on a simulated MIG H100 over real sshd: with
+// nv-hostengine running, `dcgmi dmon` gives each instance's SM activity and memory in use; without
+// it only nvidia-smi's per-MIG-device memory is there (no SM activity). The samples are recorded
+// with the run (the records database) and shown as the stress checks' figures.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { openDb } from "../../src/store/db.js";
+import type { CheckRecord } from "../../src/verdicts/checks.js";
+import { fromDmon, parseDmon, utilizationMetrics } from "../../src/workloads/utilization.js";
+import { cli } from "../helpers/cli.js";
+import { startCluster, type TestCluster } from "../helpers/cluster.js";
+
+const LAYOUT = join(import.meta.dirname, "..", "fixtures", "isolation-layout.yaml");
+
+describe("utilization during stress (simulated MIG H100, real sshd)", function () {
+  this.timeout(120_000);
+  let c: TestCluster;
+  before(async () => {
+    c = await startCluster([{ gpu: "H100-80GB", driver: "580.65.06" }]);
+    const r = await cli(
+      ...["apply", "-i", c.inventoryPath, LAYOUT, "-c", "two-3g", "--allow-reset"],
+      ...["--journal-dir", join(c.dir, "journal")],
+    );
+    assert.equal(r.code, 0, r.stderr);
+  });
+  after(async () => {
+    await c?.stop();
+  });
+
+  async function stress(name: string) {
+    const out = join(c.dir, name);
+    const db = join(c.dir, `${name}.sqlite`);
+    const r = await cli(
+      ...["run", "-i", c.inventoryPath, "--suites", "stress", "--duration", "3"],
+      ...["--out", out, "--db", db],
+    );
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    const checks = readFileSync(join(out, "checks.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as CheckRecord)
+      .filter((x) => x.suite === "stress" && x.instance);
+    const d = openDb(db, { mustExist: true });
+    try {
+      const rows = d
+        .prepare(
+          "SELECT instance_uuid AS uuid, metric, value FROM measurements WHERE metric LIKE 'sm_active%' OR metric LIKE 'memory_used%' OR metric = 'utilization_samples'",
+        )
+        .all() as { uuid: string; metric: string; value: number }[];
+      return { checks, rows };
+    } finally {
+      d.close();
+    }
+  }
+
+  it("dcgmi dmon where nv-hostengine runs: SM activity and memory per instance, recorded and shown", async () => {
+    const p = await cli(
+      ...["sim", "fault", "sim01", "holder", "--name", "nv-hostengine", "--gpu", "0"],
+      ...["--inventory", c.inventoryPath],
+    );
+    assert.equal(p.code, 0, p.stderr);
+    try {
+      const { checks, rows } = await stress("dcgm");
+      assert.equal(checks.length, 2);
+      for (const x of checks) {
+        assert.equal(x.figures.utilizationSource, "dcgm");
+        assert.ok((x.figures.utilization_samples as number) >= 2, JSON.stringify(x.figures));
+        // The stress keeps its instance's SMs busy; its context shows as memory in use.
+        assert.ok((x.figures.sm_active_max as number) >= 99, JSON.stringify(x.figures));
+        assert.ok((x.figures.memory_used_max as number) >= 256);
+      }
+      const uuids = new Set(checks.map((x) => x.instance!.uuid));
+      for (const u of uuids)
+        assert.deepEqual(
+          rows
+            .filter((r) => r.uuid === u)
+            .map((r) => r.metric)
+            .sort(),
+          ["memory_used_max", "sm_active_max", "sm_active_mean", "utilization_samples"],
+        );
+    } finally {
+      await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    }
+  });
+
+  it("nvidia-smi's per-MIG-device memory otherwise, with no SM activity claimed", async () => {
+    const { checks, rows } = await stress("smi");
+    for (const x of checks) {
+      assert.equal(x.figures.utilizationSource, "nvidia-smi");
+      assert.ok((x.figures.memory_used_max as number) >= 256, JSON.stringify(x.figures));
+      assert.equal(x.figures.sm_active_mean, undefined);
+    }
+    assert.ok(rows.some((r) => r.metric === "memory_used_max"));
+    assert.ok(!rows.some((r) => r.metric.startsWith("sm_active")));
+  });
+});
+
+describe("utilization: pure reading", () => {
+  it("attributes GPU-I rows to the GPU row before them and keeps N/A as no figure", () => {
+    const text = [
+      "#Entity          SMACT       FBUSD",
+      "ID",
+      "GPU 0            0.500        1000",
+      "GPU-I 1          1.000         600",
+      "GPU-I 2            N/A         400",
+      "GPU 1            0.000          10",
+    ].join("\n");
+    const rows = parseDmon(text);
+    assert.equal(rows.length, 4);
+    const inst = (gpu: number, gi: number | null) =>
+      ({ gpu, gpuInstanceId: gi, uuid: `u${gpu}${gi}` }) as Parameters<typeof fromDmon>[1][number];
+    const m = fromDmon(rows, [inst(0, 1), inst(0, 2), inst(1, null), inst(1, 1)]);
+    assert.deepEqual(m.get("u01"), { smActive: 1, memUsedMiB: 600 });
+    assert.deepEqual(m.get("u02"), { smActive: null, memUsedMiB: 400 });
+    assert.deepEqual(m.get("u1null"), { smActive: 0, memUsedMiB: 10 });
+    assert.equal(m.has("u11"), false, "GPU 1 has no GPU instance 1");
+    assert.throws(() => parseDmon("Error: Unable to connect to host engine"), /no #Entity/);
+    assert.deepEqual(utilizationMetrics([]), []);
+  });
+});
