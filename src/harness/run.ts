@@ -9,8 +9,7 @@ import { isSlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { interlockRefusals } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
-import { writeCheckReports } from "../report/from-checks.js";
-import { CATEGORIES, environmentOf, executorInfo } from "../report/suites.js";
+import { CATEGORIES, environmentOf } from "../report/suites.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
 import { regressionChecks } from "../verdicts/regression.js";
@@ -21,6 +20,7 @@ import { freshOutDir, PREVIOUS_RUN } from "./out-dir.js";
 import { type ProgressEvent, RunProgress } from "./progress.js";
 import { layoutTask } from "./run-layout.js";
 import { recordMeasurements, recordNodes, recordXids } from "./run-records.js";
+import { codeOf, errText, writeReports } from "./run-reports.js";
 import {
   healthOf,
   isolationHistory,
@@ -32,7 +32,7 @@ import {
 import { type NodeSession, openSessions } from "./session.js";
 import { drainForRun } from "./slurm-drain.js";
 import type { SuiteFile } from "./suites.js";
-import { TaskList, trace } from "./tasks.js";
+import { TaskList } from "./tasks.js";
 
 export interface HarnessRunOptions {
   runId: string;
@@ -99,18 +99,6 @@ const SUITE_LABELS: Record<string, { epic: string; feature: string; severity: st
     severity: "normal",
   },
 };
-
-function errText(e: unknown): string {
-  return isSlicecheckError(e)
-    ? `[${e.code}] ${e.message}`
-    : e instanceof Error
-      ? e.message
-      : String(e);
-}
-
-function codeOf(e: unknown, fallback = "HARNESS_ERROR"): string {
-  return isSlicecheckError(e) ? e.code : fallback;
-}
 
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
   const tasks = new TaskList();
@@ -430,44 +418,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     connections: s.connectionsOpened,
     tookOver: s.tookOver?.runId ?? null,
   }));
-  if (!o.list) {
-    const t0 = Date.now();
-    try {
-      writeCheckReports({
-        runId: o.runId,
-        label: o.label,
-        exitCode,
-        interrupted: tasks.interrupted,
-        suites: o.suites.map((f) => f.name),
-        layout: o.layout ? { file: o.layout.file, config: o.layout.config.name } : null,
-        checks: sink.checks,
-        nodes: sessions.map((s) => ({
-          node: nodeOf(s),
-          driver: s.discovered?.driver ?? null,
-          cuda: s.discovered?.cuda ?? null,
-          instances: s.discovered?.instances ?? [],
-          error: s.error ? errText(s.error) : null,
-        })),
-        history: join(o.outDir, "history.jsonl"),
-        outDir: o.outDir,
-        allure: o.allure,
-        executor: executorInfo({ runId: o.runId, label: o.label }),
-      });
-    } catch (e) {
-      // The checks are kept (terminal, records); but a run whose reports are missing cannot
-      // be called passed: CI reads the JUnit, a reviewer the compliance page.
-      const c = sink.harness({
-        suite: "run",
-        title: "the run's reports are written",
-        status: "broken",
-        code: codeOf(e, "WRITE"),
-        message: `could not write the run's reports in ${o.outDir} (${errText(e)}); free space there or give --out another folder, then \`slicecheck report\` can be rerun from what is left`,
-      });
-      o.err(`slicecheck: ${c.message}`);
-      if (!tasks.interrupted && exitCode === 0) exitCode = 2;
-    }
-    trace("reports", t0);
-  }
+  if (!o.list)
+    exitCode = writeReports(o, sink, sessions, { exitCode, interrupted: tasks.interrupted });
   const status: RunStatus = tasks.interrupted
     ? "interrupted"
     : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");

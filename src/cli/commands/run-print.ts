@@ -107,3 +107,39 @@ export function liveCheck(c: CheckRecord): string | null {
   if (c.status !== "failed" && c.status !== "broken") return null;
   return `${MARK[c.status]} [${c.code}] ${c.suite} ${where(c)}: ${c.title}`;
 }
+
+/** `run --list`: the tests that would run, one line each (or JSON); exit 0. */
+export function printList(
+  listed: readonly { suite: string; path: string[]; title: string }[],
+  suites: number,
+  nodes: number,
+  runId: string,
+  json: boolean | undefined,
+  io: Out,
+): number {
+  if (json) io.out(JSON.stringify({ runId, tests: listed }, null, 2));
+  else {
+    for (const t of listed) io.out(`${t.suite}: ${[...t.path.slice(1), t.title].join(" › ")}`);
+    io.out(`${listed.length} test(s) in ${suites} suite(s) on ${nodes} node(s)`);
+  }
+  return 0;
+}
+
+/** `run --json`: every check, the counts, the nodes and the exit code; returns the exit code. */
+export function printJson(r: HarnessRunResult, runId: string, io: Out): number {
+  io.out(
+    JSON.stringify(
+      {
+        runId,
+        exitCode: r.exitCode,
+        interrupted: r.interrupted,
+        counts: countOf(r.checks),
+        nodes: r.nodes,
+        checks: r.checks,
+      },
+      null,
+      2,
+    ),
+  );
+  return r.exitCode;
+}

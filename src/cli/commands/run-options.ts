@@ -1,0 +1,53 @@
+// The run's own options checked together, before any node is touched: combinations that mean
+// nothing (`-c` without `--layout`, `--report-to-slurm` without `--drain`) are refused with
+// what to give instead.
+import { parseTenants } from "../../chaos/tenants.js";
+import { SlicecheckError } from "../../errors.js";
+import type { SuiteFile } from "../../harness/suites.js";
+import type { NodeSpec } from "../../inventory/types.js";
+import type { RunCliOptions } from "./run.js";
+
+export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]): void {
+  if (!o.layout && suites.some((s) => s.name === "layout"))
+    throw new SlicecheckError(
+      "USAGE",
+      "--suites layout checks the layout a run applies; give --layout FILE -c NAME too",
+    );
+  if (!o.layout && o.config)
+    throw new SlicecheckError(
+      "USAGE",
+      "-c/--config names a config of a --layout file; give --layout too",
+    );
+  if (o.reportToSlurm && !o.drain)
+    throw new SlicecheckError(
+      "USAGE",
+      "--report-to-slurm leaves the nodes this run drained drained; give --drain too",
+    );
+}
+
+/** What needs the selected nodes: `--drain` needs a `slurm_node` to drain; `--run-id` a run id. */
+export function checkSlurmOptions(o: RunCliOptions, nodes: readonly NodeSpec[]): void {
+  if (o.drain && !nodes.some((n) => n.slurmNode))
+    throw new SlicecheckError(
+      "USAGE",
+      "--drain drains the nodes' Slurm nodes, but no selected node has slurm_node in the inventory; set it (the node's name in Slurm) or drop --drain",
+    );
+  if (o.runId !== undefined && !/^sc-[A-Za-z0-9-]+$/.test(o.runId))
+    throw new SlicecheckError(
+      "USAGE",
+      `--run-id expects an id like sc-20261129T101500Z-1a2b3c, got '${o.runId}'`,
+    );
+}
+
+/** `--tenants 2-7` (the default), `2,4,7`, or `none`; bad input is refused before any node is touched. */
+export function tenantsOption(s: string | undefined): number[] {
+  if (s === undefined) return [2, 3, 4, 5, 6, 7];
+  if (s.trim() === "none") return [];
+  const t = parseTenants(s);
+  if (!t)
+    throw new SlicecheckError(
+      "USAGE",
+      `--tenants: '${s}' is not a list of tenant counts from 2 to 7 (e.g. 2-7, 2,4,7, or none)`,
+    );
+  return t;
+}
