@@ -110,14 +110,13 @@ export function joinInstances(
 export async function discoverInstances(t: Transport): Promise<NodeInventory> {
   // The three reads go at once (each is a channel and a login on the node); -lgi is only used,
   // and its failure only matters, when the GPU listing shows MIG devices.
+  // Awaited in this order, so a node whose nvidia-smi hangs is reported by its first read.
+  const listingText = run(t, ["nvidia-smi", "-L"], "the GPUs");
+  const tableText = run(t, ["nvidia-smi"], "the MIG devices");
   const lgiText = run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances");
-  lgiText.catch(() => {});
-  const [listingText, tableText] = await Promise.all([
-    run(t, ["nvidia-smi", "-L"], "the GPUs"),
-    run(t, ["nvidia-smi"], "the MIG devices"),
-  ]);
-  const listing = parseGpus(listingText);
-  const table = parseTable(tableText);
+  for (const p of [tableText, lgiText]) p.catch(() => {});
+  const listing = parseGpus(await listingText);
+  const table = parseTable(await tableText);
   const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
   const lgi = anyMig ? parseLgi(await lgiText) : null;
   return {
