@@ -17,6 +17,7 @@ import type {
   SuiteRun,
   VerdictView,
 } from "./api-types.js";
+import { verdictView } from "./verdict-view.js";
 
 export type * from "./api-types.js";
 
@@ -119,28 +120,15 @@ export function broken(code: string, message: string): never {
 // what the built-in slurm suite uses, for site suites that check their own Slurm rules.
 export * as slurm from "../verdicts/slurm.js";
 
-/** A pure judgement as a suite reads it. A characterisation (a documented constraint, a soft
- * route's measured weakness) passes with its own code. */
-function viewOf(v: Verdict, gpu: number | null, failCode: string): VerdictView {
-  return {
-    title: v.name,
-    gpu,
-    status: v.status,
-    code:
-      v.status === "failed"
-        ? failCode
-        : v.status === "broken"
-          ? "COMM_UNDECIDED"
-          : v.characterisation
-            ? "DOCUMENTED_CONSTRAINT"
-            : "OK",
-    message: v.summary,
-    figures: v.evidence.figures,
-    evidence: v.evidence.logLines.length
-      ? [{ name: "output", content: v.evidence.logLines.join("\n") }]
-      : [],
-  };
-}
+/** A communication path's judgement as a suite reads it: a documented constraint passes. */
+const viewOf = (v: Verdict, gpu: number | null, failCode: string): VerdictView =>
+  verdictView(v, gpu, {
+    failed: failCode,
+    broken: "COMM_UNDECIDED",
+    characterised: "DOCUMENTED_CONSTRAINT",
+    evidence: "output",
+    markCharacterised: false,
+  });
 
 /** A two-rank all_reduce across two MIG instances of one GPU: refused as documented, or the
  * slow path with its bus bandwidth (a documented constraint, never a node failure). */

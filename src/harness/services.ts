@@ -26,6 +26,7 @@ import type {
 } from "./api-types.js";
 import { instanceTitle } from "./context.js";
 import type { NodeSession } from "./session.js";
+import { ISOLATION_CODES, verdictView } from "./verdict-view.js";
 
 const FAIL_CODE: Record<ExtraCheck["suite"], string> = {
   layout: "LAYOUT_DRIFT",
@@ -46,30 +47,9 @@ export function viewOfExtra(x: ExtraCheck): VerdictView {
   };
 }
 
-export function viewOfVerdict(v: Verdict, gpu: number): VerdictView {
-  return {
-    title: v.name,
-    gpu,
-    status: v.status,
-    // A soft route's measured weakness passes with its own code, so reports can tell it from a
-    // kept promise.
-    code:
-      v.status === "failed"
-        ? "ISOLATION_VIOLATION"
-        : v.status === "broken"
-          ? "ISOLATION_UNDECIDED"
-          : v.characterisation
-            ? "CHARACTERISED"
-            : "OK",
-    message: v.summary,
-    figures: v.characterisation
-      ? { ...v.evidence.figures, characterisation: true }
-      : v.evidence.figures,
-    evidence: v.evidence.logLines.length
-      ? [{ name: "log lines", content: v.evidence.logLines.join("\n") }]
-      : [],
-  };
-}
+/** An isolation verdict as the suite reads it. */
+export const viewOfVerdict = (v: Verdict, gpu: number): VerdictView =>
+  verdictView(v, gpu, ISOLATION_CODES);
 
 async function dmesg(t: Transport): Promise<string[] | null> {
   const r = await t.exec({ argv: ["dmesg"] }, { timeoutMs: 30_000 });

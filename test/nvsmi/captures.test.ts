@@ -89,7 +89,8 @@ describe("nvsmi: every capture in fixtures/captures", () => {
   it("finds the captures and knows the kind of every nvidia-smi/xid file", () => {
     assert.ok(captures.length >= 90, `only ${captures.length} captures found`);
     const others = readdirSync(CAPTURE_DIR).filter(
-      (f) => !captures.some((c) => c.file === f) && !/^(?:cuda-error|dcgmi|gpu-burn|nccl|slurm)/.test(f),
+      (f) =>
+        !captures.some((c) => c.file === f) && !/^(?:cuda-error|dcgmi|gpu-burn|nccl|slurm)/.test(f),
     );
     assert.deepEqual(others, [], "captures of no known family");
   });
