@@ -5,62 +5,28 @@
 
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SlicecheckError } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
+import {
+  type ChaosKind,
+  type FaultKind,
+  type FaultOptions,
+  type FaultRecord,
+  gpuOf,
+  gpuOfRecord,
+  type PlantedFault,
+  usage,
+} from "./fault-kind.js";
+import { eccUncorrectable, gpuLost } from "./faults-gpu.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
-import { formatXid, gpuBanner } from "./klog/xid.js";
-import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
-import { readSlurm, SLURM_STATES, type SlurmNode, writeSlurm } from "./slurm/state.js";
+import { gpuBanner } from "./klog/xid.js";
+import { updateState } from "./nvsmi/state.js";
+import { readSlurm, SLURM_STATES, writeSlurm } from "./slurm/state.js";
 import { type ChaosFlags, readChaos, writeChaos } from "./workloads/chaos.js";
 import { pciOf } from "./workloads/device.js";
 
+export type { FaultOptions, FaultRecord, PlantedFault };
+
 export const FAULTS_FILE = "faults.json";
-
-export interface FaultOptions {
-  gpu?: number;
-  /** holder: which client. */
-  name?: string;
-  /** slurm: one of SLURM_STATES' keys. */
-  state?: string;
-}
-
-/** What a planted fault changed, with what `--clear` needs to put back. */
-export type FaultRecord =
-  | { kind: "foreign-process"; gpu: number; pid: number }
-  | { kind: "holder"; gpu: number; name: string }
-  | { kind: "slurm"; node: string; previous: SlurmNode | null }
-  | { kind: "no-reset"; gpu: number; previous: boolean }
-  | { kind: "gpu-lost"; gpu: number }
-  | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
-  | { kind: "vgpu"; gpu: number }
-  | { kind: ChaosKind };
-
-/** Isolation faults, read by the simulated workloads (src/sim/workloads/chaos.ts). */
-type ChaosKind =
-  | "isolation-broken"
-  | "xid-misattributed"
-  | "hang"
-  | "drop-connection"
-  | "mps-cap-ignored";
-
-export interface PlantedFault {
-  record: FaultRecord;
-  /** In words, for the command's output. */
-  detail: string;
-  /** Kernel log lines to append once the state lock is released (the log takes it too). */
-  klog?: { gpu: SimGpu; lines: string[] };
-}
-
-interface Ctx {
-  state: SimState;
-  stateDir: string;
-}
-
-interface FaultKind {
-  usage: string;
-  plant(ctx: Ctx, o: FaultOptions): PlantedFault;
-  undo(ctx: Ctx, record: FaultRecord): void;
-}
 
 /** The clients that block a MIG mode change and a reset (mig-reference.md §7). */
 export const HOLDER_NAMES: readonly string[] = [
@@ -68,25 +34,6 @@ export const HOLDER_NAMES: readonly string[] = [
   "nv-hostengine",
   "nvidia_drm",
 ];
-
-function usage(message: string): SlicecheckError {
-  return new SlicecheckError("USAGE", message);
-}
-
-function gpuOf(state: SimState, o: FaultOptions): SimGpu {
-  const index = o.gpu ?? 0;
-  const gpu = state.gpus.find((g) => g.index === index);
-  if (!gpu) {
-    throw usage(
-      `node ${state.node} has no GPU ${index}; it has GPUs 0-${state.gpus.length - 1} (--gpu N)`,
-    );
-  }
-  return gpu;
-}
-
-function gpuOfRecord(state: SimState, gpu: number): SimGpu | undefined {
-  return state.gpus.find((g) => g.index === gpu);
-}
 
 const foreignProcess: FaultKind = {
   usage: "foreign-process --gpu N: a CUDA process of someone else holds the GPU",
@@ -185,88 +132,6 @@ const noReset: FaultKind = {
     if (r.kind !== "no-reset") return;
     const gpu = gpuOfRecord(state, r.gpu);
     if (gpu) gpu.resetSupported = r.previous;
-  },
-};
-
-/**
- * gpu-lost: the GPU fell off the bus (Xid 79). The kernel log gains the driver's two lines for
- * it (reference workloads.md 4.3: `79 GPU has fallen off the bus.`, and the `NVRM: GPU
- * 0000:07:00.0: GPU has fallen off the bus.` line that comes with or without the Xid), then
- * nvidia-smi reports the GPU lost and leaves it out (sim/nvsmi/cli.ts). A real one needs a
- * reboot; `--clear` is the simulated reboot (the log lines stay: they are history).
- */
-const gpuLost: FaultKind = {
-  usage: "gpu-lost --gpu N: the GPU falls off the bus (Xid 79); nvidia-smi reports it lost",
-  plant({ state }, o) {
-    const gpu = gpuOf(state, o);
-    gpu.lost = true;
-    const pci = pciOf(gpu);
-    return {
-      record: { kind: "gpu-lost", gpu: gpu.index },
-      detail: `GPU ${gpu.index} (${gpu.pciBusId}) has fallen off the bus`,
-      klog: {
-        gpu,
-        lines: [
-          formatXid(
-            { gpu, pci, xid: 79, pid: null, name: null, gi: null, ci: null, messages: [] },
-            "GPU has fallen off the bus.",
-          ),
-          `NVRM: GPU ${pci}.0: GPU has fallen off the bus.`,
-        ],
-      },
-    };
-  },
-  undo({ state }, r) {
-    if (r.kind !== "gpu-lost") return;
-    const gpu = gpuOfRecord(state, r.gpu);
-    if (gpu) delete gpu.lost;
-  },
-};
-
-/**
- * ecc-uncorrectable: an uncorrectable memory error. GPUs with error containment (GA100, GH100
- * and related parts, reference workloads.md 4.5) log Xid 94 (contained: only the faulting
- * application dies) or 95 (uncontained: the GPU needs a reset); others log Xid 48 (double bit
- * error). `--name contained|uncontained` picks the class (uncontained by default: the whole-GPU
- * one). The 94 text is the real line the reference quotes; the references hold no 95 or 48
- * line, so those are written after it (95 with RST: Yes) and the older docs' 48 description.
- * The volatile uncorrected ECC count goes up by one.
- */
-const eccUncorrectable: FaultKind = {
-  usage:
-    "ecc-uncorrectable --gpu N [--name contained|uncontained]: an uncorrectable ECC error (Xid 48/94/95)",
-  plant({ state }, o) {
-    const gpu = gpuOf(state, o);
-    const cls = o.name ?? "uncontained";
-    if (cls !== "contained" && cls !== "uncontained")
-      throw usage(`ecc-uncorrectable takes --name contained|uncontained, got '${cls}'`);
-    const previous = gpu.eccUncorrected ?? 0;
-    gpu.eccUncorrected = previous + 1;
-    const containment = /^(A100|A30|H100|H200|H20|GH200)/i.test(gpu.product);
-    const [xid, text] = !containment
-      ? [48, "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer."]
-      : cls === "contained"
-        ? [94, "Contained: SM (0x1). RST: No, D-RST: No"]
-        : [95, "Uncontained: FBHUB. RST: Yes, D-RST: No"];
-    const pci = pciOf(gpu);
-    return {
-      record: { kind: "ecc-uncorrectable", gpu: gpu.index, previous },
-      detail: `GPU ${gpu.index} logged an uncorrectable ECC error (Xid ${xid})`,
-      klog: {
-        gpu,
-        lines: [
-          formatXid(
-            { gpu, pci, xid, pid: null, name: null, gi: null, ci: null, messages: [] },
-            text,
-          ),
-        ],
-      },
-    };
-  },
-  undo({ state }, r) {
-    if (r.kind !== "ecc-uncorrectable") return;
-    const gpu = gpuOfRecord(state, r.gpu);
-    if (gpu) gpu.eccUncorrected = r.previous;
   },
 };
 
