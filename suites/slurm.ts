@@ -155,18 +155,42 @@ describe("slurm", () => {
           );
       });
 
+    // The probes' window on the node: where this run drained it, a reservation of the run's
+    // own with the node resumed under it for as long as the probes run; drained again after.
+    const jobs = run.slurmJobs(node);
+    // A close that fails is tried again by the run's teardown, before it resumes the node.
+    after(() => jobs.close().catch(() => {}));
+
     for (const profile of [...new Set(migProfiles.map((i) => i.profile))].sort())
       it(`probe job on ${profile} lands on one ${profile} instance`, async () => {
         const v = ready();
         const c = current();
-        if (/DRAIN|DOWN/.test(v.me.state))
-          broken("SLURM_NODE_DRAINED", `${name} is ${v.me.state}: Slurm starts no probe job on it`);
+        const w = await jobs
+          .open()
+          .catch((e: Error) =>
+            broken(
+              "SLURM",
+              `could not open ${name}, which this run drained, to its probe jobs: ${e.message}`,
+            ),
+          );
+        if (!w.opened && /DRAIN|DOWN/.test(v.me.state))
+          broken(
+            "SLURM_NODE_DRAINED",
+            `${name} is ${v.me.state}${v.me.reason ? ` (${v.me.reason})` : ""}, not by this run: Slurm starts no probe job on it (with --drain a run opens the nodes it drained to its own probes)`,
+          );
+        if (w.reservation) c.parameter("reservation", w.reservation);
+        const stress = await run
+          .program(node, "stress")
+          .catch((e: Error) =>
+            broken("WORKLOAD_BUILD", `no stress for the probe job: ${e.message}`),
+          );
         const type = gresType(profile);
         const partition = v.me.partitions[0];
         const argv = [
           "srun",
           `--nodelist=${name}`,
           ...(partition ? [`--partition=${partition}`] : []),
+          ...(w.reservation ? [`--reservation=${w.reservation}`] : []),
           `--gres=gpu:${type}:1`,
           "-N1",
           "-n1",
@@ -175,7 +199,7 @@ describe("slurm", () => {
           "--job-name=slicecheck-probe",
           "sh",
           "-c",
-          probeScript(STRESS_S),
+          probeScript(STRESS_S, node.instances, stress),
         ];
         const t0 = Date.now();
         const r = await node.exec(argv, { timeoutS: 120 });
@@ -206,6 +230,10 @@ describe("slurm", () => {
             `the job got ${dev.uuid}, which is no MIG instance of ${node.name}`,
           );
         c.parameter("landed on", `${got.label} ${got.profile} ${got.uuid}`);
+        c.parameter(
+          "device named by",
+          dev.via === "mig-minors" ? `${p.file} (mig-minors: ${p.mig})` : "CUDA_VISIBLE_DEVICES",
+        );
         if (got.profile !== profile)
           fail(
             "SLURM_PROBE_WRONG_PROFILE",

@@ -255,7 +255,10 @@ export function buildProgram(
     )
     .option("--via <scheduler>", "slurm: one batch job per node runs the checks there")
     .option("--partition <name>", "with --via slurm: the partition of the jobs")
-    .option("--reservation <name>", "with --via slurm: the (maintenance) reservation of the jobs")
+    .option(
+      "--reservation <name>",
+      "the (maintenance) reservation of the run's Slurm jobs: --via slurm's, the slurm suite's probes",
+    )
     .option(
       "--report-to-slurm",
       "with --drain: leave a node whose isolation, health or slurm checks failed drained, the check in its reason",

@@ -162,6 +162,20 @@ export interface SuiteRun {
   layout(node: SuiteNode): Promise<VerdictView[] | null>;
   /** This run's measurements against the latest run of the same nodes on another driver. */
   regressions(): Promise<VerdictView[]>;
+  /**
+   * The run's own Slurm jobs on a node (the slurm suite's probes). `open()` gives the
+   * reservation to submit into: where this run drained the node (`--drain`), a maintenance
+   * reservation of the run's own, the node resumed under it (nobody else's job starts there);
+   * else the run's `--reservation`, else null. `close()` drains the node again; the run closes
+   * whatever is left open before it resumes its nodes.
+   */
+  slurmJobs(node: SuiteNode): {
+    open(): Promise<{ reservation: string | null; opened: boolean }>;
+    close(): Promise<void>;
+  };
+  /** A built-in workload's program on the node (on its PATH, else built there with its nvcc,
+   * once per run): for a command the suite starts itself, such as inside a Slurm job. */
+  program(node: SuiteNode, name: "stress" | "memhog" | "crasher"): Promise<string>;
 }
 
 export interface HarnessOptions {

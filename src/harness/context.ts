@@ -12,9 +12,10 @@ import {
   type CheckStep,
   classify,
 } from "../verdicts/checks.js";
+import type { BuiltWorkloads } from "../workloads/build.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
-import { instanceLabel, runWorkloadOnNode } from "../workloads/node-run.js";
+import { builtins, instanceLabel, runWorkloadOnNode } from "../workloads/node-run.js";
 import { withUtilization } from "../workloads/utilization.js";
 import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
 import type {
@@ -34,6 +35,7 @@ import type {
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
 import { resultOf } from "./results.js";
 import type { NodeSession } from "./session.js";
+import type { SlurmJobsWindow } from "./slurm-drain.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
  * layout and the isolation scenarios, which a suite file never reaches directly). */
@@ -45,6 +47,8 @@ export interface RunServices {
   /** Measurements of a finished workload, recorded as they arrive. */
   measured(suite: string, outcomes: readonly InstanceOutcome[]): void;
   onLine?(inst: Instance, line: string): void;
+  /** The run's own Slurm jobs on a node (slurm-drain.ts). */
+  slurmJobs(s: NodeSession): SlurmJobsWindow;
 }
 
 interface Draft {
@@ -141,6 +145,8 @@ export class HarnessContext implements SuiteContext {
   }
 
   private readonly nodeLimit: ReturnType<typeof pLimit>;
+  /** Per node: the built-in workloads' paths there, resolved (or built) once. */
+  private readonly programs = new Map<string, Promise<BuiltWorkloads>>();
 
   install(): void {
     (globalThis as Record<symbol, unknown>)[CONTEXT_KEY] = this;
@@ -202,6 +208,17 @@ export class HarnessContext implements SuiteContext {
       health: (node) => this.services.health(this.session(node.name)),
       layout: (node) => this.services.layout(this.session(node.name)),
       regressions: () => this.services.regressions(),
+      slurmJobs: (node) => this.services.slurmJobs(this.session(node.name)),
+      program: (node, name) => {
+        let p = this.programs.get(node.name);
+        if (!p) {
+          p = builtins(this.session(node.name));
+          this.programs.set(node.name, p);
+          // A failed build is asked again next time, not remembered.
+          p.catch(() => this.programs.delete(node.name));
+        }
+        return p.then((b) => b.binaries[name]);
+      },
     };
   }
 

@@ -30,7 +30,7 @@ import {
   viewOfExtra,
 } from "./services.js";
 import { type NodeSession, openSessions } from "./session.js";
-import { drainForRun } from "./slurm-drain.js";
+import { drainForRun, SlurmJobWindows } from "./slurm-drain.js";
 import type { SuiteFile } from "./suites.js";
 import { TaskList } from "./tasks.js";
 
@@ -51,6 +51,8 @@ export interface HarnessRunOptions {
   allowReset: boolean;
   /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */
   drain?: { timeoutS: number; reportToSlurm: boolean } | null;
+  /** `--reservation R`: where the run's own Slurm jobs (the slurm suite's probes) go. */
+  reservation?: string | null;
   journalDir: string;
   db: string;
   label: string | null;
@@ -211,12 +213,14 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           message: errText(s.error),
         });
     for (const s of sessions) if (s.error) progress.end(nodeOf(s), errText(s.error));
+    const slurmWindows = new SlurmJobWindows(o.runId, o.reservation ?? null);
     if (o.drain && !o.list) {
       const drain = o.drain;
       await tasks.task("drain the Slurm nodes", () =>
         drainForRun(tasks, live(), {
           runId: o.runId,
           ...drain,
+          windows: slurmWindows,
           err: o.err,
           early,
           checks: () => sink.checks,
@@ -307,6 +311,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
           }),
         measured: (suite, outcomes) =>
           recordMeasurements(recorder, measurementsFile, o.runId, suite, outcomes),
+        slurmJobs: (s) => slurmWindows.for(s),
       },
       refusals,
       tasks.signal,

@@ -3,6 +3,12 @@
 // it resumes only the nodes it drained itself, and only while its own reason is still theirs
 // (an admin who re-drained one meanwhile keeps it). `--report-to-slurm` leaves a node whose
 // isolation, health or slurm checks failed drained, the failed check in its reason.
+//
+// A drained node takes no job at all, the run's own probe jobs (the slurm suite) included. So
+// the run opens a node it drained to its own jobs only (SlurmJobWindows): a maintenance
+// reservation of its own on the node (Flags=MAINT, for this user), then resume: Slurm starts
+// nobody else's job on a reserved node. Closing drains it again with the run's reason, then
+// deletes the reservation; the teardown closes whatever is still open before resuming.
 
 import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes, type SlurmNodeInfo } from "../verdicts/slurm.js";
@@ -12,6 +18,8 @@ import type { TaskList } from "./tasks.js";
 
 export interface DrainOptions {
   runId: string;
+  /** Where the run opens its drained nodes to its own jobs (created by the run). */
+  windows: SlurmJobWindows;
   /** Seconds to wait for a node's jobs to end. */
   timeoutS: number;
   reportToSlurm: boolean;
@@ -48,11 +56,15 @@ export async function drainForRun(
     name: "resume the Slurm nodes this run drained",
     // Read when a second interrupt prints what is left: the nodes drained by then.
     get manual() {
-      return ours.length
+      const resume = ours.length
         ? `scontrol update nodename=${ours.map((x) => x.name).join(",")} state=resume`
         : null;
+      return [o.windows.manual, resume].filter(Boolean).join("; ") || null;
     },
-    run: () => resume(ours, reason, o),
+    run: async () => {
+      await o.windows.closeAll((line) => o.err(line));
+      await resume(ours, reason, o);
+    },
   });
   await Promise.all(
     sessions.map(async (s) => {
@@ -75,6 +87,7 @@ export async function drainForRun(
         }
         await update(s, [`nodename=${name}`, "state=drain", `reason=${reason}`]);
         ours.push({ s, name });
+        o.windows.drained(s, name);
         const t0 = Date.now();
         let now = await show(s, name);
         while (now && busy(now.state) && Date.now() - t0 < o.timeoutS * 1000) {
@@ -153,4 +166,101 @@ async function resume(
     }
     await update(s, [`nodename=${name}`, "state=resume"]);
   }
+}
+
+/** What a suite gets for the run's own Slurm jobs on a node (SuiteRun.slurmJobs). */
+export interface SlurmJobsWindow {
+  /** The reservation to submit into; `opened` when the run resumed its drained node for it. */
+  open(): Promise<{ reservation: string | null; opened: boolean }>;
+  /** Drains again a node that open() resumed; a no-op otherwise. */
+  close(): Promise<void>;
+}
+
+interface Opened {
+  s: NodeSession;
+  name: string;
+  reservation: string;
+}
+
+/** The nodes this run drained, and those it has opened to its own jobs for now. */
+export class SlurmJobWindows {
+  private readonly ours = new Map<string, { s: NodeSession; name: string }>();
+  private readonly opened = new Map<string, Opened>();
+
+  constructor(
+    private readonly runId: string,
+    /** `--reservation R`: where the run's jobs go on nodes it did not drain itself. */
+    private readonly userReservation: string | null,
+  ) {}
+
+  drained(s: NodeSession, name: string): void {
+    this.ours.set(s.node.name, { s, name });
+  }
+
+  /** What a second interrupt prints for the nodes still open. */
+  get manual(): string | null {
+    const open = [...this.opened.values()];
+    return open.length
+      ? open
+          .map(
+            (x) =>
+              `scontrol update nodename=${x.name} state=drain reason="slicecheck ${this.runId}"; scontrol delete reservation=${x.reservation}`,
+          )
+          .join("; ")
+      : null;
+  }
+
+  for(s: NodeSession): SlurmJobsWindow {
+    return { open: () => this.open(s), close: () => this.close(s.node.name) };
+  }
+
+  private async open(s: NodeSession): Promise<{ reservation: string | null; opened: boolean }> {
+    const mine = this.ours.get(s.node.name);
+    if (!mine) return { reservation: this.userReservation, opened: false };
+    const already = this.opened.get(s.node.name);
+    if (already) return { reservation: already.reservation, opened: true };
+    const reservation = `slicecheck-${this.runId}-${mine.name}`;
+    // MAINT: a maintenance window (no accounting as idle time); IGNORE_JOBS: the node is
+    // drained and empty, but a job still completing must not make the creation fail. No
+    // Duration: if the controller dies here the node stays reserved, taking nobody's jobs,
+    // until someone deletes the reservation (`manual` says how), never silently reopened.
+    const user = (await exec(s, ["id", "-un"])).trim();
+    await exec(s, [
+      "scontrol",
+      "create",
+      "reservation",
+      `ReservationName=${reservation}`,
+      `Nodes=${mine.name}`,
+      "StartTime=now",
+      "Duration=UNLIMITED",
+      `Users=${user}`,
+      "Flags=MAINT,IGNORE_JOBS",
+    ]);
+    this.opened.set(s.node.name, { s, name: mine.name, reservation });
+    await update(s, [`nodename=${mine.name}`, "state=resume"]);
+    return { reservation, opened: true };
+  }
+
+  private async close(node: string): Promise<void> {
+    const x = this.opened.get(node);
+    if (!x) return;
+    // Drained first, then the reservation goes: at no moment is the node open to others.
+    await update(x.s, [`nodename=${x.name}`, "state=drain", `reason=slicecheck ${this.runId}`]);
+    this.opened.delete(node);
+    await exec(x.s, ["scontrol", "delete", `reservation=${x.reservation}`]);
+  }
+
+  async closeAll(err: (line: string) => void): Promise<void> {
+    for (const node of [...this.opened.keys()])
+      await this.close(node).catch((e) =>
+        err(`${node}: could not close the run's Slurm reservation: ${(e as Error).message}`),
+      );
+  }
+}
+
+async function exec(s: NodeSession, argv: string[]): Promise<string> {
+  const r = await s.exec({ argv }, { timeoutMs: 30_000 });
+  if (r.exitCode !== 0)
+    throw new Error(`${argv.slice(0, 3).join(" ")}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
+  return r.stdout;
 }

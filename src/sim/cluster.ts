@@ -72,6 +72,9 @@ export async function simUp(
     throw new SlicecheckError("USAGE", "a simulated cluster has at most 200 nodes");
   const invPath = resolve(inventory);
   const dir = clusterDirFor(invPath);
+  // Traversable, not listable: slurmctld, running as `slurm`, reaches its folder under it; the
+  // keys and node folders below stay 0600/0700.
+  mkdirSync(dir, { recursive: true, mode: 0o711 });
   mkdirSync(join(dir, "nodes"), { recursive: true, mode: 0o700 });
   const clientKey = join(dir, "id_ed25519");
   ensureKey(clientKey, "slicecheck-sim-client");

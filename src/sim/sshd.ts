@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { writeProcRoot } from "./nvsmi/caps.js";
 
 export const SSHD_CANDIDATES = ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"];
 
@@ -70,7 +71,9 @@ export function writeSshdConfig(c: SshdConfig): string {
     // that bad input is refused before any node is connected to.
     "LogLevel VERBOSE",
     // The session finds the simulated tools first; SetEnv is applied after sshd's default PATH.
-    `SetEnv SLICECHECK_SIM_STATE=${c.stateDir} SLICECHECK_SIM_NODE_DIR=${c.dir} PATH=${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+    // SLICECHECK_PROC: where the node's /proc/driver files are (a simulated node has no driver;
+    // the slurm suite's probe reads mig-minors there).
+    `SetEnv SLICECHECK_SIM_STATE=${c.stateDir} SLICECHECK_SIM_NODE_DIR=${c.dir} SLICECHECK_PROC=${writeProcRoot(c.dir)} PATH=${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
   ];
   writeFileSync(path, `${lines.join("\n")}\n`);
   return path;

@@ -1,6 +1,7 @@
 // What the slurm suite and run --drain read from Slurm, parsed, and compared with the live MIG
 // instances. Pure: text in, data out (tested on captures of Debian's Slurm 22.05). Users'
 // suites get it from slicecheck/suite.
+import { quote } from "../util/shell.js";
 
 export interface GresEntry {
   name: string;
@@ -179,59 +180,112 @@ export function compareGres(
 
 export interface ProbeAnswer {
   node: string | null;
+  /** CUDA_VISIBLE_DEVICES as Slurm set it. */
   cvd: string | null;
+  /** The device's index among the node's gpu gres (SLURM_STEP_GPUS, SLURM_JOB_GPUS, else cvd). */
+  gpus: string | null;
+  /** The gres.conf File(s) of that index, comma-separated. */
+  file: string | null;
+  /** `gpu0/gi7/ci0`: the MIG instance a /dev/nvidia-caps File is, by the node's mig-minors. */
+  mig: string | null;
   uuid: string | null;
   tflops: number | null;
   errors: number | null;
 }
 
+const field = (line: string, key: string) =>
+  new RegExp(`(?:^| )${key}=(\\S*)`).exec(line)?.[1] || null;
+
 /** What the probe job printed (its SLICECHECK_PROBE line and the stress's final line). */
 export function parseProbe(stdout: string): ProbeAnswer {
-  const p = /^SLICECHECK_PROBE node=(\S*) job=\S* cvd=(\S*) uuid=(\S*)/m.exec(stdout);
+  const line = /^SLICECHECK_PROBE .*$/m.exec(stdout)?.[0] ?? null;
   const s = /^SLICECHECK stress-final tflops=([\d.]+) errors=(\d+)/m.exec(stdout);
+  const f = (k: string) => (line ? field(line, k) : null);
   return {
-    node: p?.[1] || null,
-    cvd: p?.[2] || null,
-    uuid: p?.[3] || null,
+    node: f("node"),
+    cvd: f("cvd"),
+    gpus: f("gpus"),
+    file: f("file"),
+    mig: f("mig"),
+    uuid: f("uuid"),
     tflops: s ? Number(s[1]) : null,
     errors: s ? Number(s[2]) : null,
   };
 }
 
+export type ProbeDevice =
+  | { kind: "uuid"; uuid: string; via: "CUDA_VISIBLE_DEVICES" | "mig-minors" }
+  | { kind: "none" | "several" | "unmapped"; why: string };
+
 /**
  * What the probe's answer says about its device: one instance UUID, or why none can be named.
- * `unmapped`: a device Slurm gave, but no UUID to tie it to an instance (gres.conf Files like
- * /dev/nvidia-caps/nvidia-cap21 on a real node without AutoDetect=nvml): the harness cannot
- * decide, which is not the node breaking a promise.
+ * `unmapped`: a device Slurm gave, but nothing ties it to an instance (a File that is not a
+ * /dev/nvidia-caps device, a minor the node's mig-minors does not list, an index with no
+ * gres.conf line): the harness cannot decide, which is not the node breaking a promise.
  */
-export function probeDevice(
-  p: ProbeAnswer,
-): { kind: "uuid"; uuid: string } | { kind: "none" | "several" | "unmapped"; why: string } {
-  if (!p.cvd) return { kind: "none", why: "CUDA_VISIBLE_DEVICES is unset: Slurm gave no GPU" };
-  if (p.cvd.includes(",")) return { kind: "several", why: `CUDA_VISIBLE_DEVICES=${p.cvd}` };
-  if (p.uuid && /^(MIG|GPU)-/.test(p.uuid)) return { kind: "uuid", uuid: p.uuid };
+export function probeDevice(p: ProbeAnswer): ProbeDevice {
+  const idx = p.gpus ?? p.cvd;
+  if (!idx) return { kind: "none", why: "CUDA_VISIBLE_DEVICES is unset: Slurm gave no GPU" };
+  if (idx.includes(","))
+    return { kind: "several", why: `Slurm gave the job ${idx.split(",").length} GPUs (${idx})` };
+  if (p.uuid && /^(MIG|GPU)-/.test(p.uuid))
+    return {
+      kind: "uuid",
+      uuid: p.uuid,
+      via: p.cvd && /^(MIG|GPU)-/.test(p.cvd) ? "CUDA_VISIBLE_DEVICES" : "mig-minors",
+    };
   return {
     kind: "unmapped",
-    why: `CUDA_VISIBLE_DEVICES=${p.cvd} maps to ${p.uuid || "no gres.conf File"}, which names no instance UUID (set AutoDetect=nvml so that Slurm gives MIG UUIDs)`,
+    why: p.mig
+      ? `its File ${p.file} is ${p.mig}, which is no MIG instance the harness found on the node`
+      : p.file
+        ? `gres index ${idx} is File ${p.file}, which is no /dev/nvidia-caps device listed in the node's mig-minors (set AutoDetect=nvml, or name the CI's nvidia-cap File)`
+        : `gres index ${idx} has no File in gres.conf (AutoDetect=nvml gives no Files; with it Slurm should set a MIG UUID in CUDA_VISIBLE_DEVICES)`,
   };
 }
 
 /**
- * The job's own script: which device Slurm gave it (CUDA_VISIBLE_DEVICES: a MIG UUID where
- * slurmd sets one, else the index of the node's gres in gres.conf order, mapped to the File it
- * names; the simulated cluster names each File after its instance's UUID), then a short
- * stress on exactly that device.
+ * The job's own script. Which device Slurm gave it: a MIG UUID in CUDA_VISIBLE_DEVICES where
+ * slurmd sets one; else the device's index among the node's gpu gres (SLURM_STEP_GPUS or
+ * SLURM_JOB_GPUS: CUDA_VISIBLE_DEVICES is renumbered from 0 under device cgroups), the File(s)
+ * gres.conf names for that index, and for a `/dev/nvidia-caps/nvidia-capN` File the GI/CI the
+ * node's mig-minors gives minor N (`gpu0/gi7/ci0`, as the driver publishes it), looked up in
+ * `instances` (label → UUID, from this run's discovery). Then a short stress on exactly that
+ * device with `stress` (the built-in stress binary on the node).
+ *
+ * Not read: gres.conf lines whose NodeName is a hostlist (`gpu[01-04]`) or whose File is a
+ * range (`/dev/nvidia[0-3]`): MIG lines name one device each; such a line shifts no index here,
+ * so a site using them gets `unmapped` (broken), never a wrong instance.
  */
-export function probeScript(stressS: number): string {
+export function probeScript(
+  stressS: number,
+  instances: readonly { label: string; uuid: string }[],
+  stress = "slicecheck-stress",
+): string {
+  const table = instances.map((i) => `${i.label} ${i.uuid}`).join("\n");
   return [
-    'idx="$CUDA_VISIBLE_DEVICES"',
-    'case "$idx" in',
-    '  MIG-*|GPU-*) uuid="$idx" ;;',
-    "  *,*|'') uuid= ;;",
-    `  *) uuid=$(awk -v n="$SLURMD_NODENAME" '$1 == "NodeName=" n && / Name=gpu / { for (i = 1; i <= NF; i++) if ($i ~ /^File=/) print substr($i, 6) }' "$(dirname "\${SLURM_CONF:-/etc/slurm/slurm.conf}")/gres.conf" 2>/dev/null | sed -n "$((idx + 1))p" | xargs -r basename | tr + /) ;;`,
+    'cvd="$CUDA_VISIBLE_DEVICES"',
+    `g="\${SLURM_STEP_GPUS:-\${SLURM_JOB_GPUS:-$cvd}}"`,
+    "file= mig= uuid=",
+    'case "$cvd" in MIG-*|GPU-*) uuid="$cvd" ;; esac',
+    'case "$g" in',
+    "  *,*|'') ;;",
+    "  *[!0-9]*) ;;",
+    '  *) if [ -z "$uuid" ]; then',
+    `    conf="$(dirname "\${SLURM_CONF:-/etc/slurm/slurm.conf}")/gres.conf"`,
+    // Parameter names are case-insensitive in gres.conf; a line without NodeName is every node's.
+    String.raw`    file=$(awk -v n="$SLURMD_NODENAME" '{ l = tolower($0) } l ~ /^[ \t]*#/ { next } (tolower(substr($1, 1, 9)) == "nodename=" ? substr($1, 10) == n : 1) && l ~ /(^|[ \t])name=gpu([ \t]|$)/ { for (i = 1; i <= NF; i++) if (tolower($i) ~ /^(file|multiplefiles)=/) { sub(/^[^=]*=/, "", $i); print $i } }' "$conf" 2>/dev/null | sed -n "$((g + 1))p")`,
+    '    for f in $(echo "$file" | tr , " "); do',
+    String.raw`      m=$(basename "$f" | sed -n 's/^nvidia-cap\([0-9][0-9]*\)$/\1/p')`,
+    '      [ -n "$m" ] || continue',
+    `      k=$(awk -v m="$m" '$2 == m && $1 ~ /\\/ci[0-9]+\\/access$/ { sub(/\\/access$/, "", $1); print $1 }' "\${SLICECHECK_PROC:-/proc}/driver/nvidia-caps/mig-minors" 2>/dev/null)`,
+    '      [ -n "$k" ] && mig="$k"',
+    "    done",
+    `    [ -n "$mig" ] && uuid=$(printf '${table}\n' | awk -v k="$mig" '$1 == k { print $2 }')`,
+    "  fi ;;",
     "esac",
-    'echo "SLICECHECK_PROBE node=$SLURMD_NODENAME job=$SLURM_JOB_ID cvd=$idx uuid=$uuid"',
+    'echo "SLICECHECK_PROBE node=$SLURMD_NODENAME job=$SLURM_JOB_ID cvd=$cvd gpus=$g file=$file mig=$mig uuid=$uuid"',
     '[ -n "$uuid" ] || exit 0',
-    `CUDA_VISIBLE_DEVICES="$uuid" exec slicecheck-stress --duration ${stressS} --interval ${Math.max(0.2, stressS / 4)}`,
+    `CUDA_VISIBLE_DEVICES="$uuid" exec ${quote(stress)} --duration ${stressS} --interval ${Math.max(0.2, stressS / 4)}`,
   ].join("\n");
 }

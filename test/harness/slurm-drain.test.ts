@@ -6,14 +6,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseNodes } from "../../src/verdicts/slurm.js";
 import { cli } from "../helpers/cli.js";
-import { useSlurmCluster } from "../helpers/slurm-cluster.js";
+import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
 
 interface Check {
   node: string;
   suite: string;
   title: string;
   status: string;
+  code: string;
   message: string;
+  stopMs: number;
+  parameters: Record<string, string>;
 }
 
 describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", function () {
@@ -54,7 +57,7 @@ describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", functio
   it("drains its nodes, waits for their jobs, resumes only them; others untouched", async () => {
     await c.sh("sim03", "scontrol update nodename=sim03 state=drain reason='bad fan'");
     // A job on sim01 that the drain must wait for, and one on sim02, which the run does not test.
-    await c.sh("sim01", "sbatch -w sim01 -p gpu -t 2 -o /dev/null --wrap 'sleep 4'");
+    await c.sh("sim01", "sbatch -w sim01 -p gpu -t 2 -o /dev/null --wrap 'sleep 8'");
     await c.sh("sim02", "sbatch -w sim02 -p gpu -t 5 -o /dev/null --wrap 'sleep 120'");
     for (let i = 0; i < 50 && !/ALLOCATED|MIXED/.test((await node("sim02")).state); i++)
       await new Promise((r) => setTimeout(r, 200));
@@ -168,5 +171,54 @@ describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", functio
       (await c.sh("sim02", "scontrol show node -o sim02")).replace(/.* Gres=(\S+) .*/s, "$1"),
       /^gpu:3g\.40gb:1,gpu:2g\.20gb:1,gpu:1g\.10gb:2$/,
     );
+  });
+  it("--drain with the slurm suite: probes run in the run's own reservation, nobody else's job does", async () => {
+    await applyUnderSlurm(c, "sim01", "all-balanced");
+    const flag = join(c.dir, "foreign-started");
+    const started = cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim01",
+      "--suites",
+      "slurm",
+      "--drain",
+      "--db",
+      join(c.dir, "r.db"),
+      "--out",
+      join(c.dir, `out${++out}`),
+      "--json",
+    );
+    // Once the run has drained sim01, a tenant's job asks for it and must wait.
+    for (let i = 0; i < 150; i++) {
+      const n = await node("sim01");
+      if (n.state.includes("DRAIN") && n.reason?.startsWith("slicecheck ")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await c.sh("sim01", `sbatch -w sim01 -p mig -t 2 -o /dev/null --wrap 'date +%s%3N > ${flag}'`);
+    const r = await started;
+    assert.equal(r.code, 0, r.stderr);
+    const checks = (JSON.parse(r.stdout) as { runId: string; checks: Check[] }).checks;
+    const runId = (JSON.parse(r.stdout) as { runId: string }).runId;
+    const probes = checks.filter((k) => k.title.startsWith("probe job on "));
+    assert.equal(probes.length, 3, checks.map((k) => `${k.title}: ${k.message}`).join("\n"));
+    for (const p of probes) {
+      assert.equal(p.status, "passed", p.message);
+      assert.equal(p.parameters.reservation, `slicecheck-${runId}-sim01`);
+    }
+    // The tenant's job started only once the run had given the node back.
+    for (let i = 0; i < 100; i++) {
+      if ((await c.sh("sim01", `cat ${flag} 2>/dev/null || true`)).trim()) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const foreignAt = Number((await c.sh("sim01", `cat ${flag}`)).trim());
+    const lastProbe = Math.max(...probes.map((p) => p.stopMs));
+    assert.ok(
+      foreignAt > lastProbe,
+      `the tenant's job started ${foreignAt - lastProbe} ms after the last probe`,
+    );
+    assert.equal((await node("sim01")).state.replace(/\+.*/, ""), "IDLE");
+    assert.match(await c.sh("sim01", "scontrol show reservation"), /No reservations in the system/);
   });
 });

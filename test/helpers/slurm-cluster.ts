@@ -1,5 +1,5 @@
 // A simulated cluster with a real Slurm (`sim up --slurm`) for one describe block.
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simDown, simUp } from "../../src/sim/cluster.js";
@@ -17,6 +17,8 @@ export function useSlurmCluster(nodes: number): SlurmTestCluster {
   before(async function () {
     this.timeout(120_000);
     const dir = mkdtempSync(join(tmpdir(), "slicecheck-slurm-"));
+    // As a real controller's folders are: reachable by the `slurm` user slurmctld runs as.
+    chmodSync(dir, 0o711);
     const inventoryPath = join(dir, "sim.yaml");
     const spec = Array.from({ length: nodes }, (_, i) => ({
       name: `sim${String(i + 1).padStart(2, "0")}`,

@@ -54,11 +54,25 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
         .join("\n"),
     );
     const version = (await c.sh("sim01", "scontrol version")).trim().replace(/^slurm(-wlm)? /, "");
+    // As root (CI), slurmctld runs as Debian's `slurm` user, as on a real controller.
+    if (process.getuid?.() === 0)
+      assert.match(await c.sh("sim01", "scontrol show config"), /^SlurmUser\s*=\s*slurm\(\d+\)$/m);
     assert.equal(r.of("sim01", "Slurm knows the node").figures.slurmVersion, version);
     for (const p of ["1g.10gb", "2g.20gb", "3g.40gb"]) {
       const k = r.of("sim01", `probe job on ${p} lands on one ${p} instance`);
       assert.match(k.parameters["landed on"] ?? "", new RegExp(` ${p.replace(".", "\\.")} MIG-`));
       assert.ok(Number(k.figures.tflops) > 0, "the stress inside the job computed");
+      // Named as on a real node: gres.conf's /dev/nvidia-caps File, through the driver's
+      // mig-minors to the instance's GI/CI.
+      assert.match(
+        k.parameters["device named by"] ?? "",
+        /\/nvidia-caps\/nvidia-cap\d+ \(mig-minors: gpu0\/gi\d+\/ci0\)$/,
+      );
+      assert.match(k.parameters["landed on"] ?? "", /^gpu0\/gi\d+\/ci0 /);
+      assert.equal(
+        k.parameters["device named by"]?.replace(/.*mig-minors: (\S+)\)$/, "$1"),
+        k.parameters["landed on"]?.split(" ")[0],
+      );
     }
     // sim02 is a whole card: no MIG partition check, no probes.
     assert.deepEqual(

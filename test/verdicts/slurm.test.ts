@@ -1,15 +1,21 @@
 // The slurm suite's parsing and comparison, on a capture of Debian's Slurm 22.05.8.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { migMinorsText } from "../../src/sim/nvsmi/caps.js";
 import {
   compareGres,
   expandHostlist,
+  type ProbeAnswer,
   parseGres,
   parseGresConf,
   parseNodes,
   parsePartitions,
   parseProbe,
   probeDevice,
+  probeScript,
 } from "../../src/verdicts/slurm.js";
 
 const capture = readFileSync(
@@ -105,21 +111,136 @@ describe("slurm suite: gres against the live instances", () => {
 
   it("reads the probe job's device and the stress's figures", () => {
     const p = parseProbe(
-      "SLICECHECK_PROBE node=sim01 job=4 cvd=2 uuid=MIG-8ad9\nSLICECHECK stress t=1.0 tflops=8.10 errors=0\nSLICECHECK stress-final tflops=8.11 errors=0 iterations=99\n",
+      "SLICECHECK_PROBE node=sim01 job=4 cvd=2 gpus=2 file=/dev/nvidia-caps/nvidia-cap22 mig=gpu0/gi2/ci0 uuid=MIG-8ad9\nSLICECHECK stress t=1.0 tflops=8.10 errors=0\nSLICECHECK stress-final tflops=8.11 errors=0 iterations=99\n",
     );
-    assert.deepEqual(p, { node: "sim01", cvd: "2", uuid: "MIG-8ad9", tflops: 8.11, errors: 0 });
+    assert.deepEqual(p, {
+      node: "sim01",
+      cvd: "2",
+      gpus: "2",
+      file: "/dev/nvidia-caps/nvidia-cap22",
+      mig: "gpu0/gi2/ci0",
+      uuid: "MIG-8ad9",
+      tflops: 8.11,
+      errors: 0,
+    });
     assert.equal(parseProbe("srun: error: Unable to allocate resources").node, null);
   });
 
-  it("names the probe's one device, or says why not: none, several, or a File with no UUID", () => {
-    const p = (cvd: string, uuid: string) =>
-      probeDevice({ node: "n", cvd: cvd || null, uuid: uuid || null, tflops: null, errors: null });
-    assert.deepEqual(p("2", "MIG-8ad9"), { kind: "uuid", uuid: "MIG-8ad9" });
-    assert.deepEqual(p("MIG-8ad9", "MIG-8ad9"), { kind: "uuid", uuid: "MIG-8ad9" });
+  it("names the probe's one device, or says why not: none, several, or a File it cannot map", () => {
+    const p = (cvd: string, uuid: string, more: Partial<ProbeAnswer> = {}) =>
+      probeDevice({
+        node: "n",
+        cvd: cvd || null,
+        gpus: null,
+        file: null,
+        mig: null,
+        uuid: uuid || null,
+        tflops: null,
+        errors: null,
+        ...more,
+      });
+    assert.deepEqual(p("2", "MIG-8ad9", { mig: "gpu0/gi2/ci0" }), {
+      kind: "uuid",
+      uuid: "MIG-8ad9",
+      via: "mig-minors",
+    });
+    assert.deepEqual(p("MIG-8ad9", "MIG-8ad9"), {
+      kind: "uuid",
+      uuid: "MIG-8ad9",
+      via: "CUDA_VISIBLE_DEVICES",
+    });
     assert.equal(p("", "").kind, "none");
     assert.equal(p("0,1", "").kind, "several");
-    const real = p("0", "nvidia-cap21");
-    assert.equal(real.kind, "unmapped");
-    assert.match("why" in real ? real.why : "", /names no instance UUID .*AutoDetect=nvml/);
+    // Under device cgroups CUDA_VISIBLE_DEVICES is 0; SLURM_STEP_GPUS says there were two.
+    assert.equal(p("0", "", { gpus: "3,4" }).kind, "several");
+    const whole = p("0", "", { file: "/dev/nvidia0" });
+    assert.equal(whole.kind, "unmapped");
+    assert.match(
+      "why" in whole ? whole.why : "",
+      /File \/dev\/nvidia0, which is no \/dev\/nvidia-caps device/,
+    );
+    const auto = p("0", "");
+    assert.match("why" in auto ? auto.why : "", /no File in gres\.conf \(AutoDetect=nvml/);
+    const gone = p("0", "", { file: "/dev/nvidia-caps/nvidia-cap22", mig: "gpu0/gi2/ci0" });
+    assert.match("why" in gone ? gone.why : "", /is gpu0\/gi2\/ci0, which is no MIG instance/);
+  });
+});
+
+// The probe's own shell script, run by a real sh on files shaped as a real node has them: a
+// gres.conf naming /dev/nvidia-caps Files, the driver's mig-minors, Slurm's job variables.
+describe("slurm suite: the probe job's script", () => {
+  const dir = mkdtempSync(join(tmpdir(), "slicecheck-probe-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(
+    join(dir, "gres.conf"),
+    [
+      "# a site's hand-written MIG gres.conf",
+      "AutoDetect=off",
+      "NodeName=gpu01 Name=gpu Type=3g.40gb File=/dev/nvidia-caps/nvidia-cap12",
+      "NodeName=gpu01 Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67",
+      "NodeName=gpu02 Name=gpu Type=1g.10gb File=/dev/nvidia-caps/nvidia-cap12",
+      "nodename=gpu01 name=gpu type=h100 file=/dev/nvidia1",
+    ].join("\n"),
+  );
+  mkdirSync(join(dir, "proc", "driver", "nvidia-caps"), { recursive: true });
+  writeFileSync(join(dir, "proc", "driver", "nvidia-caps", "mig-minors"), migMinorsText());
+  // The stress says what it was started on.
+  writeFileSync(join(dir, "stress"), '#!/bin/sh\necho "stress $* on $CUDA_VISIBLE_DEVICES"\n', {
+    mode: 0o755,
+  });
+  const instances = [
+    { label: "gpu0/gi1/ci0", uuid: "MIG-3g-uuid" },
+    { label: "gpu0/gi7/ci0", uuid: "MIG-1g-uuid" },
+  ];
+  const probe = (env: Record<string, string>) => {
+    const r = spawnSync("sh", ["-c", probeScript(2, instances, join(dir, "stress"))], {
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        SLURM_CONF: join(dir, "slurm.conf"),
+        SLURMD_NODENAME: "gpu01",
+        SLURM_JOB_ID: "42",
+        SLICECHECK_PROC: join(dir, "proc"),
+        ...env,
+      },
+      encoding: "utf8",
+    });
+    return { p: parseProbe(r.stdout), out: r.stdout };
+  };
+
+  it("maps a gres index to its /dev/nvidia-caps File and through mig-minors to its instance", () => {
+    // The minors the files above name, as the simulated driver's mig-minors lists them.
+    const minor = (key: string) =>
+      Number(new RegExp(`^${key}/access (\\d+)$`, "m").exec(migMinorsText())?.[1]);
+    assert.equal(minor("gpu0/gi7/ci0"), 67);
+    assert.equal(minor("gpu0/gi1/ci0"), 13);
+    const a = probe({ CUDA_VISIBLE_DEVICES: "1", SLURM_STEP_GPUS: "1" });
+    assert.equal(a.p.mig, "gpu0/gi7/ci0", a.out);
+    assert.equal(a.p.uuid, "MIG-1g-uuid");
+    // The stress is run on that instance's UUID.
+    assert.match(a.out, /^stress --duration 2 --interval 0\.5 on MIG-1g-uuid$/m);
+    // File=…nvidia-cap12 is a GI's own access device, not a CI's: no instance is named.
+    const b = probe({ CUDA_VISIBLE_DEVICES: "0" });
+    assert.deepEqual([b.p.file, b.p.mig, b.p.uuid], ["/dev/nvidia-caps/nvidia-cap12", null, null]);
+    assert.equal(probeDevice(b.p).kind, "unmapped");
+    // Device cgroups renumber CUDA_VISIBLE_DEVICES from 0: SLURM_STEP_GPUS keeps the index.
+    const c = probe({ CUDA_VISIBLE_DEVICES: "0", SLURM_STEP_GPUS: "1" });
+    assert.equal(c.p.uuid, "MIG-1g-uuid");
+    // Lowercase keys are keys too; a whole card's File maps to no MIG instance.
+    const d = probe({ CUDA_VISIBLE_DEVICES: "2" });
+    assert.deepEqual([d.p.file, d.p.uuid], ["/dev/nvidia1", null]);
+  });
+
+  it("takes a MIG UUID from CUDA_VISIBLE_DEVICES as it is, and stops when nothing names a device", () => {
+    const a = probe({ CUDA_VISIBLE_DEVICES: "MIG-3g-uuid" });
+    assert.deepEqual(probeDevice(a.p), {
+      kind: "uuid",
+      uuid: "MIG-3g-uuid",
+      via: "CUDA_VISIBLE_DEVICES",
+    });
+    const none = probe({});
+    assert.equal(none.p.uuid, null);
+    assert.doesNotMatch(none.out, /^stress /m, "no stress runs without a device");
+    const other = probe({ CUDA_VISIBLE_DEVICES: "0", SLURMD_NODENAME: "gpu02" });
+    assert.equal(other.p.file, "/dev/nvidia-caps/nvidia-cap12", "gpu02's own lines only");
   });
 });

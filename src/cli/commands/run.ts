@@ -88,6 +88,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     drain: o.drain
       ? { timeoutS: o.drainTimeout ?? 600, reportToSlurm: o.reportToSlurm ?? false }
       : null,
+    reservation: o.reservation ?? null,
     journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
     db: dbPath(o.db),
     label: o.label ?? null,

@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
 import { readState } from "../nvsmi/state.js";
@@ -67,17 +67,44 @@ function desired(c: SlurmClusterFile): SlurmNodeConf[] {
 }
 
 function writeConf(dir: string, c: SlurmClusterFile, nodes: SlurmNodeConf[]): void {
-  const p = { dir, controllerPort: c.controllerPort, mungeSocket: mungeSocket(dir) };
+  const p = {
+    dir,
+    controllerPort: c.controllerPort,
+    mungeSocket: mungeSocket(dir),
+    slurmUser: controllerUser(dir),
+  };
   for (const n of nodes) {
     const devDir = join(dir, "dev", n.name);
     rmSync(devDir, { recursive: true, force: true });
     mkdirSync(devDir, { recursive: true });
     // Every File the gres names exists (slurmd refuses a gres.conf whose File is no device),
     // the stale ones too: a site's stale gres.conf names devices that are still there.
-    for (const d of n.devices) mknodNull(deviceFile(dir, d));
+    for (const d of n.devices) {
+      const f = deviceFile(dir, d);
+      mkdirSync(dirname(f), { recursive: true });
+      mknodNull(f);
+    }
   }
   writeFileSync(confPath(dir), slurmConf(p, nodes, c.mixed ?? []));
   writeFileSync(join(dir, "gres.conf"), gresConf(p, nodes));
+}
+
+/**
+ * `slurm` where this runs as root, Debian's package made the user, and that user can write the
+ * controller's state folder (its log and state are handed to it); else the user running this
+ * (a temporary folder of mode 0700 on the way, or not root: slurmctld runs as whoever starts it).
+ */
+function controllerUser(dir: string): string {
+  if (process.getuid?.() !== 0) return userInfo().username;
+  if (spawnSync("id", ["-u", "slurm"], { stdio: "ignore" }).status !== 0) return "root";
+  const state = join(dir, "state");
+  const log = join(dir, "slurmctld.log");
+  if (!existsSync(log)) writeFileSync(log, "");
+  spawnSync("chown", ["-R", "slurm:slurm", state, log], { stdio: "ignore" });
+  const ok =
+    spawnSync("runuser", ["-u", "slurm", "--", "test", "-w", state], { stdio: "ignore" }).status ===
+    0;
+  return ok ? "slurm" : "root";
 }
 
 const slurmdMark = (dir: string, node: string) => `${confPath(dir)}\0-N\0${node}`;

@@ -3,6 +3,8 @@
 // one whole-card gres typed by its product; nodes with MIG go to the `mig` partition, the rest
 // to `gpu`. All nodes are slurmd processes on this machine (NodeHostname=localhost, one port
 // each: Debian's slurmd takes -N NAME). Pure: state in, text out.
+
+import { migMinor } from "../nvsmi/caps.js";
 import type { SimState } from "../nvsmi/state.js";
 import { giProfileOf, migDevices, viewOf } from "../nvsmi/view.js";
 
@@ -14,6 +16,9 @@ export interface GresDevice {
   mig: boolean;
   /** MIG-… or GPU-…: what CUDA_VISIBLE_DEVICES takes. */
   uuid: string;
+  /** The GI and CI ids of a MIG instance; null for a whole card. */
+  gi: number | null;
+  ci: number | null;
 }
 
 export interface SlurmNodeConf {
@@ -24,15 +29,26 @@ export interface SlurmNodeConf {
 
 export interface SlurmPaths {
   dir: string;
+  /** Who slurmctld runs as: `slurm` (Debian's package user) where it can reach its folders. */
+  slurmUser?: string;
   controllerPort: number;
   mungeSocket: string;
 }
 
-/** The File a device's gres points at: a placeholder device node named after its UUID, so
- * that a job can tell which instance Slurm gave it (a real node maps /dev/nvidia-caps minors
- * through /proc/driver/nvidia/capabilities; the simulation has no driver to ask). */
-export function deviceFile(dir: string, d: { node: string; uuid: string }): string {
-  return `${dir}/dev/${d.node}/${d.uuid.replace(/\//g, "+")}`;
+/** The File a device's gres points at, shaped as on a real node: a MIG instance's CI access
+ * device `…/nvidia-caps/nvidia-cap<minor>` (its minor from the node's mig-minors, which the probe
+ * reads back), a whole card `…/nvidia<index>`; placeholders under this folder, since the
+ * simulation has no /dev/nvidia-caps. */
+export function deviceFile(
+  dir: string,
+  d: { node: string; gpu: number; gi?: number | null; ci?: number | null; uuid: string },
+): string {
+  if (d.gi === undefined || d.ci === undefined)
+    // A device saved by an older cluster file: named after its UUID, as that one did.
+    return `${dir}/dev/${d.node}/${d.uuid.replace(/\//g, "+")}`;
+  return d.gi === null || d.ci === null
+    ? `${dir}/dev/${d.node}/nvidia${d.gpu}`
+    : `${dir}/dev/${d.node}/nvidia-caps/nvidia-cap${migMinor(d.gpu, d.gi, d.ci)}`;
 }
 
 export function devicesOf(state: SimState): GresDevice[] {
@@ -46,6 +62,8 @@ export function devicesOf(state: SimState): GresDevice[] {
         type: gpu.product.toLowerCase(),
         mig: false,
         uuid: gpu.uuid,
+        gi: null,
+        ci: null,
       });
       continue;
     }
@@ -56,6 +74,8 @@ export function devicesOf(state: SimState): GresDevice[] {
         type: giProfileOf(view, gi).name.replace(/\+/g, "_"),
         mig: true,
         uuid: ci.uuid,
+        gi: gi.id,
+        ci: ci.id,
       });
   }
   return out;
@@ -94,7 +114,9 @@ export function slurmConf(
     "ClusterName=slicecheck-sim",
     "SlurmctldHost=localhost(127.0.0.1)",
     `SlurmctldPort=${p.controllerPort}`,
-    "SlurmUser=root",
+    // slurmctld drops to SlurmUser as on a real controller; slurmd stays root, as it must to
+    // start jobs as their users.
+    `SlurmUser=${p.slurmUser ?? "root"}`,
     "SlurmdUser=root",
     "AuthType=auth/munge",
     "CredType=cred/munge",
