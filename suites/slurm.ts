@@ -18,7 +18,9 @@ import { brokenIf } from "./lib/judge.js";
 const {
   compareGres,
   gresType,
+  isMigCapableGres,
   isMigType,
+  migGresName,
   parseGresConf,
   parseNodes,
   parsePartitions,
@@ -116,7 +118,7 @@ describe("slurm", () => {
         wholeCards: node.gpus.filter((g) => !g.migEnabled).length,
         migGpus: node.gpus.filter((g) => g.migEnabled).length,
       };
-      const gpuGres = v.me.gres.filter((g) => g.name === "gpu");
+      const gpuGres = v.me.gres.filter((g) => isMigCapableGres(g.name));
       const bySlurm = compareGres("scontrol", gpuGres, live);
       const problems = [...bySlurm.problems];
       let figures = bySlurm.figures;
@@ -185,13 +187,15 @@ describe("slurm", () => {
             broken("WORKLOAD_BUILD", `no stress for the probe job: ${e.message}`),
           );
         const type = gresType(profile);
+        // The site's naming: Slurm's typed gpu gres, or the document's `mig:<profile>`.
+        const gres = migGresName(v.me.gres);
         const partition = v.me.partitions[0];
         const argv = [
           "srun",
           `--nodelist=${name}`,
           ...(partition ? [`--partition=${partition}`] : []),
           ...(w.reservation ? [`--reservation=${w.reservation}`] : []),
-          `--gres=gpu:${type}:1`,
+          `--gres=${gres}:${type}:1`,
           "-N1",
           "-n1",
           "--time=2",
@@ -199,7 +203,7 @@ describe("slurm", () => {
           "--job-name=slicecheck-probe",
           "sh",
           "-c",
-          probeScript(STRESS_S, node.instances, stress),
+          probeScript(STRESS_S, node.instances, stress, gres),
         ];
         const t0 = Date.now();
         const r = await node.exec(argv, { timeoutS: 120 });
@@ -213,7 +217,7 @@ describe("slurm", () => {
         if (!p.node)
           fail(
             "SLURM_PROBE",
-            `no probe job ran for gpu:${type}:1 on ${name} (srun exit ${r.exitCode}): ${r.stderr.trim().split("\n").slice(-2).join(" ")}`,
+            `no probe job ran for ${gres}:${type}:1 on ${name} (srun exit ${r.exitCode}): ${r.stderr.trim().split("\n").slice(-2).join(" ")}`,
           );
         const dev = probeDevice(p);
         if (dev.kind === "unmapped")
@@ -221,7 +225,7 @@ describe("slurm", () => {
         if (dev.kind !== "uuid")
           fail(
             "SLURM_PROBE_DEVICE",
-            `the job on ${p.node} was not given exactly one device for gpu:${type}:1: ${dev.why}`,
+            `the job on ${p.node} was not given exactly one device for ${gres}:${type}:1: ${dev.why}`,
           );
         const got = node.instances.find((i) => i.uuid === dev.uuid);
         if (!got)
@@ -237,7 +241,7 @@ describe("slurm", () => {
         if (got.profile !== profile)
           fail(
             "SLURM_PROBE_WRONG_PROFILE",
-            `a job asking for gpu:${type}:1 landed on ${got.label}, a ${got.profile} instance (${got.uuid}): Slurm's gres types do not match the devices`,
+            `a job asking for ${gres}:${type}:1 landed on ${got.label}, a ${got.profile} instance (${got.uuid}): Slurm's gres types do not match the devices`,
           );
         if (p.errors === null || r.exitCode !== 0)
           fail(

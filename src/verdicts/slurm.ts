@@ -97,12 +97,14 @@ export function expandHostlist(s: string): string[] {
 }
 
 export interface GresConfLine {
+  /** `gpu`, or `mig` where the site names its MIG instances so (`mig:2g.20gb`). */
+  name: string;
   type: string | null;
   file: string | null;
   count: number;
 }
 
-/** The gpu lines of gres.conf that apply to `node`, and AutoDetect if set. */
+/** The gpu (and mig) lines of gres.conf that apply to `node`, and AutoDetect if set. */
 export function parseGresConf(
   text: string,
   node: string,
@@ -121,11 +123,17 @@ export function parseGresConf(
     const names = f.get("nodename");
     if (names && !expandHostlist(names).includes(node)) continue;
     if (f.has("autodetect")) autoDetect = f.get("autodetect") ?? null;
-    if (f.get("name") !== "gpu") continue;
-    const file = f.get("file") ?? null;
-    // `File=/dev/nvidia[0-3]` is four devices of one line.
-    const count = Number(f.get("count") ?? (file ? expandHostlist(file).length : 1));
-    lines.push({ type: f.get("type") ?? null, file, count });
+    const name = f.get("name");
+    if (name !== "gpu" && name !== "mig") continue;
+    const file = f.get("file") ?? f.get("multiplefiles") ?? null;
+    // MultipleFiles is one device of several files; File with a range is several devices.
+    const devices = f.has("file") && file ? expandHostlist(file).length : 1;
+    lines.push({
+      name,
+      type: f.get("type") ?? null,
+      file,
+      count: Number(f.get("count") ?? devices),
+    });
   }
   return { lines, autoDetect };
 }
@@ -133,6 +141,17 @@ export function parseGresConf(
 /** A MIG profile as a gres type: Slurm's types are what nvidia-smi names, `+` spelled `_`. */
 export const gresType = (profile: string) => profile.replace(/\+/g, "_").toLowerCase();
 export const isMigType = (t: string | null) => t !== null && /^\d+g\.\d+gb/.test(t);
+
+/** The gres that can carry MIG instances: Slurm's typed `gpu`, or a site's own `mig`. */
+export const isMigCapableGres = (name: string) => name === "gpu" || name === "mig";
+
+/**
+ * The gres name a site gives its MIG instances: `mig` where the node offers typed `mig` gres
+ * (`Gres=gpu:8,mig:2g.20gb:4`, the source document's naming), else Slurm's own typed `gpu`.
+ */
+export function migGresName(gres: readonly { name: string; type: string | null }[]): "gpu" | "mig" {
+  return gres.some((g) => g.name === "mig" && isMigType(g.type)) ? "mig" : "gpu";
+}
 
 export interface GresComparison {
   ok: boolean;
@@ -148,7 +167,7 @@ export interface GresComparison {
  */
 export function compareGres(
   source: string,
-  offered: readonly { type: string | null; count: number }[],
+  offered: readonly { name?: string; type: string | null; count: number }[],
   live: { profiles: readonly string[]; wholeCards: number; migGpus: number },
 ): GresComparison {
   const want = new Map<string, number>();
@@ -159,6 +178,9 @@ export function compareGres(
     if (isMigType(g.type)) {
       const t = g.type as string;
       have.set(t, (have.get(t) ?? 0) + g.count);
+    } else if (g.name === "mig") {
+      // An untyped `mig:4` names no profile: it cannot match any instance.
+      have.set("mig (untyped)", (have.get("mig (untyped)") ?? 0) + g.count);
     } else whole += g.count;
   }
   const problems: string[] = [];
@@ -261,11 +283,15 @@ export function probeScript(
   stressS: number,
   instances: readonly { label: string; uuid: string }[],
   stress = "slicecheck-stress",
+  gresName: "gpu" | "mig" = "gpu",
 ): string {
   const table = instances.map((i) => `${i.label} ${i.uuid}`).join("\n");
   return [
     'cvd="$CUDA_VISIBLE_DEVICES"',
-    `g="\${SLURM_STEP_GPUS:-\${SLURM_JOB_GPUS:-$cvd}}"`,
+    gresName === "gpu"
+      ? `g="\${SLURM_STEP_GPUS:-\${SLURM_JOB_GPUS:-$cvd}}"`
+      : // A generic gres sets no variable: the job's own record says which index it holds.
+        String.raw`g=$(scontrol show job -d "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/.*GRES=[^ ]*(IDX:\([0-9,-]*\)).*/\1/p' | head -n 1)`,
     "file= mig= uuid=",
     'case "$cvd" in MIG-*|GPU-*) uuid="$cvd" ;; esac',
     'case "$g" in',
@@ -274,7 +300,7 @@ export function probeScript(
     '  *) if [ -z "$uuid" ]; then',
     `    conf="$(dirname "\${SLURM_CONF:-/etc/slurm/slurm.conf}")/gres.conf"`,
     // Parameter names are case-insensitive in gres.conf; a line without NodeName is every node's.
-    String.raw`    file=$(awk -v n="$SLURMD_NODENAME" '{ l = tolower($0) } l ~ /^[ \t]*#/ { next } (tolower(substr($1, 1, 9)) == "nodename=" ? substr($1, 10) == n : 1) && l ~ /(^|[ \t])name=gpu([ \t]|$)/ { for (i = 1; i <= NF; i++) if (tolower($i) ~ /^(file|multiplefiles)=/) { sub(/^[^=]*=/, "", $i); print $i } }' "$conf" 2>/dev/null | sed -n "$((g + 1))p")`,
+    String.raw`    file=$(awk -v n="$SLURMD_NODENAME" '{ l = tolower($0) } l ~ /^[ \t]*#/ { next } (tolower(substr($1, 1, 9)) == "nodename=" ? substr($1, 10) == n : 1) && l ~ /(^|[ \t])name=${gresName}([ \t]|$)/ { for (i = 1; i <= NF; i++) if (tolower($i) ~ /^(file|multiplefiles)=/) { sub(/^[^=]*=/, "", $i); print $i } }' "$conf" 2>/dev/null | sed -n "$((g + 1))p")`,
     '    for f in $(echo "$file" | tr , " "); do',
     String.raw`      m=$(basename "$f" | sed -n 's/^nvidia-cap\([0-9][0-9]*\)$/\1/p')`,
     '      [ -n "$m" ] || continue',

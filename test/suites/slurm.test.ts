@@ -144,6 +144,38 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
     assert.match(k.message, /sim01 offers MIG gres but is in whole-card partition\(s\) gpu/);
     assert.equal(r.of("sim01", "gres matches the MIG instances").status, "passed");
   });
+  it("a site naming its MIG gres mig:<profile> (the document's way) is followed, probes included", async () => {
+    const cleared = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    assert.equal(cleared.code, 0, cleared.stderr);
+    const f = await cli(
+      "sim",
+      "fault",
+      "sim01",
+      "slurm-mig-naming",
+      "--inventory",
+      c.inventoryPath,
+    );
+    assert.equal(f.code, 0, f.stderr);
+    assert.match(
+      await c.sh("sim01", "scontrol show node -o sim01"),
+      /Gres=mig:3g\.40gb:1,mig:2g\.20gb:1,mig:1g\.10gb:2 /,
+    );
+    const r = await runSlurm();
+    assert.equal(
+      r.code,
+      0,
+      r.checks
+        .filter((k) => k.status !== "passed")
+        .map((k) => `${k.title}: ${k.message}`)
+        .join("\n"),
+    );
+    for (const p of ["1g.10gb", "2g.20gb", "3g.40gb"]) {
+      const k = r.of("sim01", `probe job on ${p} lands on one ${p} instance`);
+      // No CUDA_VISIBLE_DEVICES for a generic gres: the job's own record gave the index.
+      assert.match(k.parameters["device named by"] ?? "", /mig-minors: gpu0\/gi\d+\/ci0/);
+      assert.match(k.parameters["landed on"] ?? "", new RegExp(` ${p.replace(".", "\\.")} MIG-`));
+    }
+  });
 });
 
 describe("slurm suite without Slurm (real sshd, simulated H100)", function () {

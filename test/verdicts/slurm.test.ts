@@ -8,6 +8,7 @@ import { migMinorsText } from "../../src/sim/nvsmi/caps.js";
 import {
   compareGres,
   expandHostlist,
+  migGresName,
   type ProbeAnswer,
   parseGres,
   parseGresConf,
@@ -72,13 +73,53 @@ describe("slurm suite: parsing Slurm's answers", () => {
     );
     assert.equal(conf.autoDetect, "nvml");
     assert.deepEqual(conf.lines, [
-      { type: "1g.10gb", file: "/dev/nvidia-caps/nvidia-cap[21-23]", count: 3 },
+      { name: "gpu", type: "1g.10gb", file: "/dev/nvidia-caps/nvidia-cap[21-23]", count: 3 },
+    ]);
+  });
+
+  it("takes the document's mig:<profile> gres lines too, a MultipleFiles line as one device", () => {
+    const conf = parseGresConf(
+      [
+        "NodeName=gpu01 Name=mig Type=2g.20gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap30,/dev/nvidia-caps/nvidia-cap31",
+        "NodeName=gpu01 Name=bandwidth Count=4G",
+      ].join("\n"),
+      "gpu01",
+    );
+    assert.deepEqual(conf.lines, [
+      {
+        name: "mig",
+        type: "2g.20gb",
+        file: "/dev/nvidia0,/dev/nvidia-caps/nvidia-cap30,/dev/nvidia-caps/nvidia-cap31",
+        count: 1,
+      },
     ]);
   });
 });
 
 describe("slurm suite: gres against the live instances", () => {
   const live = { profiles: ["1g.10gb", "1g.10gb", "3g.40gb"], wholeCards: 0, migGpus: 1 };
+
+  it("reads the document's naming, and fails its stale whole-card gpu:8 on a one-GPU MIG node", () => {
+    // The source document's line, on a node whose one GPU carries 2g.20gb x4 and nothing else.
+    const gres = parseGres("gpu:8,mig:2g.20gb:4,mig:3g.40gb:2");
+    assert.equal(migGresName(gres), "mig");
+    assert.equal(migGresName(parseGres("gpu:1g.10gb:2,gpu:3g.40gb:1")), "gpu");
+    const r = compareGres("scontrol", gres, {
+      profiles: ["2g.20gb", "2g.20gb", "2g.20gb", "2g.20gb"],
+      wholeCards: 0,
+      migGpus: 1,
+    });
+    assert.deepEqual(r.problems, [
+      "3g.40gb: scontrol has 2, the GPUs have 0",
+      "scontrol offers 8 whole-card gpu gres, but 1 GPU(s) are in MIG mode and only 0 whole card(s) remain",
+    ]);
+    // An untyped mig gres names no profile.
+    const u = compareGres("scontrol", parseGres("mig:4"), live);
+    assert.ok(
+      u.problems.includes("mig (untyped): scontrol has 4, the GPUs have 0"),
+      u.problems.join("; "),
+    );
+  });
 
   it("passes matching counts per type", () => {
     const r = compareGres(
@@ -228,6 +269,39 @@ describe("slurm suite: the probe job's script", () => {
     // Lowercase keys are keys too; a whole card's File maps to no MIG instance.
     const d = probe({ CUDA_VISIBLE_DEVICES: "2" });
     assert.deepEqual([d.p.file, d.p.uuid], ["/dev/nvidia1", null]);
+  });
+
+  it("with the document's mig gres (no variable set), reads the index from the job's own record", () => {
+    // scontrol show job -d as Slurm 22.05.8 prints it for `srun --gres=mig:1g.10gb:1`.
+    const bin = join(dir, "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(
+      join(bin, "scontrol"),
+      '#!/bin/sh\necho "   JOB_GRES=mig:1g.10gb:1"\necho "     Nodes=gpu01 CPU_IDs=0 Mem=0 GRES=mig:1g.10gb:1(IDX:0)"\n',
+      { mode: 0o755 },
+    );
+    mkdirSync(join(dir, "mig"), { recursive: true });
+    writeFileSync(
+      join(dir, "mig", "gres.conf"),
+      "NodeName=gpu01 Name=gpu Type=h100 File=/dev/nvidia1\nNodeName=gpu01 Name=mig Type=1g.10gb File=/dev/nvidia-caps/nvidia-cap67\n",
+    );
+    const r = spawnSync("sh", ["-c", probeScript(2, instances, join(dir, "stress"), "mig")], {
+      env: {
+        PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+        SLURM_CONF: join(dir, "mig", "slurm.conf"),
+        SLURMD_NODENAME: "gpu01",
+        SLURM_JOB_ID: "7",
+        SLICECHECK_PROC: join(dir, "proc"),
+      },
+      encoding: "utf8",
+    });
+    const p = parseProbe(r.stdout);
+    assert.deepEqual(
+      [p.gpus, p.file, p.mig, p.uuid],
+      ["0", "/dev/nvidia-caps/nvidia-cap67", "gpu0/gi7/ci0", "MIG-1g-uuid"],
+      r.stdout + r.stderr,
+    );
+    assert.match(r.stdout, /^stress --duration 2 --interval 0\.5 on MIG-1g-uuid$/m);
   });
 
   it("takes a MIG UUID from CUDA_VISIBLE_DEVICES as it is, and stops when nothing names a device", () => {

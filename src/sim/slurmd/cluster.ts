@@ -11,7 +11,14 @@ import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
 import { readState } from "../nvsmi/state.js";
 import { freePort } from "../sshd.js";
-import { deviceFile, devicesOf, gresConf, type SlurmNodeConf, slurmConf } from "./conf.js";
+import {
+  deviceFile,
+  devicesOf,
+  gresConf,
+  gresSummary,
+  type SlurmNodeConf,
+  slurmConf,
+} from "./conf.js";
 import { withLock } from "./lock.js";
 import {
   mknodNull,
@@ -30,6 +37,8 @@ export interface SlurmClusterFile {
   stale: string[];
   /** Nodes also listed in the whole-card partition (`sim fault NODE slurm-mixed-partition`). */
   mixed?: string[];
+  /** Nodes whose MIG instances are gres `mig:<profile>` (`sim fault NODE slurm-mig-naming`). */
+  migNamed?: string[];
   /** What slurm.conf and gres.conf were last written from. */
   applied: SlurmNodeConf[];
 }
@@ -62,7 +71,10 @@ function desired(c: SlurmClusterFile): SlurmNodeConf[] {
   return c.nodes.map((n) => {
     const before = c.applied.find((a) => a.name === n.name);
     if (before && c.stale.includes(n.name)) return before;
-    return { name: n.name, port: n.port, devices: devicesOf(readState(n.stateDir)) };
+    const devices = devicesOf(readState(n.stateDir));
+    return c.migNamed?.includes(n.name)
+      ? { name: n.name, port: n.port, devices, migName: "mig" as const }
+      : { name: n.name, port: n.port, devices };
   });
 }
 
@@ -261,6 +273,8 @@ export const GRES_FAULTS = {
     "slurm-swap-gres: two of the node's gres lines of different profiles swap their Type (the counts stay right)",
   "slurm-mixed-partition":
     "slurm-mixed-partition: the node is also put into the whole-card partition `gpu`",
+  "slurm-mig-naming":
+    "slurm-mig-naming: the node's MIG instances become gres `mig:<profile>` (the source document's naming, GresTypes=gpu,mig), not typed gpu gres (a site convention, not a fault: the suite must follow it)",
 } as const;
 
 /** Plants one of GRES_FAULTS on a node of a cluster with Slurm; says what it did. */
@@ -277,10 +291,11 @@ export async function plantGresFault(
     );
   return withLock(dir, async () => {
     const c = readSlurmCluster(dir) as SlurmClusterFile;
-    if (kind === "slurm-mixed-partition") {
+    if (kind === "slurm-mixed-partition" || kind === "slurm-mig-naming") {
       if (!c.nodes.some((n) => n.name === node))
         throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
-      c.mixed = [...new Set([...(c.mixed ?? []), node])];
+      if (kind === "slurm-mig-naming") c.migNamed = [...new Set([...(c.migNamed ?? []), node])];
+      else c.mixed = [...new Set([...(c.mixed ?? []), node])];
       const want = desired(c);
       await stopDaemons(
         dir,
@@ -293,7 +308,9 @@ export async function plantGresFault(
         dir,
         c.nodes.map((n) => n.name),
       );
-      return `${node} is now in partition gpu as well`;
+      return kind === "slurm-mig-naming"
+        ? `${node}'s MIG instances are now gres ${gresSummaryOf(want, node)}`
+        : `${node} is now in partition gpu as well`;
     }
     const conf = c.applied.find((a) => a.name === node);
     if (!conf) throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
@@ -319,13 +336,19 @@ export async function plantGresFault(
   });
 }
 
+function gresSummaryOf(nodes: readonly SlurmNodeConf[], node: string): string {
+  const n = nodes.find((x) => x.name === node);
+  return n ? gresSummary(n.devices, n) || "(none)" : "(none)";
+}
+
 /** `sim fault NODE --clear`: the node's gres follows its layout again (at the next sync). */
 export function clearGresFaults(clusterDir: string, node: string): boolean {
   const dir = slurmDirOf(clusterDir);
   const c = readSlurmCluster(dir);
-  if (!c || (!c.stale.includes(node) && !c.mixed?.includes(node))) return false;
+  if (!c || ![c.stale, c.mixed ?? [], c.migNamed ?? []].some((l) => l.includes(node))) return false;
   c.stale = c.stale.filter((n) => n !== node);
   c.mixed = (c.mixed ?? []).filter((n) => n !== node);
+  c.migNamed = (c.migNamed ?? []).filter((n) => n !== node);
   c.applied = c.applied.filter((a) => a.name !== node);
   save(dir, c);
   return true;

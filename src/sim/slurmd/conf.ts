@@ -25,6 +25,9 @@ export interface SlurmNodeConf {
   name: string;
   port: number;
   devices: GresDevice[];
+  /** The gres name of the node's MIG instances: typed `gpu` (Slurm's own MIG support), or the
+   * source document's `mig:<profile>` naming (a generic gres, `GresTypes=gpu,mig`). */
+  migName?: "gpu" | "mig";
 }
 
 export interface SlurmPaths {
@@ -81,18 +84,29 @@ export function devicesOf(state: SimState): GresDevice[] {
   return out;
 }
 
-/** `gpu:1g.10gb:2,gpu:3g.40gb:1`, types in first-seen order. */
-export function gresSummary(devices: readonly GresDevice[]): string {
+const gresName = (n: Pick<SlurmNodeConf, "migName">, d: GresDevice) =>
+  d.mig ? (n.migName ?? "gpu") : "gpu";
+
+/** `gpu:1g.10gb:2,gpu:3g.40gb:1` (or `mig:1g.10gb:2,…`), types in first-seen order. */
+export function gresSummary(
+  devices: readonly GresDevice[],
+  n: Pick<SlurmNodeConf, "migName"> = {},
+): string {
   const counts = new Map<string, number>();
-  for (const d of devices) counts.set(d.type, (counts.get(d.type) ?? 0) + 1);
-  return [...counts].map(([t, n]) => `gpu:${t}:${n}`).join(",");
+  for (const d of devices) {
+    const k = `${gresName(n, d)}:${d.type}`;
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts].map(([k, c]) => `${k}:${c}`).join(",");
 }
 
 export function gresConf(p: SlurmPaths, nodes: readonly SlurmNodeConf[]): string {
   const lines = ["# Written by `slicecheck sim up --slurm` from the simulated GPUs' MIG state."];
   for (const n of nodes)
     for (const d of n.devices)
-      lines.push(`NodeName=${n.name} Name=gpu Type=${d.type} File=${deviceFile(p.dir, d)}`);
+      lines.push(
+        `NodeName=${n.name} Name=${gresName(n, d)} Type=${d.type} File=${deviceFile(p.dir, d)}`,
+      );
   return `${lines.join("\n")}\n`;
 }
 
@@ -135,7 +149,7 @@ export function slurmConf(
     "SelectTypeParameters=CR_Core",
     // The nodes' CPUs and memory are what this file says, not what this one machine has.
     "SlurmdParameters=config_overrides",
-    "GresTypes=gpu",
+    "GresTypes=gpu,mig",
     "ReturnToService=2",
     "MpiDefault=none",
     "SchedulerType=sched/backfill",
@@ -148,7 +162,7 @@ export function slurmConf(
     "MinJobAge=60",
     ...nodes.map(
       (n) =>
-        `NodeName=${n.name} NodeHostname=localhost NodeAddr=127.0.0.1 Port=${n.port} CPUs=8 RealMemory=64000${n.devices.length ? ` Gres=${gresSummary(n.devices)}` : ""}`,
+        `NodeName=${n.name} NodeHostname=localhost NodeAddr=127.0.0.1 Port=${n.port} CPUs=8 RealMemory=64000${n.devices.length ? ` Gres=${gresSummary(n.devices, n)}` : ""}`,
     ),
     ...(mig.length ? [`PartitionName=mig Nodes=${mig.join(",")} MaxTime=INFINITE State=UP`] : []),
     ...(whole.length
