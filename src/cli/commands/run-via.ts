@@ -68,7 +68,7 @@ export async function viaSlurm(
       return;
     }
     io.err(
-      `slicecheck: ${sig} again: stopped waiting; \`squeue -n slicecheck-${r.runId}\` shows what is left`,
+      `slicecheck: ${sig} again: stopped waiting; \`scancel -n slicecheck-${r.runId}\` ends the tasks left`,
     );
     process.exit(130);
   };
