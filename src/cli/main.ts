@@ -253,11 +253,19 @@ export function buildProgram(
       parseSeconds("--drain-timeout", 1),
       600,
     )
-    .option("--via <scheduler>", "slurm: one batch job per node runs the checks there")
+    .option(
+      "--via <scheduler>",
+      "slurm: a job array, one task pinned to each node, runs the checks there",
+    )
     .option("--partition <name>", "with --via slurm: the partition of the jobs")
     .option(
       "--reservation <name>",
       "the (maintenance) reservation of the run's Slurm jobs: --via slurm's, the slurm suite's probes",
+    )
+    .option(
+      "--start-timeout <duration>",
+      "with --via slurm: cancel a node's task still pending this long after submission (its node broken SLURM_JOB; default 1h)",
+      parseSeconds("--start-timeout", 1),
     )
     .option(
       "--report-to-slurm",

@@ -1,158 +1,347 @@
-// `run --via slurm`: the fleet path. One batch job per node (`sbatch -w NODE`, in a partition
-// or maintenance reservation), each running slicecheck on its node's behalf with the same
-// suites and options, writing to the shared records database (--db postgres://…) and to
-// <out>/<node>/. The controller submits through the first node's Slurm commands (a login node's
-// part), shows the jobs' states as they change, and gathers the nodes' checks into one result.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+// `run --via slurm`: the fleet path. ONE job array, a task per node, each task pinned to its
+// node and running slicecheck there (local transport) with the same suites and options, writing
+// to the shared records database (--db postgres://…) and to <out>/<node>/. The controller
+// submits through the first node's Slurm commands (a login node's part), shows each task's
+// state as it changes, and gathers the nodes' results into one run (via-slurm-gather.ts).
+//
+// Pinning: the array is submitted held, each pending task is given its node (`scontrol update
+// JobId=<id>_<i> NodeList=<node>`, which splits it off the array record; Slurm 22.05 takes it)
+// and only then is the array released, so no task can start before it is pinned.
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { openTransport } from "../transport/open.js";
 import type { Transport } from "../transport/types.js";
-import { quote } from "../util/shell.js";
-import { type CheckRecord, exitOf } from "../verdicts/checks.js";
+import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes } from "../verdicts/slurm.js";
+import { freshOutDir } from "./out-dir.js";
+import { gatherViaSlurm } from "./via-slurm-gather.js";
+import { arrayScript } from "./via-slurm-script.js";
 
 export interface ViaSlurmOptions {
   runId: string;
+  label: string | null;
   nodes: NodeSpec[];
   inventoryFile: string;
-  /** The run's own arguments, passed on to each node's job (suites, duration, layout, db…). */
+  /** Suite names, as a direct run's reports list them. */
+  suites: string[];
+  /** The run's own arguments, passed on to each node's task (suites, duration, layout, db…). */
   args: string[];
   outDir: string;
   partition: string | null;
   reservation: string | null;
-  /** The slicecheck each job runs: this one (a shared file system, as HPC sites have). */
+  /** A task still pending this long after the release is cancelled (its node broken). */
+  startTimeoutS: number;
+  allure: boolean;
+  /** The slicecheck each task runs: this one (a shared file system, as HPC sites have). */
   command: string[];
+  /** Aborted on SIGINT/SIGTERM: the array is cancelled and what the nodes wrote is gathered. */
+  signal?: AbortSignal;
   progress(line: string): void;
 }
 
 export interface ViaSlurmJob {
   node: string;
+  slurmNode: string;
+  /** `<array id>_<task>`. */
   jobId: string;
+  /** Every state the task was seen in, in order; the last is its end (COMPLETED…, ENDED when
+   * Slurm had already forgotten it). */
   states: string[];
+  /** The Slurm node it ran on, as squeue said while it ran. */
+  ranOn: string | null;
+  /** The last pending reason, or what the controller did to the task. */
+  note: string | null;
   exitCode: number | null;
 }
 
 export interface ViaSlurmResult {
   exitCode: number;
+  arrayId: string;
+  interrupted: boolean;
   jobs: ViaSlurmJob[];
   checks: CheckRecord[];
 }
 
-function jobScript(o: ViaSlurmOptions, node: NodeSpec, out: string): string {
-  const argv = [
-    ...o.command,
-    "run",
-    "-i",
-    resolve(o.inventoryFile),
-    "--nodes",
-    node.name,
-    "--run-id",
-    o.runId,
-    ...o.args,
-    "--out",
-    out,
-  ];
-  // The exit code goes to a file: with no accounting storage, Slurm forgets it with the job.
-  return `${argv.map(quote).join(" ")}; echo $? > ${quote(join(out, "exit-code"))}`;
-}
+// The states a task leaves only by ending; anything else (a state this list does not know) is
+// watched on, never taken for an end.
+const ENDED = new Set([
+  "COMPLETED",
+  "CANCELLED",
+  "FAILED",
+  "TIMEOUT",
+  "NODE_FAIL",
+  "PREEMPTED",
+  "BOOT_FAIL",
+  "DEADLINE",
+  "OUT_OF_MEMORY",
+  "ENDED",
+]);
 
 async function sh(t: Transport, argv: string[]): Promise<string> {
   const r = await t.exec({ argv }, { timeoutMs: 60_000 });
   if (r.exitCode !== 0)
     throw new SlicecheckError(
       "SLURM",
-      `${argv.slice(0, 2).join(" ")} on ${t.node.name} failed (exit ${r.exitCode}): ${r.stderr.trim()}`,
+      `${argv.join(" ")} on ${t.node.name} failed (exit ${r.exitCode}): ${r.stderr.trim()}`,
     );
   return r.stdout;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((r) => {
+    const stop = () => {
+      clearTimeout(timer);
+      r();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", stop);
+      r();
+    }, ms);
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+
+/** Each node's results folder, emptied of an earlier run's; the job logs reach them through
+ * <out>/tasks/<i> (sbatch's --output names a task by its index only). */
+function prepareFolders(o: ViaSlurmOptions): string[] {
+  freshOutDir(o.outDir);
+  const tasks = join(o.outDir, "tasks");
+  rmSync(tasks, { recursive: true, force: true });
+  mkdirSync(tasks);
+  return o.nodes.map((n, i) => {
+    const out = resolve(o.outDir, n.name);
+    // A folder left by a controller that died before gathering: its results are not this run's.
+    if (freshOutDir(out).length) rmSync(join(out, "previous-run"), { recursive: true });
+    rmSync(join(out, "exit-code"), { force: true });
+    rmSync(join(out, "job.log"), { force: true });
+    symlinkSync(join("..", n.name), join(tasks, String(i)));
+    return out;
+  });
+}
+
+/** Per node: the partition of its task (--partition, else its own first one: a cluster need not
+ * have a default partition), and why Slurm would start no job on it now (drained, down), if so. */
+async function nodeInfo(
+  t: Transport,
+  o: ViaSlurmOptions,
+): Promise<{ partition: string | null; unavailable: string | null }[]> {
+  const names = o.nodes.map((n) => n.slurmNode ?? n.name);
+  const info = parseNodes(await sh(t, ["scontrol", "show", "node", "-o", names.join(",")]));
+  return names.map((n) => {
+    const x = info.find((y) => y.name === n);
+    return {
+      partition: o.partition ?? x?.partitions[0] ?? null,
+      unavailable:
+        x && /DRAIN|DOWN|FAIL/.test(x.state)
+          ? `its Slurm node ${n} is ${x.state}${x.reason ? ` (reason: ${x.reason})` : ""} and takes no job`
+          : null,
+    };
+  });
+}
+
+async function pin(t: Transport, jobId: string, node: string, partition: string | null) {
+  if (partition) await sh(t, ["scontrol", "update", `JobId=${jobId}`, `Partition=${partition}`]);
+  try {
+    await sh(t, ["scontrol", "update", `JobId=${jobId}`, `NodeList=${node}`]);
+  } catch (e) {
+    // Older scontrol spelling of the same field.
+    await sh(t, ["scontrol", "update", `JobId=${jobId}`, `ReqNodeList=${node}`]).catch(() => {
+      throw e;
+    });
+  }
 }
 
 export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
   const submit = o.nodes[0];
   if (!submit) throw new SlicecheckError("USAGE", "--via slurm needs at least one node");
+  const outs = prepareFolders(o);
+  const script = join(o.outDir, "via-slurm.sh");
+  const argv = [...o.command, "run", "-i", resolve(o.inventoryFile), "--run-id", o.runId];
+  const tasks = o.nodes.map((n, i) => ({
+    node: n.name,
+    slurmNode: n.slurmNode ?? n.name,
+    out: outs[i] as string,
+  }));
+  writeFileSync(script, arrayScript(o.runId, [...argv, ...o.args], tasks), { mode: 0o755 });
   const t = openTransport(submit, { runId: o.runId });
   const jobs: ViaSlurmJob[] = [];
+  let arrayId = "";
+  let interrupted = false;
+  const cancelled = new Set<string>();
+  const cancel = async (why: string) => {
+    await sh(t, ["scancel", arrayId]);
+    o.progress(`${why}: cancelled job array ${arrayId} (scancel ${arrayId})`);
+  };
   try {
     await t.connect();
-    for (const n of o.nodes) {
-      const out = resolve(o.outDir, n.name);
-      mkdirSync(out, { recursive: true });
-      // No --partition: the node's own first one (a cluster need not have a default partition).
-      const partition =
-        o.partition ??
-        parseNodes(await sh(t, ["scontrol", "show", "node", "-o", n.slurmNode ?? n.name]))[0]
-          ?.partitions[0] ??
-        null;
-      const id = await sh(t, [
-        "sbatch",
-        "--parsable",
-        // A clean environment: the submit session's run tag would have its watchdog kill the
-        // job when the controller disconnects.
-        "--export=NONE",
-        `--nodelist=${n.slurmNode}`,
-        ...(partition ? [`--partition=${partition}`] : []),
-        ...(o.reservation ? [`--reservation=${o.reservation}`] : []),
-        `--job-name=slicecheck-${o.runId}`,
-        `--output=${join(out, "job.log")}`,
-        `--wrap=${jobScript(o, n, out)}`,
-      ]);
-      const jobId = id.trim().split(";")[0] ?? "";
-      jobs.push({ node: n.name, jobId, states: [], exitCode: null });
-      o.progress(`${n.name}: submitted job ${jobId}`);
-    }
-    const ids = jobs.map((j) => j.jobId).join(",");
-    for (;;) {
-      const q = await sh(t, ["squeue", "-h", "-j", ids, "-o", "%i %T %R"]).catch(() => "");
-      const live = new Map(
-        q
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => [l.split(" ")[0] ?? "", l.split(" ").slice(1).join(" ")]),
-      );
-      for (const j of jobs) {
-        const state = live.get(j.jobId)?.split(" ")[0] ?? "ENDED";
-        if (j.states.at(-1) !== state) {
-          j.states.push(state);
-          o.progress(`${j.node}: job ${j.jobId} ${live.get(j.jobId) ?? "ended"}`);
-        }
+    const info = await nodeInfo(t, o);
+    const parts = info.map((x) => x.partition);
+    const first = parts[0] ?? null;
+    const id = await sh(t, [
+      "sbatch",
+      "--parsable",
+      `--array=0-${o.nodes.length - 1}`,
+      // Held until every task is pinned to its node: none may start anywhere else.
+      "--hold",
+      // A clean environment: the submit session's run tag would have its watchdog kill the
+      // task when the controller disconnects.
+      "--export=NONE",
+      ...(first ? [`--partition=${first}`] : []),
+      ...(o.reservation ? [`--reservation=${o.reservation}`] : []),
+      `--job-name=slicecheck-${o.runId}`,
+      `--output=${join(o.outDir, "tasks", "%a", "job.log")}`,
+      script,
+    ]);
+    arrayId = id.trim().split(";")[0] ?? "";
+    o.progress(`submitted job array ${arrayId} (held), ${o.nodes.length} task(s)`);
+    for (const [i, task] of tasks.entries()) {
+      const jobId = `${arrayId}_${i}`;
+      await pin(t, jobId, task.slurmNode, parts[i] !== first ? (parts[i] ?? null) : null);
+      jobs.push({ ...task, jobId, states: ["PENDING"], ranOn: null, note: null, exitCode: null });
+      o.progress(`${task.node}: job ${jobId} pinned to Slurm node ${task.slurmNode}`);
+      const why = info[i]?.unavailable;
+      if (why) {
+        // Cancelled before the release: pending, it would hold the array's later tasks back.
+        await sh(t, ["scancel", jobId]);
+        cancelled.add(jobId);
+        (jobs.at(-1) as ViaSlurmJob).note = `${why}: cancelled before the release`;
+        o.progress(`${task.node}: job ${jobId} cancelled: ${why}`);
       }
-      if (live.size === 0) break;
-      await new Promise((r) => setTimeout(r, 1000));
     }
+    // The tasks one by one: releasing the array fails on a task already cancelled.
+    const held = jobs.filter((j) => !cancelled.has(j.jobId)).map((j) => j.jobId);
+    if (held.length) await sh(t, ["scontrol", "release", held.join(",")]);
+    interrupted = await watch(t, o, arrayId, jobs, cancel, cancelled);
+  } catch (e) {
+    if (arrayId) {
+      await cancel("error").catch(() => {});
+      if (e instanceof Error) e.message += ` (job array ${arrayId} cancelled)`;
+    }
+    throw e;
   } finally {
     await t.close().catch(() => {});
   }
-  return gather(o, jobs);
+  return { ...gatherViaSlurm(o, jobs, interrupted), jobs, arrayId, interrupted };
 }
 
-/** The nodes' checks as one run: their union, and the exit code it gives. */
-function gather(o: ViaSlurmOptions, jobs: ViaSlurmJob[]): ViaSlurmResult {
-  const checks: CheckRecord[] = [];
-  let worst = 0;
-  const ran = (c: number | null) => c !== null && !Number.isNaN(c);
-  for (const j of jobs) {
-    const out = resolve(o.outDir, j.node);
-    const codeFile = join(out, "exit-code");
-    j.exitCode = existsSync(codeFile) ? Number(readFileSync(codeFile, "utf8").trim()) : null;
-    const file = join(out, "checks.jsonl");
-    if (existsSync(file))
-      for (const l of readFileSync(file, "utf8").split("\n"))
-        if (l.trim()) checks.push(JSON.parse(l) as CheckRecord);
-    // A job that never ran slicecheck to its end could not check its node.
-    const code = ran(j.exitCode) ? (j.exitCode as number) : 2;
-    worst = code === 1 || worst === 1 ? 1 : Math.max(worst, code);
+/** A node Slurm cannot start a job on (drained, down, not responding) may stay so for good.
+ * This long, it is given up on rather than waited for, since it holds its siblings back too. */
+const UNAVAILABLE_GRACE_S = 10;
+
+/** Why a pending task is given up on now, or null to wait on. Slurm's schedulers try an array's
+ * pending tasks in order and, once one of them cannot start, skip the rest of that array in the
+ * same partition and reservation ("already rejected array element" in job_scheduler.c and
+ * backfill.c): a task whose node is unavailable holds every task after it back, whatever their
+ * nodes. So it is cancelled once its own node has been unavailable for a while, not only at
+ * --start-timeout. */
+function giveUp(
+  j: ViaSlurmJob,
+  reason: string,
+  waited: number,
+  startTimeoutS: number,
+  since: Map<string, number>,
+): string | null {
+  // squeue's %R for a task whose required node cannot take jobs: `(ReqNodeNotAvail,
+  // UnavailableNodes:sim03)`; a sibling held back by it gets the reason without the nodes.
+  const node = j.slurmNode.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const mine = new RegExp(`UnavailableNodes:([^)]*,)?${node}[,)]`).test(reason);
+  if (!mine) since.delete(j.jobId);
+  else if (!since.has(j.jobId)) since.set(j.jobId, waited);
+  const down = since.has(j.jobId) ? waited - (since.get(j.jobId) as number) : 0;
+  if (down >= Math.min(UNAVAILABLE_GRACE_S, startTimeoutS))
+    return `still PENDING ${reason} ${Math.round(waited)} s after the release: its Slurm node ${j.slurmNode} takes no job (drained, down or not responding) and holds the array's later tasks back, so the controller cancelled it`;
+  if (waited > startTimeoutS)
+    return `still PENDING ${reason} ${Math.round(waited)} s after the release: cancelled by the controller (--start-timeout ${startTimeoutS})`;
+  return null;
+}
+
+/** Polls the tasks' states until every one has ended; returns whether it was interrupted. */
+async function watch(
+  t: Transport,
+  o: ViaSlurmOptions,
+  arrayId: string,
+  jobs: ViaSlurmJob[],
+  cancel: (why: string) => Promise<void>,
+  /** The tasks the controller has cancelled (given up on), by job id. */
+  cancelled: Set<string>,
+): Promise<boolean> {
+  const released = Date.now();
+  let interrupted = false;
+  let stopBy = Number.POSITIVE_INFINITY;
+  const shown = new Map<string, string>();
+  /** Since when each pending task's own node has been unavailable, by job id. */
+  const unavailable = new Map<string, number>();
+  let failures = 0;
+  for (;;) {
+    if (o.signal?.aborted && !interrupted) {
+      interrupted = true;
+      // Pending tasks go at once; running ones get a SIGTERM first (--full: slicecheck itself,
+      // not only the batch shell), so that they stop their workloads and write their reports
+      // as a direct run does, before Slurm's KillWait SIGKILL of a plain scancel would.
+      await sh(t, ["scancel", "--state=PENDING", arrayId]);
+      await sh(t, ["scancel", "--full", "--signal=TERM", "--state=RUNNING", arrayId]).catch(
+        () => {},
+      );
+      o.progress(
+        `interrupted: SIGTERM to the running tasks of job array ${arrayId}, pending ones cancelled`,
+      );
+      stopBy = Date.now() + 60_000;
+    }
+    // -r: one line per array task; -t all: a task that ended stays visible (with its end
+    // state) until slurmctld purges it (MinJobAge), and after that it is simply gone.
+    let q: string;
+    try {
+      q = await sh(t, ["squeue", "-h", "-r", "-t", "all", "-j", arrayId, "-o", "%i|%T|%N|%R"]);
+      failures = 0;
+    } catch (e) {
+      // An array slurmctld has already purged is an invalid job id: every task has ended.
+      // Anything else (slurmctld restarting) is waited out a while, never taken for an end.
+      if (!/Invalid job id/i.test(String(e))) {
+        if (++failures >= 30) throw e;
+        await sleep(1000, o.signal);
+        continue;
+      }
+      q = "";
+    }
+    const live = new Map(
+      q
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split("|"))
+        .map(([id = "", state = "", on = "", reason = ""]) => [id, { state, on, reason }]),
+    );
+    for (const j of jobs) {
+      const s = live.get(j.jobId) ?? { state: "ENDED", on: "", reason: "" };
+      if (s.state === "RUNNING" && s.on) j.ranOn = s.on;
+      if (s.state === "RUNNING" && !cancelled.has(j.jobId)) j.note = null;
+      if (s.state === "PENDING" && !cancelled.has(j.jobId)) j.note = `PENDING ${s.reason}`;
+      if (j.states.at(-1) !== s.state) j.states.push(s.state);
+      const line = ENDED.has(s.state)
+        ? `ended (${s.state})`
+        : s.state === "RUNNING"
+          ? `RUNNING on ${s.on}`
+          : `${s.state} ${s.reason}`;
+      if (shown.get(j.jobId) !== line) {
+        shown.set(j.jobId, line);
+        o.progress(`${j.node}: job ${j.jobId} ${line}`);
+      }
+      const why =
+        s.state === "PENDING" && !interrupted && !cancelled.has(j.jobId)
+          ? giveUp(j, s.reason, (Date.now() - released) / 1000, o.startTimeoutS, unavailable)
+          : null;
+      if (why) {
+        cancelled.add(j.jobId);
+        await sh(t, ["scancel", j.jobId]);
+        j.note = why;
+        o.progress(`${j.node}: job ${j.jobId} ${why}`);
+      }
+    }
+    if (jobs.every((j) => ENDED.has(j.states.at(-1) ?? ""))) return interrupted;
+    if (Date.now() > stopBy) {
+      await cancel("the tasks did not stop within 60 s of the interrupt");
+      return interrupted;
+    }
+    await sleep(1000, interrupted ? undefined : o.signal);
   }
-  // As a run's own exit: a failed check (1) outranks one that could not be decided (2).
-  const codes = [worst, exitOf(checks)];
-  const exitCode = codes.includes(1) ? 1 : Math.max(...codes);
-  writeFileSync(
-    join(o.outDir, "via-slurm.json"),
-    `${JSON.stringify({ runId: o.runId, exitCode, jobs }, null, 2)}\n`,
-  );
-  writeFileSync(
-    join(o.outDir, "checks.jsonl"),
-    checks.map((c) => JSON.stringify(c)).join("\n") + (checks.length ? "\n" : ""),
-  );
-  return { exitCode, jobs, checks };
 }

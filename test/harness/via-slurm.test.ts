@@ -1,29 +1,53 @@
-// run --via slurm on a real Slurm: one batch job per node runs slicecheck there, every job
-// writes to one shared PostgreSQL, the controller shows the jobs' states and gathers one result.
+// run --via slurm on a real Slurm: ONE job array whose tasks are pinned each to its node runs
+// slicecheck there, every task writes to one shared PostgreSQL, the controller shows the tasks'
+// states and gathers one run's reports; the same checks as a direct run of the same nodes.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { cli } from "../helpers/cli.js";
+import { xsdErrors } from "../helpers/junit-xsd.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { useSlurmCluster } from "../helpers/slurm-cluster.js";
 
+interface Check {
+  node: string;
+  suite: string;
+  title: string;
+  status: string;
+  code: string;
+  message: string;
+}
 interface ViaJson {
+  runId: string;
   exitCode: number;
-  jobs: { node: string; jobId: string; states: string[]; exitCode: number | null }[];
-  checks: { node: string; status: string }[];
+  arrayId: string;
+  jobs: {
+    node: string;
+    slurmNode: string;
+    jobId: string;
+    states: string[];
+    ranOn: string | null;
+    exitCode: number | null;
+  }[];
+  checks: Check[];
 }
 
-describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x2)", function () {
-  this.timeout(240_000);
-  const c = useSlurmCluster(2);
+const NODES = ["sim01", "sim02", "sim03", "sim04"];
+const tuples = (checks: Check[]) =>
+  checks.map((k) => [k.node, k.suite, k.title, k.status].join(" | ")).sort();
+
+describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)", function () {
+  this.timeout(180_000);
+  const c = useSlurmCluster(4);
   const server = usePostgres();
-  const via = (label: string) =>
-    cli(
+  const run = async (label: string, via: boolean) => {
+    const t0 = Date.now();
+    const r = await cli(
       "run",
       "-i",
       c.inventoryPath,
-      "--via",
-      "slurm",
+      ...(via ? ["--via", "slurm", "--start-timeout", "60"] : []),
       "--suites",
       "stress",
       "--duration",
@@ -36,20 +60,63 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x2)
       join(c.dir, label),
       "--json",
     );
+    return { ...r, wallS: (Date.now() - t0) / 1000, out: join(c.dir, label) };
+  };
 
-  it("runs one job per node through the scheduler, both recorded in the shared database", async () => {
-    const r = await via("via-ok");
+  it("gives the same checks as a direct run, from one array whose tasks each ran on their node", async () => {
+    const direct = await run("direct", false);
+    assert.equal(direct.code, 0, direct.stderr);
+    const r = await run("via-ok", true);
     assert.equal(r.code, 0, r.stderr);
-    const j = JSON.parse(r.stdout) as ViaJson;
-    assert.deepEqual(
-      j.jobs.map((x) => [x.node, x.states.includes("RUNNING"), x.states.at(-1), x.exitCode]),
-      [
-        ["sim01", true, "ENDED", 0],
-        ["sim02", true, "ENDED", 0],
-      ],
+    // Measured, never asserted: the scheduler's start-up is the price of the fleet path.
+    console.log(
+      `      wall time: direct ${direct.wallS.toFixed(1)} s, via slurm ${r.wallS.toFixed(1)} s`,
     );
-    assert.notEqual(j.jobs[0]?.jobId, j.jobs[1]?.jobId);
-    assert.deepEqual([...new Set(j.checks.map((k) => k.node))].sort(), ["sim01", "sim02"]);
+    const j = JSON.parse(r.stdout) as ViaJson;
+    const d = JSON.parse(direct.stdout) as { checks: Check[] };
+    assert.equal(j.checks.length, NODES.length);
+    assert.deepEqual(tuples(j.checks), tuples(d.checks));
+    // One array: every task is <array id>_<i>, task i tested node i, on that node's slurmd.
+    assert.match(j.arrayId, /^\d+$/);
+    assert.deepEqual(
+      j.jobs.map((x) => [x.node, x.jobId, x.ranOn, x.states.includes("RUNNING"), x.exitCode]),
+      NODES.map((n, i) => [n, `${j.arrayId}_${i}`, n, true, 0]),
+    );
+    for (const [i, n] of NODES.entries())
+      assert.match(
+        readFileSync(join(r.out, n, "job.log"), "utf8"),
+        new RegExp(
+          `^slicecheck: array task ${i} \\(job \\d+\\) on Slurm node ${n} tests ${n}$`,
+          "m",
+        ),
+      );
+    // One run's reports: a JUnit file valid against the schema with every node's testcase.
+    const junit = join(r.out, "junit.xml");
+    assert.equal(xsdErrors(junit), null);
+    const cases = [
+      ...readFileSync(junit, "utf8").matchAll(/<testcase classname="stress\.(sim\d+)\./g),
+    ];
+    assert.deepEqual(cases.map((m) => m[1]).sort(), NODES);
+    const ctx = JSON.parse(readFileSync(join(r.out, "run.json"), "utf8")) as {
+      runId: string;
+      nodes: { node: string; driver: string | null }[];
+    };
+    assert.equal(ctx.runId, j.runId);
+    assert.deepEqual(
+      ctx.nodes.map((n) => [n.node, n.driver !== null]),
+      NODES.map((n) => [n, true]),
+    );
+    // `slicecheck report` builds one Allure report from the merged results.
+    const rep = await cli(
+      "report",
+      "--results",
+      join(r.out, "allure-results"),
+      "--out",
+      join(r.out, "report"),
+    );
+    assert.equal(rep.code, 0, rep.stderr);
+    assert.match(rep.stdout, /4 passed, 0 failed, 0 broken on 4 node\(s\)/);
+    // Every task recorded into the one shared database, as one run.
     const db = new pg.Client({ connectionString: server.url });
     await db.connect();
     const rows = (
@@ -58,35 +125,71 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x2)
       )
     ).rows;
     await db.end();
-    // One run across the jobs: diff by its label or id sees every node.
-    const runId = JSON.parse(r.stdout).runId as string;
-    assert.deepEqual(rows, [
-      { node: "sim01", id: runId, status: "passed" },
-      { node: "sim02", id: runId, status: "passed" },
-    ]);
+    assert.deepEqual(
+      rows,
+      NODES.map((node) => ({ node, id: j.runId, status: "passed" })),
+    );
   });
 
-  it("a node whose checks fail makes the gathered run fail; the other node's job still passes", async () => {
+  it("a node drained before the run is a broken SLURM_JOB check (exit 2); the other nodes' checks are kept", async () => {
+    await c.sh("sim01", "scontrol update nodename=sim03 state=drain reason=via-test");
+    try {
+      const r = await run("via-drained", true);
+      assert.equal(r.code, 2, r.stderr);
+      const j = JSON.parse(r.stdout) as ViaJson;
+      const broken = j.checks.filter((k) => k.status !== "passed");
+      assert.equal(broken.length, 1);
+      assert.equal(broken[0]?.node, "sim03");
+      assert.equal(broken[0]?.code, "SLURM_JOB");
+      assert.equal(broken[0]?.title, "the node's Slurm job ran slicecheck");
+      assert.match(
+        broken[0]?.message ?? "",
+        new RegExp(
+          `^job ${j.arrayId}_2 \\(Slurm node sim03\\) ended CANCELLED \\(its Slurm node sim03 is IDLE\\+DRAIN \\(reason: via-test\\)`,
+        ),
+      );
+      assert.match(broken[0]?.message ?? "", /no .*sim03\/job\.log: the task never started/);
+      assert.deepEqual(
+        j.checks
+          .filter((k) => k.status === "passed")
+          .map((k) => k.node)
+          .sort(),
+        ["sim01", "sim02", "sim04"],
+      );
+      // The merged JUnit shows it as an error, beside the others' testcases.
+      const junit = readFileSync(join(r.out, "junit.xml"), "utf8");
+      assert.match(
+        junit,
+        /<testcase classname="run\.sim03" name="the node&apos;s Slurm job ran slicecheck"[^>]*>\s*<error [^>]*type="SLURM_JOB"/,
+      );
+      assert.equal([...junit.matchAll(/<testcase classname="stress\./g)].length, 3);
+    } finally {
+      await c.sh("sim01", "scontrol update nodename=sim03 state=resume");
+    }
+  });
+
+  it("a node whose checks fail makes the gathered run fail; the other nodes' tasks still pass", async () => {
     const f = await cli("sim", "fault", "sim02", "gpu-lost", "--inventory", c.inventoryPath);
     assert.equal(f.code, 0, f.stderr);
-    const r = await via("via-bad");
-    assert.notEqual(r.code, 0);
-    const j = JSON.parse(r.stdout) as ViaJson;
-    assert.equal(j.exitCode, r.code);
-    assert.deepEqual(
-      j.jobs.map((x) => [x.node, x.exitCode === 0]),
-      [
-        ["sim01", true],
-        ["sim02", false],
-      ],
-    );
-    assert.ok(j.checks.some((k) => k.node === "sim02" && k.status !== "passed"));
-    // The run's status is its worst job's, whichever finished last.
-    const db = new pg.Client({ connectionString: server.url });
-    await db.connect();
-    const { rows } = await db.query("SELECT status FROM runs WHERE label = 'via-bad'");
-    await db.end();
-    assert.deepEqual(rows, [{ status: j.exitCode === 1 ? "failed" : "broken" }]);
+    try {
+      const r = await run("via-bad", true);
+      assert.notEqual(r.code, 0);
+      const j = JSON.parse(r.stdout) as ViaJson;
+      assert.equal(j.exitCode, r.code);
+      assert.deepEqual(
+        j.jobs.map((x) => [x.node, x.exitCode === 0]),
+        NODES.map((n) => [n, n !== "sim02"]),
+      );
+      assert.ok(j.checks.some((k) => k.node === "sim02" && k.status !== "passed"));
+      // The run's status is its worst task's, whichever finished last.
+      const db = new pg.Client({ connectionString: server.url });
+      await db.connect();
+      const { rows } = await db.query("SELECT status FROM runs WHERE label = 'via-bad'");
+      await db.end();
+      assert.deepEqual(rows, [{ status: j.exitCode === 1 ? "failed" : "broken" }]);
+    } finally {
+      await cli("sim", "fault", "sim02", "--clear", "--inventory", c.inventoryPath);
+    }
   });
 
   it("refuses --drain with --via slurm, and a scheduler it does not know (exit 3)", async () => {

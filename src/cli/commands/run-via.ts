@@ -1,5 +1,6 @@
-// `run --via slurm [--partition P] [--reservation R]`: the options of the run passed on to one
-// job per node (src/harness/via-slurm.ts), the jobs' states shown, one result gathered.
+// `run --via slurm [--partition P] [--reservation R] [--start-timeout D]`: the options of the
+// run passed on to a job array's tasks, one per node (src/harness/via-slurm.ts), the tasks'
+// states shown, one run's reports gathered.
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../../errors.js";
@@ -46,30 +47,66 @@ export async function viaSlurm(
     ...(o.tolerance !== undefined ? ["--tolerance", `${o.tolerance * 100}%`] : []),
     ...(o.keep ? ["--keep"] : []),
     ...(o.journalDir ? ["--journal-dir", resolve(o.journalDir)] : []),
+    ...(o.grep ? ["--grep", o.grep] : []),
+    ...(o.aggressors !== undefined ? ["--aggressors", String(o.aggressors)] : []),
+    ...(o.tenants ? ["--tenants", o.tenants] : []),
+    ...(o.allowReset ? ["--allow-reset"] : []),
+    ...(o.allure === false ? ["--no-allure"] : []),
   ];
   const outDir = resolve(o.out ?? join("reports", "runs", r.runId));
   const t0 = Date.now();
   io.err(
-    `run ${r.runId} via Slurm: one job per node on ${r.nodes.length} node(s); output in ${outDir}`,
+    `run ${r.runId} via Slurm: a job array, one task per node, on ${r.nodes.length} node(s); output in ${outDir}`,
   );
+  // First SIGINT/SIGTERM: cancel the array and gather what the nodes wrote (exit 130); a second
+  // one stops waiting.
+  const ac = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (!ac.signal.aborted) {
+      io.err(`slicecheck: ${sig}: cancelling the job array, then gathering what the nodes wrote`);
+      ac.abort();
+      return;
+    }
+    io.err(
+      `slicecheck: ${sig} again: stopped waiting; \`scancel -n slicecheck-${r.runId}\` ends the tasks left`,
+    );
+    process.exit(130);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   const res = await runViaSlurm({
     runId: r.runId,
+    label: o.label ?? null,
     nodes: r.nodes,
     inventoryFile: r.inventory,
+    suites: r.suites.map((f) => f.name),
     args,
     outDir,
     partition: o.partition ?? null,
     reservation: o.reservation ?? null,
+    startTimeoutS: o.startTimeout ?? 3600,
+    allure: o.allure !== false,
     command: [process.execPath, BIN],
+    signal: ac.signal,
     progress: (l) => {
       if (!o.json) io.err(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${l}`);
     },
+  }).finally(() => {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
   });
   const n = countOf(res.checks);
   if (o.json)
     io.out(
       JSON.stringify(
-        { runId: r.runId, exitCode: res.exitCode, jobs: res.jobs, checks: res.checks },
+        {
+          runId: r.runId,
+          exitCode: res.exitCode,
+          arrayId: res.arrayId,
+          interrupted: res.interrupted,
+          jobs: res.jobs,
+          checks: res.checks,
+        },
         null,
         2,
       ),
@@ -79,8 +116,13 @@ export async function viaSlurm(
       io.out(
         `${j.node}: job ${j.jobId} ${j.states.join(" → ")}, slicecheck exit ${j.exitCode ?? "none (see job.log)"}`,
       );
+    for (const c of res.checks.filter((x) => x.status === "failed" || x.status === "broken"))
+      io.out(`${c.node ?? "run"}: ${c.suite}: ${c.title}: ${c.status} [${c.code}] ${c.message}`);
     io.out(
       `${n.passed} passed, ${n.failed} failed, ${n.broken} broken, ${n.skipped} skipped (in ${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+    );
+    io.out(
+      `reports: ${join(outDir, "junit.xml")}, ${join(outDir, "checks.jsonl")}${o.allure !== false ? `, Allure results in ${join(outDir, "allure-results")} (\`slicecheck report --results ${join(outDir, "allure-results")}\`)` : ""}`,
     );
   }
   return res.exitCode;

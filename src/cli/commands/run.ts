@@ -50,6 +50,8 @@ export interface RunCliOptions extends NodeOptions {
   runId?: string;
   partition?: string;
   reservation?: string;
+  /** --via slurm: seconds a task may stay pending before it is cancelled. */
+  startTimeout?: number;
 }
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
