@@ -206,7 +206,12 @@ describe("slurm", () => {
           probeScript(STRESS_S, node.instances, stress, gres),
         ];
         const t0 = Date.now();
-        const r = await node.exec(argv, { timeoutS: 120 });
+        // Inside a Slurm job (a --via slurm task) srun would make a step of that job, which
+        // holds no GPU: the probe is a job of its own, so the job's SLURM_* variables go
+        // (SLURM_CONF, which names the cluster, stays).
+        const clean =
+          'for v in $(env | sed -n "s/^\\(SLURM_[A-Z0-9_]*\\)=.*/\\1/p"); do [ "$v" = SLURM_CONF ] || unset "$v"; done; exec "$@"';
+        const r = await node.exec(["sh", "-c", clean, "sh", ...argv], { timeoutS: 120 });
         const wallMs = Date.now() - t0;
         const p = parseProbe(r.stdout);
         c.evidence(

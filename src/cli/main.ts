@@ -244,6 +244,10 @@ export function buildProgram(
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option(
+      "--local",
+      "the one selected node is this machine: run its commands here, not over SSH (what a --via slurm task does on its node)",
+    )
+    .option(
       "--drain",
       "drain the nodes' Slurm nodes (slurm_node) first, wait for their jobs, resume at the end only those this run drained",
     )

@@ -49,6 +49,22 @@ export interface SshdConfig {
   authorizedKeys: string;
 }
 
+/**
+ * What a session on a simulated node has: its tools first on PATH, its state, and
+ * SLICECHECK_PROC, where its /proc/driver files are (a simulated node has no driver; the slurm
+ * suite's probe reads mig-minors there). Also what its Slurm tasks get (the sim's TaskProlog).
+ */
+export function simNodeEnv(
+  c: Pick<SshdConfig, "dir" | "binDir" | "stateDir">,
+): Record<string, string> {
+  return {
+    SLICECHECK_SIM_STATE: c.stateDir,
+    SLICECHECK_SIM_NODE_DIR: c.dir,
+    SLICECHECK_PROC: writeProcRoot(c.dir),
+    PATH: `${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+  };
+}
+
 export function writeSshdConfig(c: SshdConfig): string {
   const path = join(c.dir, "sshd_config");
   const lines = [
@@ -71,9 +87,9 @@ export function writeSshdConfig(c: SshdConfig): string {
     // that bad input is refused before any node is connected to.
     "LogLevel VERBOSE",
     // The session finds the simulated tools first; SetEnv is applied after sshd's default PATH.
-    // SLICECHECK_PROC: where the node's /proc/driver files are (a simulated node has no driver;
-    // the slurm suite's probe reads mig-minors there).
-    `SetEnv SLICECHECK_SIM_STATE=${c.stateDir} SLICECHECK_SIM_NODE_DIR=${c.dir} SLICECHECK_PROC=${writeProcRoot(c.dir)} PATH=${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+    `SetEnv ${Object.entries(simNodeEnv(c))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ")}`,
   ];
   writeFileSync(path, `${lines.join("\n")}\n`);
   return path;

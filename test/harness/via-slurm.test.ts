@@ -2,13 +2,13 @@
 // slicecheck there, every task writes to one shared PostgreSQL, the controller shows the tasks'
 // states and gathers one run's reports; the same checks as a direct run of the same nodes.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { cli } from "../helpers/cli.js";
 import { xsdErrors } from "../helpers/junit-xsd.js";
 import { usePostgres } from "../helpers/postgres.js";
-import { useSlurmCluster } from "../helpers/slurm-cluster.js";
+import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
 
 interface Check {
   node: string;
@@ -41,15 +41,23 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
   this.timeout(180_000);
   const c = useSlurmCluster(4);
   const server = usePostgres();
-  const run = async (label: string, via: boolean) => {
+  /** TCP connections a node's sshd has accepted so far (its VERBOSE log). */
+  const connections = (node: string) => {
+    const log = join(c.dir, ".sim.d", "nodes", node, "sshd.log");
+    return existsSync(log)
+      ? readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => /Connection from \S+ port \d+ on /.test(l)).length
+      : 0;
+  };
+  const run = async (label: string, via: boolean, ...more: string[]) => {
     const t0 = Date.now();
     const r = await cli(
       "run",
       "-i",
       c.inventoryPath,
       ...(via ? ["--via", "slurm", "--start-timeout", "60"] : []),
-      "--suites",
-      "stress",
+      ...(more.length ? more : ["--suites", "stress"]),
       "--duration",
       "1",
       "--label",
@@ -66,8 +74,16 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
   it("gives the same checks as a direct run, from one array whose tasks each ran on their node", async () => {
     const direct = await run("direct", false);
     assert.equal(direct.code, 0, direct.stderr);
+    const before = NODES.map(connections);
     const r = await run("via-ok", true);
     assert.equal(r.code, 0, r.stderr);
+    // Each task ran its node's commands right there (local transport): no SSH connection
+    // reached sim02-sim04; sim01's are the controller's own, to submit and watch the array.
+    assert.deepEqual(
+      NODES.slice(1).map(connections),
+      before.slice(1),
+      "the tasks opened no SSH connection",
+    );
     // Measured, never asserted: the scheduler's start-up is the price of the fleet path.
     console.log(
       `      wall time: direct ${direct.wallS.toFixed(1)} s, via slurm ${r.wallS.toFixed(1)} s`,
@@ -199,5 +215,27 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
     const bad = await cli("run", "-i", c.inventoryPath, "--via", "pbs");
     assert.equal(bad.code, 3);
     assert.match(bad.stderr, /--via takes slurm, got 'pbs'/);
+  });
+  it("the slurm suite from inside a task: its probe jobs are jobs of their own, the same checks as direct", async () => {
+    await applyUnderSlurm(c, "sim01", "all-balanced");
+    const sel = ["--nodes", "sim01,sim02", "--suites", "slurm"];
+    const direct = await run("slurm-direct", false, ...sel);
+    assert.equal(direct.code, 0, direct.stderr);
+    const r = await run("slurm-via", true, ...sel);
+    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(0, 4000)}`);
+    const j = JSON.parse(r.stdout) as ViaJson;
+    const d = JSON.parse(direct.stdout) as { checks: Check[] };
+    assert.deepEqual(tuples(j.checks), tuples(d.checks));
+    assert.deepEqual(
+      j.checks
+        .filter((k) => k.title.startsWith("probe job on "))
+        .map((k) => [k.node, k.status])
+        .sort(),
+      [
+        ["sim01", "passed"],
+        ["sim01", "passed"],
+        ["sim01", "passed"],
+      ],
+    );
   });
 });

@@ -51,3 +51,13 @@ export function tenantsOption(s: string | undefined): number[] {
     );
   return t;
 }
+
+/** `--local`: the one selected node is this machine; its commands run here (local transport). */
+export function localNode(nodes: NodeSpec[]): void {
+  if (nodes.length !== 1)
+    throw new SlicecheckError(
+      "USAGE",
+      `--local runs one node's commands on this machine, but ${nodes.length} nodes are selected; select the node this is with --nodes`,
+    );
+  (nodes[0] as NodeSpec).transport = "local";
+}

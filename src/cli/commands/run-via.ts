@@ -52,6 +52,10 @@ export async function viaSlurm(
     ...(o.tenants ? ["--tenants", o.tenants] : []),
     ...(o.allowReset ? ["--allow-reset"] : []),
     ...(o.allure === false ? ["--no-allure"] : []),
+    // The task runs on its node: the node's commands run right there (local transport).
+    "--local",
+    // The node's own Slurm jobs (the slurm suite's probes) go where its task runs.
+    ...(o.reservation ? ["--reservation", o.reservation] : []),
   ];
   const outDir = resolve(o.out ?? join("reports", "runs", r.runId));
   const t0 = Date.now();

@@ -13,7 +13,7 @@ import { displayPath, loadSelected, type NodeOptions, type Out } from "../contex
 import { loadLayoutInput } from "../input.js";
 import { checkRunPaths } from "../options.js";
 import { progressView, viewMode } from "../progress-view.js";
-import { checkRunOptions, checkSlurmOptions, tenantsOption } from "./run-options.js";
+import { checkRunOptions, checkSlurmOptions, localNode, tenantsOption } from "./run-options.js";
 import { liveCheck, printEnd, printJson, printList } from "./run-print.js";
 import { viaSlurm } from "./run-via.js";
 
@@ -50,6 +50,7 @@ export interface RunCliOptions extends NodeOptions {
   runId?: string;
   partition?: string;
   reservation?: string;
+  local?: boolean;
   /** --via slurm: seconds a task may stay pending before it is cancelled. */
   startTimeout?: number;
 }
@@ -64,6 +65,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunOptions(o, suites);
   const { inventory, nodes } = loadSelected(o);
   checkSlurmOptions(o, nodes);
+  if (o.local) localNode(nodes);
   const runId = o.runId ?? newRunId();
   if (o.via !== undefined)
     return viaSlurm(o, { inventory: inventory.file, nodes, suites, runId }, io);

@@ -10,7 +10,7 @@ import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
 import { readState } from "../nvsmi/state.js";
-import { freePort } from "../sshd.js";
+import { freePort, simNodeEnv } from "../sshd.js";
 import {
   deviceFile,
   devicesOf,
@@ -97,6 +97,26 @@ function writeConf(dir: string, c: SlurmClusterFile, nodes: SlurmNodeConf[]): vo
       mknodNull(f);
     }
   }
+  // Slurm's TaskProlog prints `export NAME=value` lines into each task's environment: a
+  // simulated node's tasks get what a session there has (its nvidia-smi first on PATH), as a
+  // real node's tasks find its driver's tools. Keyed by $SLURMD_NODENAME, one script for all.
+  const envDir = join(dir, "node-env");
+  mkdirSync(envDir, { recursive: true });
+  for (const n of c.nodes) {
+    const nodeDir = dirname(n.stateDir);
+    const e = simNodeEnv({ dir: nodeDir, binDir: join(nodeDir, "bin"), stateDir: n.stateDir });
+    writeFileSync(
+      join(envDir, n.name),
+      Object.entries(e)
+        .map(([k, v]) => `export ${k}=${v}\n`)
+        .join(""),
+    );
+  }
+  writeFileSync(
+    join(dir, "task-prolog.sh"),
+    `#!/bin/sh\n# Written by \`slicecheck sim up --slurm\`: the simulated node's environment for its tasks.\nf="${envDir}/$SLURMD_NODENAME"\n[ -r "$f" ] && cat "$f"\nexit 0\n`,
+    { mode: 0o755 },
+  );
   writeFileSync(confPath(dir), slurmConf(p, nodes, c.mixed ?? []));
   writeFileSync(join(dir, "gres.conf"), gresConf(p, nodes));
 }

@@ -144,6 +144,8 @@ export function slurmConf(
     // No cgroups in a container: processes are tracked by /proc, devices are not fenced (the
     // README says what that leaves out).
     "ProctrackType=proctrack/linuxproc",
+    // Each task gets its simulated node's environment (cluster.ts writes the script).
+    `TaskProlog=${d}/task-prolog.sh`,
     "TaskPlugin=task/none",
     "SelectType=select/cons_tres",
     "SelectTypeParameters=CR_Core",
