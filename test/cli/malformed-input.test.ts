@@ -244,6 +244,12 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
       expect: "got '30m1h'",
     },
     {
+      name: "run --local with two nodes selected",
+      args: ["run", "-i", "{inv}", "--local"],
+      expect:
+        "--local runs one node's commands on this machine, but 2 nodes are selected; select the node this is with --nodes",
+    },
+    {
       name: "run --concurrency 5000",
       args: ["run", "-i", "{inv}", "--concurrency", "5000"],
       expect: "--concurrency expects a whole number from 1 to 1024, got '5000'",
