@@ -16,7 +16,15 @@ export function benchSlurm(root) {
   const sc = (...a) => execFileSync(process.execPath, [cli, ...a], { cwd: root, encoding: "utf8" });
   try {
     sc("sim", "up", "--nodes", "4", "--slurm", "--inventory", inv);
-    sc("exec", "-i", inv, "--nodes", "sim01", "--", "scontrol update nodename=sim01 state=drain reason=bench");
+    sc(
+      "exec",
+      "-i",
+      inv,
+      "--nodes",
+      "sim01",
+      "--",
+      "scontrol update nodename=sim01 state=drain reason=bench",
+    );
     sc(
       "apply",
       "-i",
