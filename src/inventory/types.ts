@@ -30,6 +30,9 @@ export interface NodeSpec extends SshEndpoint {
   /** `local` runs commands on this machine (Ansible's `ansible_connection: local`); absent
    * means ssh, except for `host: localhost` without jump hosts. */
   transport?: "ssh" | "local";
+  /** Set when this process runs inside a Slurm job on the node (a `run --via slurm` task with
+   * `--local`): the job, and the reservation meant to keep other jobs off the node. */
+  slurmJob?: { jobId: string; reservation: string | null };
   /** Where each resolved value came from (`file:line (ansible_port)`, `… (ssh_config Port)`,
    * `default`), for `slicecheck inventory`. */
   origins?: Record<string, string>;

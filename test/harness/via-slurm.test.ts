@@ -238,4 +238,67 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
       ],
     );
   });
+  it("faults via Slurm: refused beside tenants, done inside a reservation where the task's job runs alone", async () => {
+    // sim01 carries all-balanced (the test before): one GPU, four instances to fault.
+    const iso = [
+      "--nodes",
+      "sim01",
+      "--suites",
+      "isolation",
+      "--faults",
+      "kill",
+      "--aggressors",
+      "1",
+    ];
+    const refused = await run("iso-refused", true, ...iso);
+    assert.equal(refused.code, 2, refused.stderr);
+    const rj = JSON.parse(refused.stdout) as ViaJson;
+    const isoChecks = rj.checks.filter((k) => k.suite === "isolation");
+    assert.ok(isoChecks.length > 0);
+    for (const k of isoChecks) {
+      assert.equal(k.status, "broken", k.message);
+      assert.match(
+        k.message,
+        /running this run's job \d+, but no reservation keeps other jobs off the node/,
+      );
+    }
+    await c.sh(
+      "sim01",
+      "scontrol create reservation ReservationName=maint Nodes=sim01 StartTime=now Duration=30 Users=root Flags=MAINT,IGNORE_JOBS",
+    );
+    try {
+      const r = await run("iso-held", true, ...iso, "--reservation", "maint");
+      const j = JSON.parse(r.stdout) as ViaJson;
+      const held = j.checks.filter((k) => k.suite === "isolation");
+      assert.equal(r.code, 0, held.map((k) => `${k.title}: ${k.status} ${k.message}`).join("\n"));
+      assert.ok(
+        held.some((k) => k.title.includes("victimsUnaffected")),
+        held.map((k) => k.title).join(", "),
+      );
+      assert.ok(held.every((k) => k.status === "passed"));
+      // Someone else's job on the node, inside the same reservation: refused again.
+      const other = (
+        await c.sh(
+          "sim01",
+          "sbatch --parsable -w sim01 -p mig --reservation=maint -t 2 -o /dev/null --wrap 'sleep 120'",
+        )
+      ).trim();
+      try {
+        const again = await run("iso-shared", true, ...iso, "--reservation", "maint");
+        assert.equal(again.code, 2, again.stderr);
+        const shared = (JSON.parse(again.stdout) as ViaJson).checks.filter(
+          (k) => k.suite === "isolation",
+        );
+        assert.ok(shared.length > 0);
+        for (const k of shared) {
+          assert.equal(k.status, "broken");
+          assert.match(k.message, new RegExp(`but job\\(s\\) ${other} run there too`));
+        }
+      } finally {
+        await c.sh("sim01", `scancel ${other}`);
+      }
+    } finally {
+      await c.sh("sim01", "scontrol delete reservation=maint");
+    }
+  });
 });

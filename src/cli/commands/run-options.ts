@@ -53,11 +53,17 @@ export function tenantsOption(s: string | undefined): number[] {
 }
 
 /** `--local`: the one selected node is this machine; its commands run here (local transport). */
-export function localNode(nodes: NodeSpec[]): void {
+export function localNode(nodes: NodeSpec[], reservation?: string): void {
   if (nodes.length !== 1)
     throw new SlicecheckError(
       "USAGE",
       `--local runs one node's commands on this machine, but ${nodes.length} nodes are selected; select the node this is with --nodes`,
     );
-  (nodes[0] as NodeSpec).transport = "local";
+  const n = nodes[0] as NodeSpec;
+  n.transport = "local";
+  // A --via slurm task on its node: its own job, for the interlocks (a job holding the node
+  // alone, in a reservation, keeps tenants off it as a drain does).
+  const job = process.env.SLURM_JOB_ID;
+  if (job && n.slurmNode && process.env.SLURMD_NODENAME === n.slurmNode)
+    n.slurmJob = { jobId: job, reservation: reservation ?? null };
 }

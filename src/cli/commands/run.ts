@@ -65,7 +65,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunOptions(o, suites);
   const { inventory, nodes } = loadSelected(o);
   checkSlurmOptions(o, nodes);
-  if (o.local) localNode(nodes);
+  if (o.local) localNode(nodes, o.reservation);
   const runId = o.runId ?? newRunId();
   if (o.via !== undefined)
     return viaSlurm(o, { inventory: inventory.file, nodes, suites, runId }, io);

@@ -25,6 +25,8 @@ export function slurmRefusal(s: SlurmView): string | null {
   if (s.state === null) {
     return `cannot tell whether Slurm node ${s.node} is drained: ${s.problem ?? "no State= in scontrol's answer"}; the inventory names slurm_node ${s.node}, so the node is not touched`;
   }
+  // A --via slurm task's own job holding the node, alone, in a reservation: as good as drained.
+  if (s.ownJob?.held) return null;
   const [base = "", ...flags] = s.state.toUpperCase().split("+");
   const b = base.replace(/[*~#$@^!%]+$/, "");
   const drain = flags.includes("DRAIN") || b === "DRAINED";
@@ -32,6 +34,8 @@ export function slurmRefusal(s: SlurmView): string | null {
   if (drain) {
     return `Slurm node ${s.node} is ${s.state}: it is draining but jobs still run on it; wait until scontrol shows IDLE+DRAIN, then rerun`;
   }
+  if (s.ownJob)
+    return `Slurm node ${s.node} is ${s.state}, running this run's job ${s.ownJob.jobId}, but ${s.ownJob.why}: with --via slurm, give --reservation R, a reservation on the nodes that only this run's jobs use (Flags=MAINT), so that no tenant's job runs beside the faults`;
   return `Slurm node ${s.node} is ${s.state}, not drained: drain it first (scontrol update nodename=${s.node} state=drain reason=slicecheck), wait until it shows IDLE+DRAIN, then rerun`;
 }
 

@@ -25,6 +25,7 @@ import {
 } from "../../nvsmi/index.js";
 import type { Transport } from "../../transport/types.js";
 import { quote } from "../../util/shell.js";
+import { expandHostlist } from "../../verdicts/slurm.js";
 import { normaliseDeviceId } from "../layout/index.js";
 import { type Output, type Read, readBundle } from "./bundle.js";
 import { faultRefusals } from "./interlocks.js";
@@ -257,12 +258,18 @@ export async function readNode(
     queryGpu(VIRT_FIELDS),
     { shell: HOLDER_PROBE },
     ...(spec.slurmNode ? [["scontrol", "show", "node", spec.slurmNode]] : []),
+    // Inside our own job on the node: which jobs run there, and our reservation's extent.
+    ...(spec.slurmNode && spec.slurmJob
+      ? [
+          ["squeue", "-h", "-w", spec.slurmNode, "-t", "all", "-o", "%A %T"],
+          ...(spec.slurmJob.reservation
+            ? [["scontrol", "show", "reservation", "-o", spec.slurmJob.reservation]]
+            : []),
+        ]
+      : []),
   ];
-  const [q, apps, lgi, lci, lgip, lgipp, virt, holders, slurm] = await readBundle(
-    t,
-    reads,
-    timeoutMs,
-  );
+  const [q, apps, lgi, lci, lgip, lgipp, virt, holders, slurm, jobs, reservation] =
+    await readBundle(t, reads, timeoutMs);
   const rows = gpuRows(node, queryGpu(GPU_FIELDS), GPU_FIELDS, q!);
   const appsArgv = queryComputeApps(DEFAULT_APP_FIELDS);
   if (apps!.exitCode !== 0) throw nodeCommandError(node, appsArgv, apps!, "failed");
@@ -303,8 +310,45 @@ export async function readNode(
     driver: str(rows[0]?.driver_version),
     gpus,
     holders: holdersOf(holders!),
-    slurm: spec.slurmNode && slurm ? slurmOf(spec.slurmNode, slurm) : null,
+    slurm:
+      spec.slurmNode && slurm
+        ? withOwnJob(slurmOf(spec.slurmNode, slurm), spec, jobs, reservation)
+        : null,
   };
+}
+
+/**
+ * A `--via slurm` task's view of its node: held when its own job is the only live job there
+ * and the node lies in the task's reservation, active now (Slurm then starts no job of anyone
+ * outside the reservation on it). Anything unread or unexpected leaves it not held.
+ */
+function withOwnJob(
+  v: SlurmView,
+  spec: NodeSpec,
+  jobs: Output | undefined,
+  reservation: Output | undefined,
+): SlurmView {
+  const own = spec.slurmJob;
+  if (!own || v.state === null) return v;
+  const no = (why: string): SlurmView => ({ ...v, ownJob: { jobId: own.jobId, held: false, why } });
+  if (jobs?.exitCode !== 0) return no("squeue could not list the node's jobs");
+  const live = jobs.stdout
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([id, state]) => id && /^(RUNNING|COMPLETING|SUSPENDED|CONFIGURING)$/.test(state ?? ""))
+    .map(([id]) => id as string);
+  const others = live.filter((id) => id !== own.jobId);
+  if (!live.includes(own.jobId)) return no(`squeue does not show job ${own.jobId} on the node`);
+  if (others.length) return no(`job(s) ${others.join(", ")} run there too`);
+  if (!own.reservation) return no("no reservation keeps other jobs off the node");
+  const r = reservation?.exitCode === 0 ? reservation.stdout : "";
+  const state = /(?:^|\s)State=(\S+)/.exec(r)?.[1];
+  const nodes = /(?:^|\s)Nodes=(\S+)/.exec(r)?.[1];
+  if (!state || !nodes) return no(`reservation ${own.reservation} could not be read`);
+  if (state !== "ACTIVE") return no(`reservation ${own.reservation} is ${state}, not ACTIVE`);
+  if (!expandHostlist(nodes).includes(v.node))
+    return no(`reservation ${own.reservation} (Nodes=${nodes}) does not hold ${v.node}`);
+  return { ...v, ownJob: { jobId: own.jobId, held: true, why: null } };
 }
 
 /** What stops a suite from faulting this node (see faultRefusals); empty when nothing does. */

@@ -65,6 +65,12 @@ export interface SlurmView {
   state: string | null;
   /** Why it could not be read. */
   problem: string | null;
+  /**
+   * Inside this process's own Slurm job on the node (a `--via slurm` task): whether that job
+   * is the only one there and the reservation keeps the others off. `held` then stands in for
+   * a drain (tenants are kept off the node); `why` says what is missing otherwise.
+   */
+  ownJob?: { jobId: string; held: boolean; why: string | null };
 }
 
 export interface NodeSnapshot {
