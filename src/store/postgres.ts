@@ -36,6 +36,11 @@ function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
 
 async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client whose server goes away emits 'error' (the pool's handler covers idle
+  // ones only): unheard, that is an uncaught exception that ends the controller. The query in
+  // flight rejects as well, which is what the recorder reports.
+  const onError = () => {};
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const r = await fn(client);
@@ -45,6 +50,7 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
     await client.query("ROLLBACK").catch(() => {});
     throw e;
   } finally {
+    client.off("error", onError);
     client.release();
   }
 }
