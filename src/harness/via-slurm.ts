@@ -13,6 +13,7 @@ import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { openTransport } from "../transport/open.js";
 import type { Transport } from "../transport/types.js";
+import { quote } from "../util/shell.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes } from "../verdicts/slurm.js";
 import { freshOutDir } from "./out-dir.js";
@@ -140,15 +141,36 @@ async function nodeInfo(
   });
 }
 
-async function pin(t: Transport, jobId: string, node: string, partition: string | null) {
-  if (partition) await sh(t, ["scontrol", "update", `JobId=${jobId}`, `Partition=${partition}`]);
-  try {
-    await sh(t, ["scontrol", "update", `JobId=${jobId}`, `NodeList=${node}`]);
-  } catch (e) {
-    // Older scontrol spelling of the same field.
-    await sh(t, ["scontrol", "update", `JobId=${jobId}`, `ReqNodeList=${node}`]).catch(() => {
-      throw e;
-    });
+/**
+ * Pins every task to its node in one remote shell (one round trip, not one per node: a fleet of
+ * hundreds of nodes is pinned in about the time of one scontrol call each on the node, without
+ * the SSH channel's cost per call). A task whose pinning fails fails the whole submission.
+ */
+async function pinAll(
+  t: Transport,
+  items: readonly { jobId: string; node: string; partition: string | null }[],
+): Promise<void> {
+  const lines = items.map(({ jobId, node, partition }) => {
+    const j = quote(`JobId=${jobId}`);
+    const part = partition
+      ? `scontrol update ${j} ${quote(`Partition=${partition}`)} 2>&1 && `
+      : "";
+    // ReqNodeList: an older scontrol's spelling of the same field.
+    return `out=$( { ${part}{ scontrol update ${j} ${quote(`NodeList=${node}`)} 2>&1 || scontrol update ${j} ${quote(`ReqNodeList=${node}`)} 2>&1; }; } ); echo "slicecheck-pin ${jobId} $? $(printf %s "$out" | tr '\n' ' ')"`;
+  });
+  const r = await t.exec({ shell: lines.join("\n") }, { timeoutMs: 60_000 + 2_000 * items.length });
+  const done = new Map<string, string>();
+  for (const l of r.stdout.split("\n")) {
+    const m = /^slicecheck-pin (\S+) (\d+) ?(.*)$/.exec(l);
+    if (m) done.set(m[1] as string, m[2] === "0" ? "" : (m[3] ?? "").trim() || `exit ${m[2]}`);
+  }
+  for (const { jobId, node } of items) {
+    const why = done.get(jobId);
+    if (why === undefined || why)
+      throw new SlicecheckError(
+        "SLURM",
+        `scontrol update JobId=${jobId} NodeList=${node} on ${t.node.name} failed: ${why ?? (r.stderr.trim() || `no answer (exit ${r.exitCode})`)}`,
+      );
   }
 }
 
@@ -195,9 +217,16 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
     ]);
     arrayId = id.trim().split(";")[0] ?? "";
     o.progress(`submitted job array ${arrayId} (held), ${o.nodes.length} task(s)`);
+    await pinAll(
+      t,
+      tasks.map((task, i) => ({
+        jobId: `${arrayId}_${i}`,
+        node: task.slurmNode,
+        partition: parts[i] !== first ? (parts[i] ?? null) : null,
+      })),
+    );
     for (const [i, task] of tasks.entries()) {
       const jobId = `${arrayId}_${i}`;
-      await pin(t, jobId, task.slurmNode, parts[i] !== first ? (parts[i] ?? null) : null);
       jobs.push({ ...task, jobId, states: ["PENDING"], ranOn: null, note: null, exitCode: null });
       o.progress(`${task.node}: job ${jobId} pinned to Slurm node ${task.slurmNode}`);
       const why = info[i]?.unavailable;

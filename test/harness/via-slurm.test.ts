@@ -2,10 +2,12 @@
 // slicecheck there, every task writes to one shared PostgreSQL, the controller shows the tasks'
 // states and gathers one run's reports; the same checks as a direct run of the same nodes.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { cli } from "../helpers/cli.js";
+import { taggedPids, waitFor } from "../helpers/cluster.js";
 import { xsdErrors } from "../helpers/junit-xsd.js";
 import { usePostgres } from "../helpers/postgres.js";
 import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
@@ -300,5 +302,86 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
     } finally {
       await c.sh("sim01", "scontrol delete reservation=maint");
     }
+  });
+  it("SIGINT mid-run: the tasks stop their workloads, write their reports, are gathered; exit 130", async () => {
+    const out = join(c.dir, "via-int");
+    const child = spawn(
+      process.execPath,
+      [
+        "bin/slicecheck.js",
+        "run",
+        "-i",
+        c.inventoryPath,
+        "--nodes",
+        "sim02,sim03",
+        "--via",
+        "slurm",
+        "--duration",
+        "30",
+        "--db",
+        server.url,
+        "--label",
+        "via-int",
+        "--out",
+        out,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.stdout.resume();
+    const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+    // Both tasks' stresses have printed two interval lines: they are mid-workload.
+    const intervals = (node: string) => {
+      const dir = join(out, node);
+      if (!existsSync(dir)) return 0;
+      return Math.max(
+        0,
+        // The task's own --out is <out>/<node>; its logs sit in the node's folder under it.
+        ...(readdirSync(dir, { recursive: true }) as string[])
+          .filter((f) => f.endsWith(".stress.1.log"))
+          .map((f) => (readFileSync(join(dir, f), "utf8").match(/stress t=/g) ?? []).length),
+      );
+    };
+    assert.ok(
+      await waitFor(() => intervals("sim02") >= 2 && intervals("sim03") >= 2, 60_000, 200),
+      stderr,
+    );
+    const t0 = Date.now();
+    child.kill("SIGINT");
+    assert.equal(await exited, 130, stderr);
+    assert.ok(Date.now() - t0 < 30_000, "it did not wait for the 30 s stresses to end");
+    assert.match(stderr, /SIGTERM to the running tasks of job array \d+/);
+    const via = JSON.parse(readFileSync(join(out, "via-slurm.json"), "utf8")) as {
+      interrupted: boolean;
+      jobs: { node: string; exitCode: number | null }[];
+    };
+    assert.equal(via.interrupted, true);
+    // Each task ran slicecheck to its own interrupted end (130), and wrote what it had.
+    assert.deepEqual(
+      via.jobs.map((j) => [j.node, j.exitCode]),
+      [
+        ["sim02", 130],
+        ["sim03", 130],
+      ],
+    );
+    const checks = readFileSync(join(out, "checks.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Check);
+    const stress = checks.filter((k) => k.suite === "stress");
+    assert.deepEqual(stress.map((k) => [k.node, k.status]).sort(), [
+      ["sim02", "broken"],
+      ["sim03", "broken"],
+    ]);
+    assert.match(readFileSync(join(out, "measurements.jsonl"), "utf8"), /"metric":"tflops"/);
+    assert.ok(existsSync(join(out, "junit.xml")));
+    // Nothing of the run is left: no task in Slurm, no process of the run on the nodes.
+    const runId = JSON.parse(readFileSync(join(out, "run.json"), "utf8")).runId as string;
+    assert.equal((await c.sh("sim01", `squeue -h -n slicecheck-${runId}`)).trim(), "");
+    for (const n of ["sim02", "sim03"])
+      assert.deepEqual(taggedPids(`SLICECHECK_RUN=${runId}@${n}`), [], n);
   });
 });
