@@ -19,6 +19,13 @@ interface Check {
 describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", function () {
   this.timeout(240_000);
   const c = useSlurmCluster(2);
+  /** sim01's earlier Slurm faults cleared, then `kind` planted. */
+  const replant = async (kind: string) => {
+    for (const args of [["--clear"], [kind]]) {
+      const f = await cli("sim", "fault", "sim01", ...args, "--inventory", c.inventoryPath);
+      assert.equal(f.code, 0, f.stderr);
+    }
+  };
   let n = 0;
   const runSlurm = async () => {
     const r = await cli(
@@ -126,17 +133,7 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
   });
 
   it("a MIG node in a whole-card partition fails, naming the partition", async () => {
-    const cleared = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
-    assert.equal(cleared.code, 0, cleared.stderr);
-    const f = await cli(
-      "sim",
-      "fault",
-      "sim01",
-      "slurm-mixed-partition",
-      "--inventory",
-      c.inventoryPath,
-    );
-    assert.equal(f.code, 0, f.stderr);
+    await replant("slurm-mixed-partition");
     const r = await runSlurm();
     const k = r.of("sim01", "MIG gres only in MIG partitions");
     assert.equal(k.status, "failed");
@@ -144,18 +141,9 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
     assert.match(k.message, /sim01 offers MIG gres but is in whole-card partition\(s\) gpu/);
     assert.equal(r.of("sim01", "gres matches the MIG instances").status, "passed");
   });
+
   it("a site naming its MIG gres mig:<profile> (the document's way) is followed, probes included", async () => {
-    const cleared = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
-    assert.equal(cleared.code, 0, cleared.stderr);
-    const f = await cli(
-      "sim",
-      "fault",
-      "sim01",
-      "slurm-mig-naming",
-      "--inventory",
-      c.inventoryPath,
-    );
-    assert.equal(f.code, 0, f.stderr);
+    await replant("slurm-mig-naming");
     assert.match(
       await c.sh("sim01", "scontrol show node -o sim01"),
       /Gres=mig:3g\.40gb:1,mig:2g\.20gb:1,mig:1g\.10gb:2 /,
