@@ -274,7 +274,7 @@ describe("slurm", () => {
         if (!p.cudaUuid)
           fail(
             "SLURM_PROBE_DEVICE",
-            `Slurm allocated ${got.label} to the job, but its CUDA sees no device (CUDA_VISIBLE_DEVICES ${p.cvdSet ? `=${p.cvd ?? ""}` : "unset"} as Slurm left it): ${p.cudaError ?? `stress exit ${p.stressExit}`}`,
+            `Slurm allocated ${got.label} to the job, but its CUDA sees no device (CUDA_VISIBLE_DEVICES${p.cvdSet ? `=${p.cvd ?? ""}` : " unset"} as Slurm left it): ${p.cudaError ?? `stress exit ${p.stressExit}`}`,
           );
         if (p.cudaUuid !== got.uuid) {
           const other = node.instances.find((i) => i.uuid === p.cudaUuid);
