@@ -10,6 +10,7 @@ import {
   fail,
   forEachNode,
   harness,
+  notAssessed,
   type SuiteNode,
   slurm,
 } from "slicecheck/suite";
@@ -20,7 +21,9 @@ const {
   gresType,
   isMigCapableGres,
   isMigType,
+  judgeConfinement,
   migGresName,
+  parseCgroupConf,
   parseGresConf,
   parseNodes,
   parsePartitions,
@@ -29,6 +32,7 @@ const {
   probeScript,
 } = slurm;
 type SlurmNodeInfo = slurm.SlurmNodeInfo;
+type ConfinementInput = slurm.ConfinementInput;
 
 const run = harness();
 const STRESS_S = 2;
@@ -39,6 +43,7 @@ interface SlurmView {
   partitions: Map<string, string[]>;
   version: string | null;
   gresConf: { path: string; text: string | null; why: string | null };
+  cgroupConf: { path: string; text: string | null; why: string | null };
   raw: string;
 }
 
@@ -53,8 +58,13 @@ async function read(node: SuiteNode, name: string): Promise<SlurmView> {
   const parts = await sh("scontrol show partition -o");
   const version = await sh("scontrol version");
   const conf = await sh("scontrol show config | sed -n 's/^SLURM_CONF *= *//p'");
-  const path = `${(conf.out.trim() || "/etc/slurm/slurm.conf").replace(/\/[^/]*$/, "")}/gres.conf`;
-  const gres = await sh(`cat '${path.replace(/'/g, "'\\''")}'`);
+  const confDir = (conf.out.trim() || "/etc/slurm/slurm.conf").replace(/\/[^/]*$/, "");
+  const cat = (p: string) => sh(`cat '${p.replace(/'/g, "'\\''")}'`);
+  const path = `${confDir}/gres.conf`;
+  const gres = await cat(path);
+  // Read on the node, where slurmd reads it (a cgroup.conf is per cluster, like slurm.conf).
+  const cgPath = `${confDir}/cgroup.conf`;
+  const cg = await cat(cgPath);
   const all = parseNodes(nodes.out);
   return {
     me: all.find((n) => n.name === name) ?? null,
@@ -62,6 +72,7 @@ async function read(node: SuiteNode, name: string): Promise<SlurmView> {
     partitions: parsePartitions(parts.out),
     version: version.out.trim().replace(/^slurm(-wlm)?\s+/, "") || null,
     gresConf: { path, text: gres.ok ? gres.out : null, why: gres.ok ? null : gres.err },
+    cgroupConf: { path: cgPath, text: cg.ok ? cg.out : null, why: cg.ok ? null : cg.err },
     raw: nodes.out,
   };
 }
@@ -163,10 +174,14 @@ describe("slurm", () => {
     // A close that fails is tried again by the run's teardown, before it resumes the node.
     after(() => jobs.close().catch(() => {}));
 
+    // What each probe job saw, for the confinement check after them.
+    const seen: ConfinementInput[] = [];
+    let probes = 0;
     for (const profile of [...new Set(migProfiles.map((i) => i.profile))].sort())
       it(`probe job on ${profile} lands on one ${profile} instance`, async () => {
         const v = ready();
         const c = current();
+        probes++;
         const w = await jobs
           .open()
           .catch((e: Error) =>
@@ -208,9 +223,10 @@ describe("slurm", () => {
         const t0 = Date.now();
         // Inside a Slurm job (a --via slurm task) srun would make a step of that job, which
         // holds no GPU: the probe is a job of its own, so the job's SLURM_* variables go
-        // (SLURM_CONF, which names the cluster, stays).
+        // (SLURM_CONF, which names the cluster, stays), and so does a CUDA_VISIBLE_DEVICES of
+        // the caller's: the job runs with what Slurm gives it, nothing of ours.
         const clean =
-          'for v in $(env | sed -n "s/^\\(SLURM_[A-Z0-9_]*\\)=.*/\\1/p"); do [ "$v" = SLURM_CONF ] || unset "$v"; done; exec "$@"';
+          'for v in $(env | sed -n "s/^\\(SLURM_[A-Z0-9_]*\\)=.*/\\1/p"); do [ "$v" = SLURM_CONF ] || unset "$v"; done; unset CUDA_VISIBLE_DEVICES; exec "$@"';
         const r = await node.exec(["sh", "-c", clean, "sh", ...argv], { timeoutS: 120 });
         const wallMs = Date.now() - t0;
         const p = parseProbe(r.stdout);
@@ -225,6 +241,12 @@ describe("slurm", () => {
             `no probe job ran for ${gres}:${type}:1 on ${name} (srun exit ${r.exitCode}): ${r.stderr.trim().split("\n").slice(-2).join(" ")}`,
           );
         const dev = probeDevice(p);
+        seen.push({
+          asked: `${gres}:${type}:1`,
+          allocated: dev.kind === "uuid" ? dev.uuid : null,
+          answer: p,
+        });
+        c.parameter("CUDA_VISIBLE_DEVICES in the job", p.cvdSet ? p.cvd || "(empty)" : "(unset)");
         if (dev.kind === "unmapped")
           broken("SLURM_PROBE_UNMAPPED", `the job on ${p.node}: ${dev.why}`);
         if (dev.kind !== "uuid")
@@ -248,6 +270,20 @@ describe("slurm", () => {
             "SLURM_PROBE_WRONG_PROFILE",
             `a job asking for ${gres}:${type}:1 landed on ${got.label}, a ${got.profile} instance (${got.uuid}): Slurm's gres types do not match the devices`,
           );
+        // What the tenant's own CUDA runs on, with nothing set by the probe.
+        if (!p.cudaUuid)
+          fail(
+            "SLURM_PROBE_DEVICE",
+            `Slurm allocated ${got.label} to the job, but its CUDA sees no device (CUDA_VISIBLE_DEVICES${p.cvdSet ? `=${p.cvd ?? ""}` : " unset"} as Slurm left it): ${p.cudaError ?? `stress exit ${p.stressExit}`}`,
+          );
+        if (p.cudaUuid !== got.uuid) {
+          const other = node.instances.find((i) => i.uuid === p.cudaUuid);
+          fail(
+            "SLURM_PROBE_DEVICE",
+            `Slurm allocated ${got.label} (${got.uuid}) to the job, but its CUDA computes on ${other ? `${other.label}, a ${other.profile} instance` : "another device"} (${p.cudaUuid})`,
+          );
+        }
+        c.parameter("job's CUDA computes on", `${got.label} ${got.uuid}`);
         if (p.errors === null || r.exitCode !== 0)
           fail(
             "STRESS_FAILED",
@@ -259,6 +295,46 @@ describe("slurm", () => {
             `the stress inside the job on ${got.label} counted ${p.errors} error(s)`,
           );
         c.note(`job landed on ${got.label} (${got.uuid}); ${p.tflops} TFLOP/s; ${wallMs} ms`);
+      });
+
+    // A tenant's job reaches its own instance and nothing else, as the job itself sees it.
+    if (migProfiles.length > 0 || !name)
+      it("a job reaches only its own instance", () => {
+        if (!node.error && !name)
+          notAssessed(
+            "NOT_ASSESSED",
+            `${node.name} has no scheduler (no slurm_node): the harness is root there and sees every instance, so what a tenant can reach is NOT ASSESSED; set slurm_node to probe it through Slurm`,
+          );
+        const v = ready();
+        const c = current();
+        const cg = v.cgroupConf.text === null ? null : parseCgroupConf(v.cgroupConf.text);
+        const constrain = cg?.constrainDevices ?? null;
+        const said =
+          cg === null
+            ? `${v.cgroupConf.path} not readable (${v.cgroupConf.why ?? "?"})`
+            : `ConstrainDevices=${constrain ?? "(not set: Slurm's default, no)"}`;
+        c.parameter("ConstrainDevices", cg === null ? "unknown" : (constrain ?? "unset (no)"));
+        if (v.cgroupConf.text !== null) c.evidence(v.cgroupConf.path, v.cgroupConf.text);
+        if (seen.length === 0)
+          broken(
+            "SLURM_PROBE",
+            `no probe job ran on ${name} (${probes} tried): confinement NOT ASSESSED (${said})`,
+          );
+        const j = judgeConfinement(seen, node.instances);
+        c.figures({ ...j.figures, constrainDevices: constrain ?? "unset" });
+        if (!j.observed)
+          broken(
+            "SLURM_PROBE",
+            `the probe jobs on ${name} listed no instance, opened no cap and had no neighbour to try: confinement NOT ASSESSED (${said})`,
+          );
+        if (j.problems.length)
+          fail(
+            "TENANT_NOT_CONFINED",
+            `a job on ${name} reaches more than its allocation (${said}): ${j.problems.join(" | ")}`,
+          );
+        c.note(
+          `${seen.length} job(s) on ${name}: each saw only its own instance, opened no other GPU instance's caps, and was refused ${j.figures.neighboursTried} neighbour UUID(s) (${said})`,
+        );
       });
   });
 });

@@ -40,7 +40,7 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .argument("<node>", "the simulated node")
     .argument(
       "[kind]",
-      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition",
+      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition, slurm-unconstrained",
     )
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
     .option(

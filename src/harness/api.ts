@@ -116,6 +116,16 @@ export function broken(code: string, message: string): never {
   throw e;
 }
 
+/** The check was not assessed: what it judges cannot be observed here (confinement on a node
+ * without a scheduler, where the harness is root and sees everything). A skipped check with its
+ * reason, exit unchanged: never a pass, never a failure of the node. */
+export function notAssessed(code: string, message: string): never {
+  const e = new Error(message) as Error & { code: string; notAssessed: true };
+  e.code = code;
+  e.notAssessed = true;
+  throw e;
+}
+
 // Slurm's answers parsed (scontrol -o, gres.conf, hostlists) and compared with MIG instances:
 // what the built-in slurm suite uses, for site suites that check their own Slurm rules.
 export * as slurm from "../verdicts/slurm.js";

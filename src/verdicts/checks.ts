@@ -72,6 +72,9 @@ export function classify(err: unknown): { status: CheckStatus; code: string; mes
       message,
     };
   if (err instanceof SlicecheckError) return { status: "broken", code: err.code, message };
+  // suite API notAssessed(): skipped with its reason, not the bare "skipped" of a pending test.
+  if ((e as { notAssessed?: boolean }).notAssessed && typeof e.code === "string")
+    return { status: "skipped", code: e.code, message };
   if ((e as { brokenCheck?: boolean }).brokenCheck && typeof e.code === "string")
     return { status: "broken", code: e.code, message };
   return { status: "broken", code: "HARNESS_ERROR", message };

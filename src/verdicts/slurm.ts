@@ -202,6 +202,7 @@ export function compareGres(
 
 export interface ProbeAnswer {
   node: string | null;
+  job: string | null;
   /** CUDA_VISIBLE_DEVICES as Slurm set it. */
   cvd: string | null;
   /** The device's index among the node's gpu gres (SLURM_STEP_GPUS, SLURM_JOB_GPUS, else cvd). */
@@ -213,18 +214,76 @@ export interface ProbeAnswer {
   uuid: string | null;
   tflops: number | null;
   errors: number | null;
+  /** Whether CUDA_VISIBLE_DEVICES was set at all in the job (`cvd` empty either way). */
+  cvdSet: boolean;
+  /** `nvidia-smi -L` as the job ran it. */
+  smi: string[];
+  /** Every /dev/nvidia-caps file the job tried to open, with its mig-minors key. */
+  caps: ProbeCap[];
+  /** The device the job's CUDA gave its stress (its `slicecheck-device` line); null: none. */
+  cudaUuid: string | null;
+  /** The stress's CUDA error line where it got no device. */
+  cudaError: string | null;
+  stressExit: number | null;
+  /** The stress started on each other instance of the node by its UUID. */
+  reach: ProbeReach[];
+}
+
+export interface ProbeCap {
+  minor: number;
+  /** `gpu0/gi7/ci0/access`, `config`; null where mig-minors does not list the minor. */
+  key: string | null;
+  open: boolean;
+  /** The shell's words where the open failed. */
+  why: string;
+}
+
+export interface ProbeReach {
+  target: string;
+  exit: number;
+  /** The device that stress got a context on; null: refused. */
+  device: string | null;
+  why: string;
 }
 
 const field = (line: string, key: string) =>
   new RegExp(`(?:^| )${key}=(\\S*)`).exec(line)?.[1] || null;
 
-/** What the probe job printed (its SLICECHECK_PROBE line and the stress's final line). */
+const CAP = /^SLICECHECK_CAP (\d+) (\S+) (open|denied) ?(.*)$/;
+const REACH = /^SLICECHECK_REACH (\S+) exit=(\d+) device=(\S+) ?(.*)$/;
+const DEVICE = /^slicecheck-device .*?\buuid=(\S+)/m;
+
+/** What the probe job printed (its SLICECHECK_* lines and the stress's own lines). */
 export function parseProbe(stdout: string): ProbeAnswer {
   const line = /^SLICECHECK_PROBE .*$/m.exec(stdout)?.[0] ?? null;
   const s = /^SLICECHECK stress-final tflops=([\d.]+) errors=(\d+)/m.exec(stdout);
   const f = (k: string) => (line ? field(line, k) : null);
+  const lines = stdout.split("\n");
+  const stressExit = /^SLICECHECK_STRESS exit=(\d+)/m.exec(stdout)?.[1];
+  const caps: ProbeCap[] = [];
+  const reach: ProbeReach[] = [];
+  for (const l of lines) {
+    const c = CAP.exec(l);
+    if (c)
+      caps.push({
+        minor: Number(c[1]),
+        key: c[2] === "-" ? null : (c[2] ?? null),
+        open: c[3] === "open",
+        why: (c[4] ?? "").trim(),
+      });
+    const r = REACH.exec(l);
+    if (r)
+      reach.push({
+        target: r[1] ?? "",
+        exit: Number(r[2]),
+        device: r[3] === "-" ? null : (r[3] ?? null),
+        why: (r[4] ?? "").trim(),
+      });
+  }
+  const cudaUuid = DEVICE.exec(stdout)?.[1] ?? null;
   return {
     node: f("node"),
+    job: f("job"),
     cvd: f("cvd"),
     gpus: f("gpus"),
     file: f("file"),
@@ -232,6 +291,13 @@ export function parseProbe(stdout: string): ProbeAnswer {
     uuid: f("uuid"),
     tflops: s ? Number(s[1]) : null,
     errors: s ? Number(s[2]) : null,
+    cvdSet: f("cvdset") === "1",
+    smi: lines.filter((l) => l.startsWith("SLICECHECK_SMI ")).map((l) => l.slice(15)),
+    caps,
+    cudaUuid,
+    cudaError: cudaUuid ? null : (lines.find((l) => /CUDA error|no CUDA/i.test(l)) ?? null),
+    stressExit: stressExit === undefined ? null : Number(stressExit),
+    reach,
   };
 }
 
@@ -267,13 +333,22 @@ export function probeDevice(p: ProbeAnswer): ProbeDevice {
 }
 
 /**
- * The job's own script. Which device Slurm gave it: a MIG UUID in CUDA_VISIBLE_DEVICES where
- * slurmd sets one; else the device's index among the node's gpu gres (SLURM_STEP_GPUS or
- * SLURM_JOB_GPUS: CUDA_VISIBLE_DEVICES is renumbered from 0 under device cgroups), the File(s)
- * gres.conf names for that index, and for a `/dev/nvidia-caps/nvidia-capN` File the GI/CI the
- * node's mig-minors gives minor N (`gpu0/gi7/ci0`, as the driver publishes it), looked up in
- * `instances` (label → UUID, from this run's discovery). Then a short stress on exactly that
- * device with `stress` (the built-in stress binary on the node).
+ * The job's own script. It sets nothing: what a tenant's job gets is what it runs with.
+ *
+ * 1. Which device Slurm's records give it (the allocation): a MIG UUID in CUDA_VISIBLE_DEVICES
+ *    where slurmd sets one (AutoDetect=nvml); else the device's index among the node's gres
+ *    (SLURM_STEP_GPUS or SLURM_JOB_GPUS: CUDA_VISIBLE_DEVICES is renumbered from 0 under device
+ *    cgroups; for a generic `mig` gres the job's own `scontrol show job -d` record), the File(s)
+ *    gres.conf names for that index, and for a `/dev/nvidia-caps/nvidia-capN` File the GI/CI the
+ *    node's mig-minors gives minor N (`gpu0/gi7/ci0`, as the driver publishes it), looked up in
+ *    `instances` (label → UUID, from this run's discovery).
+ * 2. What the job sees: CUDA_VISIBLE_DEVICES as Slurm left it, `nvidia-smi -L`, and which
+ *    `/dev/nvidia-caps` files it can open (each with its mig-minors key).
+ * 3. A short stress on what its CUDA gives it (its `slicecheck-device` line names the device).
+ * 4. The same stress on every other instance of the node by its UUID
+ *    (CUDA_VISIBLE_DEVICES=MIG-…), for 0.1 s: a confined job is refused (no CUDA device). Where
+ *    the job is not confined this runs on a neighbour's instance for that long; the probes run
+ *    on a node the run holds (drained, or its reservation), so no tenant's work is there.
  *
  * Not read: gres.conf lines whose NodeName is a hostlist (`gpu[01-04]`) or whose File is a
  * range (`/dev/nvidia[0-3]`): MIG lines name one device each; such a line shifts no index here,
@@ -286,13 +361,17 @@ export function probeScript(
   gresName: "gpu" | "mig" = "gpu",
 ): string {
   const table = instances.map((i) => `${i.label} ${i.uuid}`).join("\n");
+  const st = quote(stress);
+  const deviceOf = String.raw`sed -n 's/^slicecheck-device .*uuid=\([^ ]*\).*/\1/p' | head -n 1`;
   return [
-    'cvd="$CUDA_VISIBLE_DEVICES"',
+    'cvd="${CUDA_VISIBLE_DEVICES-}"',
+    'cvdset="${CUDA_VISIBLE_DEVICES+1}"',
     gresName === "gpu"
       ? `g="\${SLURM_STEP_GPUS:-\${SLURM_JOB_GPUS:-$cvd}}"`
       : // A generic gres sets no variable: the job's own record says which index it holds.
         String.raw`g=$(scontrol show job -d "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/.*GRES=[^ ]*(IDX:\([0-9,-]*\)).*/\1/p' | head -n 1)`,
     "file= mig= uuid=",
+    'minors="${SLICECHECK_PROC:-/proc}/driver/nvidia-caps/mig-minors"',
     'case "$cvd" in MIG-*|GPU-*) uuid="$cvd" ;; esac',
     'case "$g" in',
     "  *,*|'') ;;",
@@ -304,14 +383,128 @@ export function probeScript(
     '    for f in $(echo "$file" | tr , " "); do',
     String.raw`      m=$(basename "$f" | sed -n 's/^nvidia-cap\([0-9][0-9]*\)$/\1/p')`,
     '      [ -n "$m" ] || continue',
-    `      k=$(awk -v m="$m" '$2 == m && $1 ~ /\\/ci[0-9]+\\/access$/ { sub(/\\/access$/, "", $1); print $1 }' "\${SLICECHECK_PROC:-/proc}/driver/nvidia-caps/mig-minors" 2>/dev/null)`,
+    `      k=$(awk -v m="$m" '$2 == m && $1 ~ /\\/ci[0-9]+\\/access$/ { sub(/\\/access$/, "", $1); print $1 }' "$minors" 2>/dev/null)`,
     '      [ -n "$k" ] && mig="$k"',
     "    done",
     `    [ -n "$mig" ] && uuid=$(printf '${table}\n' | awk -v k="$mig" '$1 == k { print $2 }')`,
     "  fi ;;",
     "esac",
-    'echo "SLICECHECK_PROBE node=$SLURMD_NODENAME job=$SLURM_JOB_ID cvd=$cvd gpus=$g file=$file mig=$mig uuid=$uuid"',
-    '[ -n "$uuid" ] || exit 0',
-    `CUDA_VISIBLE_DEVICES="$uuid" exec ${quote(stress)} --duration ${stressS} --interval ${Math.max(0.2, stressS / 4)}`,
+    'echo "SLICECHECK_PROBE node=$SLURMD_NODENAME job=$SLURM_JOB_ID cvd=$cvd cvdset=${cvdset:-0} gpus=$g file=$file mig=$mig uuid=$uuid"',
+    "nvidia-smi -L 2>&1 | sed 's/^/SLICECHECK_SMI /'",
+    'for f in "${SLICECHECK_DEV:-/dev}"/nvidia-caps/nvidia-cap*; do',
+    '  [ -e "$f" ] || continue',
+    '  m="${f##*nvidia-cap}"',
+    `  k=$(awk -v m="$m" '$2 == m { print $1; exit }' "$minors" 2>/dev/null)`,
+    '  if e=$( (: <"$f") 2>&1 ); then echo "SLICECHECK_CAP $m ${k:--} open"',
+    `  else echo "SLICECHECK_CAP $m \${k:--} denied $(printf '%s' "$e" | tr '\n' ' ')"; fi`,
+    "done",
+    `out=$(${st} --duration ${stressS} --interval ${Math.max(0.2, stressS / 4)} 2>&1); rc=$?`,
+    "printf '%s\n' \"$out\"",
+    'echo "SLICECHECK_STRESS exit=$rc"',
+    `own=$(printf '%s\n' "$out" | ${deviceOf})`,
+    '[ -n "$own" ] || own="$uuid"',
+    `for n in $(printf '${table}\n' | awk '{ print $2 }'); do`,
+    '  [ "$n" = "$own" ] && continue',
+    `  r=$(CUDA_VISIBLE_DEVICES="$n" ${st} --duration 0.1 --interval 0.1 2>&1); x=$?`,
+    `  d=$(printf '%s\n' "$r" | ${deviceOf})`,
+    `  echo "SLICECHECK_REACH $n exit=$x device=\${d:--} $(printf '%s\n' "$r" | grep -i -m 1 'error' | tr '\n' ' ')"`,
+    "done",
+    'exit "$rc"',
   ].join("\n");
+}
+
+/** cgroup.conf's ConstrainDevices as written (`yes`, `no`); null where the file does not set it
+ * (Slurm's default is no). Case-insensitive key, `#` comments, the last setting wins. */
+export function parseCgroupConf(text: string): { constrainDevices: string | null } {
+  let v: string | null = null;
+  for (const raw of text.split("\n")) {
+    const m = /^\s*constraindevices\s*=\s*(\S+)/i.exec(raw.replace(/#.*/, ""));
+    if (m) v = (m[1] ?? "").toLowerCase();
+  }
+  return { constrainDevices: v };
+}
+
+/** One probe job as the confinement check reads it. */
+export interface ConfinementInput {
+  /** `gpu:2g.20gb:1`. */
+  asked: string;
+  /** The instance Slurm's records give the job (probeDevice), null where unknown. */
+  allocated: string | null;
+  answer: ProbeAnswer;
+}
+
+export interface ConfinementVerdict {
+  /** One line per job that reached more than its own instance; empty: confined. */
+  problems: string[];
+  /** Whether anything was observed at all (a listing, a cap, a neighbour tried). */
+  observed: boolean;
+  figures: {
+    jobs: number;
+    listedForeign: number;
+    capsForeign: number;
+    neighboursTried: number;
+    neighboursReached: number;
+  };
+}
+
+const MIG_UUID = /\(UUID: (MIG-[^)\s]+)\)/;
+/** `gpu0/gi7/ci0/access` or `gpu0/gi7/access` → `gpu0/gi7`; null for config, monitor. */
+const giOfKey = (key: string | null) =>
+  key ? (/^(gpu\d+\/gi\d+)\//.exec(key)?.[1] ?? null) : null;
+
+/**
+ * Whether each probe job reached only its own instance, as the job itself saw it: the MIG
+ * devices its `nvidia-smi -L` listed, the GI/CI access caps it could open, and the neighbours'
+ * UUIDs its CUDA accepted. Its own instance is Slurm's record of it, else the device its CUDA
+ * gave it; with neither, any one instance is taken as its own and only the rest count.
+ */
+export function judgeConfinement(
+  jobs: readonly ConfinementInput[],
+  instances: readonly { label: string; uuid: string }[],
+): ConfinementVerdict {
+  const labelOf = (u: string) => instances.find((i) => i.uuid === u)?.label ?? u;
+  const figures = {
+    jobs: jobs.length,
+    listedForeign: 0,
+    capsForeign: 0,
+    neighboursTried: 0,
+    neighboursReached: 0,
+  };
+  const problems: string[] = [];
+  let observed = false;
+  for (const j of jobs) {
+    const a = j.answer;
+    const own = j.allocated ?? a.cudaUuid;
+    const ownGi = own ? giOfKey(`${labelOf(own)}/`) : null;
+    const listed = [...new Set(a.smi.map((l) => MIG_UUID.exec(l)?.[1]).filter((u) => u))];
+    const foreign = listed.filter((u) => u !== own).slice(own ? 0 : 1) as string[];
+    const gis = [...new Set(a.caps.filter((c) => c.open).map((c) => giOfKey(c.key)))].filter(
+      (g): g is string => g !== null,
+    );
+    const foreignGis = gis.filter((g) => g !== ownGi).slice(ownGi ? 0 : 1);
+    const reached = a.reach.filter((r) => r.device !== null && r.device === r.target);
+    observed ||= listed.length > 0 || a.caps.length > 0 || a.reach.length > 0;
+    figures.listedForeign += foreign.length;
+    figures.capsForeign += foreignGis.length;
+    figures.neighboursTried += a.reach.length;
+    figures.neighboursReached += reached.length;
+    const parts: string[] = [];
+    if (foreign.length)
+      parts.push(
+        `its nvidia-smi -L lists ${foreign.length} instance(s) not its own (${foreign.map(labelOf).join(", ")})`,
+      );
+    if (foreignGis.length)
+      parts.push(
+        `it opens the /dev/nvidia-caps access of ${foreignGis.length} other GPU instance(s) (${foreignGis.join(", ")})`,
+      );
+    if (reached.length)
+      parts.push(
+        `its CUDA computes on ${reached.length} neighbour(s) named by UUID (${reached.map((r) => `${labelOf(r.target)} ${r.target}`).join(", ")})`,
+      );
+    if (parts.length)
+      problems.push(
+        `job ${a.job ?? "?"} (${j.asked}, its instance ${own ? labelOf(own) : "unknown"}): ${parts.join("; ")}`,
+      );
+  }
+  return { problems, observed, figures };
 }

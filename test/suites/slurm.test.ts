@@ -1,6 +1,7 @@
 // The slurm suite end to end: a real Slurm (munge, slurmctld, a slurmd per node) over
 // simulated H100s, probe jobs through srun; each checker shown failing on a planted fault.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
@@ -81,10 +82,69 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
         k.parameters["landed on"]?.split(" ")[0],
       );
     }
+    // Under ConstrainDevices=yes each job saw, opened and reached only its own instance; the
+    // probe set nothing: CUDA_VISIBLE_DEVICES is Slurm's, renumbered from 0 in the job's cgroup.
+    const conf = r.of("sim01", "a job reaches only its own instance");
+    assert.equal(conf.status, "passed", conf.message);
+    assert.equal(conf.parameters.ConstrainDevices, "yes");
+    assert.equal(conf.figures.jobs, 3);
+    // 4 instances: each of the 3 jobs tried the 3 that are not its own, and was refused.
+    assert.equal(conf.figures.neighboursTried, 9);
+    assert.equal(conf.figures.neighboursReached, 0);
+    assert.equal(
+      r.of("sim01", "probe job on 2g.20gb lands on one 2g.20gb instance").parameters[
+        "CUDA_VISIBLE_DEVICES in the job"
+      ],
+      "0",
+    );
     // sim02 is a whole card: no MIG partition check, no probes.
     assert.deepEqual(
       r.checks.filter((k) => k.node === "sim02").map((k) => k.title),
       ["Slurm knows the node", "gres matches the MIG instances"],
+    );
+  });
+
+  it("devices left unconstrained (ConstrainDevices=no) fail confinement, as the job saw it; constrained again, it passes", async () => {
+    await replant("slurm-unconstrained");
+    assert.match(
+      readFileSync(join(c.dir, ".sim.d", "slurm", "cgroup.conf"), "utf8"),
+      /^ConstrainDevices=no$/m,
+    );
+    const r = await runSlurm();
+    assert.equal(r.code, 1);
+    const k = r.of("sim01", "a job reaches only its own instance");
+    assert.equal(k.status, "failed");
+    assert.equal(k.code, "TENANT_NOT_CONFINED");
+    assert.equal(k.parameters.ConstrainDevices, "no");
+    assert.match(k.message, /reaches more than its allocation \(ConstrainDevices=no\)/);
+    assert.match(k.message, /its nvidia-smi -L lists 3 instance\(s\) not its own/);
+    assert.match(k.message, /opens the \/dev\/nvidia-caps access of 3 other GPU instance\(s\)/);
+    assert.match(
+      k.message,
+      /its CUDA computes on 3 neighbour\(s\) named by UUID \(gpu0\/gi\d+\/ci0 MIG-/,
+    );
+    assert.equal(k.figures.neighboursReached, 9);
+    // Slurm's CUDA_VISIBLE_DEVICES (the global gres index) names no CUDA device on a MIG GPU:
+    // the tenant's job cannot compute on what it was given, whatever Slurm's records say.
+    const probe = r.of("sim01", "probe job on 2g.20gb lands on one 2g.20gb instance");
+    assert.equal(probe.status, "failed");
+    assert.equal(probe.code, "SLURM_PROBE_DEVICE");
+    assert.match(
+      probe.message,
+      /its CUDA sees no device \(CUDA_VISIBLE_DEVICES=\d as Slurm left it\): CUDA error: no CUDA-capable device is detected/,
+    );
+    // The planted fault removed: confined again.
+    const f = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    assert.equal(f.code, 0, f.stderr);
+    const again = await runSlurm();
+    assert.equal(again.of("sim01", "a job reaches only its own instance").status, "passed");
+    assert.equal(
+      again.code,
+      0,
+      again.checks
+        .filter((x) => x.status !== "passed")
+        .map((x) => x.message)
+        .join("\n"),
     );
   });
 
@@ -190,8 +250,14 @@ describe("slurm suite without Slurm (real sshd, simulated H100)", function () {
       [
         ["Slurm knows the node", "broken", "SLURM_NOT_CONFIGURED"],
         ["gres matches the MIG instances", "broken", "SLURM_NOT_CONFIGURED"],
+        // Root on a node without a scheduler sees every instance: never a pass.
+        ["a job reaches only its own instance", "skipped", "NOT_ASSESSED"],
       ],
     );
     assert.match(checks[0]?.message ?? "", /names no slurm_node for sim01; set it/);
+    assert.match(
+      checks[2]?.message ?? "",
+      /sim01 has no scheduler \(no slurm_node\): the harness is root there and sees every instance, so what a tenant can reach is NOT ASSESSED/,
+    );
   });
 });

@@ -5,11 +5,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migMinorsText } from "../../src/sim/nvsmi/caps.js";
+import { mknodDead } from "../../src/sim/slurmd/procs.js";
 import {
   compareGres,
   expandHostlist,
+  judgeConfinement,
   migGresName,
   type ProbeAnswer,
+  parseCgroupConf,
   parseGres,
   parseGresConf,
   parseNodes,
@@ -156,6 +159,7 @@ describe("slurm suite: gres against the live instances", () => {
     );
     assert.deepEqual(p, {
       node: "sim01",
+      job: "4",
       cvd: "2",
       gpus: "2",
       file: "/dev/nvidia-caps/nvidia-cap22",
@@ -163,6 +167,13 @@ describe("slurm suite: gres against the live instances", () => {
       uuid: "MIG-8ad9",
       tflops: 8.11,
       errors: 0,
+      cvdSet: false,
+      smi: [],
+      caps: [],
+      cudaUuid: null,
+      cudaError: null,
+      stressExit: null,
+      reach: [],
     });
     assert.equal(parseProbe("srun: error: Unable to allocate resources").node, null);
   });
@@ -178,6 +189,14 @@ describe("slurm suite: gres against the live instances", () => {
         uuid: uuid || null,
         tflops: null,
         errors: null,
+        job: null,
+        cvdSet: cvd !== "",
+        smi: [],
+        caps: [],
+        cudaUuid: null,
+        cudaError: null,
+        stressExit: null,
+        reach: [],
         ...more,
       });
     assert.deepEqual(p("2", "MIG-8ad9", { mig: "gpu0/gi2/ci0" }), {
@@ -225,8 +244,25 @@ describe("slurm suite: the probe job's script", () => {
   );
   mkdirSync(join(dir, "proc", "driver", "nvidia-caps"), { recursive: true });
   writeFileSync(join(dir, "proc", "driver", "nvidia-caps", "mig-minors"), migMinorsText());
-  // The stress says what it was started on.
-  writeFileSync(join(dir, "stress"), '#!/bin/sh\necho "stress $* on $CUDA_VISIBLE_DEVICES"\n', {
+  // A stress whose CUDA behaves as a fenced job's does: an index (as Slurm sets it) or nothing
+  // gives the job's own device (STUB_OWN); a UUID is reached only if STUB_REACH lists it, else
+  // CUDA's own refusal. It says what it ran on.
+  writeFileSync(
+    join(dir, "stress"),
+    [
+      "#!/bin/sh",
+      'case "$CUDA_VISIBLE_DEVICES" in ""|[0-9]*) d="$STUB_OWN" ;; *) d="$CUDA_VISIBLE_DEVICES" ;; esac',
+      'case " ${STUB_REACH:-$STUB_OWN} " in *" $d "*) [ -n "$d" ] && { echo "slicecheck-device program=stress uuid=$d sms=14"; echo "stress $* on $d"; echo "SLICECHECK stress-final tflops=1.00 errors=0 iterations=4"; exit 0; } ;; esac',
+      'echo "CUDA error: no CUDA-capable device is detected (cudaErrorNoDevice=100 from cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) at slicecheck.cuh:191)" >&2',
+      "exit 2",
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  // The job's nvidia-smi -L: what STUB_SMI holds.
+  const smiBin = join(dir, "smi-bin");
+  mkdirSync(smiBin, { recursive: true });
+  writeFileSync(join(smiBin, "nvidia-smi"), "#!/bin/sh\nprintf '%b\\n' \"$STUB_SMI\"\n", {
     mode: 0o755,
   });
   const instances = [
@@ -236,11 +272,13 @@ describe("slurm suite: the probe job's script", () => {
   const probe = (env: Record<string, string>) => {
     const r = spawnSync("sh", ["-c", probeScript(2, instances, join(dir, "stress"))], {
       env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        PATH: `${smiBin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
         SLURM_CONF: join(dir, "slurm.conf"),
         SLURMD_NODENAME: "gpu01",
         SLURM_JOB_ID: "42",
         SLICECHECK_PROC: join(dir, "proc"),
+        SLICECHECK_DEV: join(dir, "no-dev"),
+        STUB_OWN: "MIG-1g-uuid",
         ...env,
       },
       encoding: "utf8",
@@ -257,8 +295,10 @@ describe("slurm suite: the probe job's script", () => {
     const a = probe({ CUDA_VISIBLE_DEVICES: "1", SLURM_STEP_GPUS: "1" });
     assert.equal(a.p.mig, "gpu0/gi7/ci0", a.out);
     assert.equal(a.p.uuid, "MIG-1g-uuid");
-    // The stress is run on that instance's UUID.
+    // The stress runs on what the job's CUDA gives it, nothing set by the probe.
     assert.match(a.out, /^stress --duration 2 --interval 0\.5 on MIG-1g-uuid$/m);
+    assert.equal(a.p.cudaUuid, "MIG-1g-uuid");
+    assert.equal(a.p.stressExit, 0);
     // File=…nvidia-cap12 is a GI's own access device, not a CI's: no instance is named.
     const b = probe({ CUDA_VISIBLE_DEVICES: "0" });
     assert.deepEqual([b.p.file, b.p.mig, b.p.uuid], ["/dev/nvidia-caps/nvidia-cap12", null, null]);
@@ -292,6 +332,7 @@ describe("slurm suite: the probe job's script", () => {
         SLURMD_NODENAME: "gpu01",
         SLURM_JOB_ID: "7",
         SLICECHECK_PROC: join(dir, "proc"),
+        STUB_OWN: "MIG-1g-uuid",
       },
       encoding: "utf8",
     });
@@ -311,10 +352,170 @@ describe("slurm suite: the probe job's script", () => {
       uuid: "MIG-3g-uuid",
       via: "CUDA_VISIBLE_DEVICES",
     });
-    const none = probe({});
+    // Nothing set, and the job's CUDA has no device: recorded as CUDA said it, not papered over.
+    const none = probe({ STUB_OWN: "" });
     assert.equal(none.p.uuid, null);
-    assert.doesNotMatch(none.out, /^stress /m, "no stress runs without a device");
+    assert.equal(none.p.cvdSet, false);
+    assert.equal(none.p.cudaUuid, null);
+    assert.equal(none.p.stressExit, 2);
+    assert.match(none.p.cudaError ?? "", /no CUDA-capable device is detected/);
     const other = probe({ CUDA_VISIBLE_DEVICES: "0", SLURMD_NODENAME: "gpu02" });
     assert.equal(other.p.file, "/dev/nvidia-caps/nvidia-cap12", "gpu02's own lines only");
+  });
+
+  it("records what the job sees (listing, caps it can open) and tries each neighbour by UUID", () => {
+    const dev = join(dir, "dev", "nvidia-caps");
+    mkdirSync(dev, { recursive: true });
+    // Openable: config, and the job's own GI (7) and CI (gi7/ci0, minor 67); denied: GI 1's CI.
+    for (const m of [1, 66, 67]) writeFileSync(join(dev, `nvidia-cap${m}`), "");
+    mknodDead(join(dev, "nvidia-cap13"));
+    const smi = [
+      "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)",
+      "  MIG 1g.10gb     Device  0: (UUID: MIG-1g-uuid)",
+    ].join("\\n");
+    const env = { SLICECHECK_DEV: join(dir, "dev"), STUB_SMI: smi, SLURM_STEP_GPUS: "1" };
+    const fenced = probe({ ...env, CUDA_VISIBLE_DEVICES: "0" });
+    const p = fenced.p;
+    assert.equal(p.cvdSet, true);
+    assert.deepEqual(p.smi.length, 2, fenced.out);
+    assert.deepEqual(
+      p.caps.map((c) => [c.minor, c.key, c.open]),
+      [
+        [1, "config", true],
+        [13, "gpu0/gi1/ci0/access", false],
+        [66, "gpu0/gi7/access", true],
+        [67, "gpu0/gi7/ci0/access", true],
+      ],
+    );
+    assert.match(p.caps[1]?.why ?? "", /cannot open .*nvidia-cap13/);
+    assert.deepEqual(
+      p.reach.map((r) => [r.target, r.exit, r.device]),
+      [["MIG-3g-uuid", 2, null]],
+    );
+    assert.match(p.reach[0]?.why ?? "", /no CUDA-capable device/);
+    const v = judgeConfinement(
+      [{ asked: "gpu:1g.10gb:1", allocated: "MIG-1g-uuid", answer: p }],
+      instances,
+    );
+    assert.deepEqual(v.problems, []);
+    assert.equal(v.observed, true);
+    // The neighbour's UUID reached, everything else fenced: still not confined.
+    const leaky = probe({
+      ...env,
+      CUDA_VISIBLE_DEVICES: "0",
+      STUB_REACH: "MIG-1g-uuid MIG-3g-uuid",
+    });
+    assert.deepEqual(
+      leaky.p.reach.map((r) => [r.target, r.exit, r.device]),
+      [["MIG-3g-uuid", 0, "MIG-3g-uuid"]],
+    );
+    const bad = judgeConfinement(
+      [{ asked: "gpu:1g.10gb:1", allocated: "MIG-1g-uuid", answer: leaky.p }],
+      instances,
+    );
+    assert.equal(bad.problems.length, 1);
+    assert.match(
+      bad.problems[0] ?? "",
+      /^job 42 \(gpu:1g\.10gb:1, its instance gpu0\/gi7\/ci0\): its CUDA computes on 1 neighbour\(s\) named by UUID \(gpu0\/gi1\/ci0 MIG-3g-uuid\)$/,
+    );
+  });
+});
+
+describe("slurm suite: judging confinement as the job saw it", () => {
+  const instances = [
+    { label: "gpu0/gi1/ci0", uuid: "MIG-a" },
+    { label: "gpu0/gi5/ci0", uuid: "MIG-b" },
+    { label: "gpu0/gi13/ci0", uuid: "MIG-c" },
+  ];
+  const answer = (more: Partial<ProbeAnswer>): ProbeAnswer => ({
+    ...parseProbe("SLICECHECK_PROBE node=sim01 job=9 cvd=0 cvdset=1 gpus=1\n"),
+    ...more,
+  });
+  const smi = (...u: string[]) => u.map((x, i) => `  MIG 2g.20gb     Device  ${i}: (UUID: ${x})`);
+  const cap = (key: string, open: boolean) => ({ minor: 0, key, open, why: open ? "" : "denied" });
+
+  it("a job that sees, opens and reaches only its own instance is confined", () => {
+    const v = judgeConfinement(
+      [
+        {
+          asked: "gpu:2g.20gb:1",
+          allocated: "MIG-b",
+          answer: answer({
+            smi: smi("MIG-b"),
+            caps: [
+              cap("config", true),
+              cap("gpu0/gi5/access", true),
+              cap("gpu0/gi1/ci0/access", false),
+            ],
+            reach: [
+              { target: "MIG-a", exit: 2, device: null, why: "no CUDA-capable device" },
+              { target: "MIG-c", exit: 2, device: null, why: "no CUDA-capable device" },
+            ],
+          }),
+        },
+      ],
+      instances,
+    );
+    assert.deepEqual(v.problems, []);
+    assert.deepEqual(v.figures, {
+      jobs: 1,
+      listedForeign: 0,
+      capsForeign: 0,
+      neighboursTried: 2,
+      neighboursReached: 0,
+    });
+  });
+
+  it("an unfenced job (every instance listed and open, neighbours reached) is not confined, each named", () => {
+    const v = judgeConfinement(
+      [
+        {
+          asked: "gpu:2g.20gb:1",
+          allocated: "MIG-b",
+          answer: answer({
+            smi: smi("MIG-a", "MIG-b", "MIG-c"),
+            caps: [cap("gpu0/gi1/ci0/access", true), cap("gpu0/gi5/ci0/access", true)],
+            reach: [{ target: "MIG-c", exit: 0, device: "MIG-c", why: "" }],
+          }),
+        },
+      ],
+      instances,
+    );
+    assert.deepEqual(v.problems, [
+      "job 9 (gpu:2g.20gb:1, its instance gpu0/gi5/ci0): its nvidia-smi -L lists 2 instance(s) not its own (gpu0/gi1/ci0, gpu0/gi13/ci0); it opens the /dev/nvidia-caps access of 1 other GPU instance(s) (gpu0/gi1); its CUDA computes on 1 neighbour(s) named by UUID (gpu0/gi13/ci0 MIG-c)",
+    ]);
+  });
+
+  it("without a known allocation one instance is taken as the job's own, only the rest count", () => {
+    const v = judgeConfinement(
+      [{ asked: "mig:2g.20gb:1", allocated: null, answer: answer({ smi: smi("MIG-b") }) }],
+      instances,
+    );
+    assert.deepEqual(v.problems, []);
+    const two = judgeConfinement(
+      [{ asked: "mig:2g.20gb:1", allocated: null, answer: answer({ smi: smi("MIG-a", "MIG-b") }) }],
+      instances,
+    );
+    assert.equal(two.figures.listedForeign, 1);
+  });
+
+  it("a job that observed nothing is not called confined", () => {
+    assert.equal(
+      judgeConfinement([{ asked: "x", allocated: "MIG-b", answer: answer({}) }], instances)
+        .observed,
+      false,
+    );
+  });
+
+  it("reads ConstrainDevices from cgroup.conf, case and comments as Slurm takes them", () => {
+    assert.equal(
+      parseCgroupConf("CgroupPlugin=autodetect\nConstrainDevices=yes\n").constrainDevices,
+      "yes",
+    );
+    assert.equal(parseCgroupConf("constraindevices=No # tenants share\n").constrainDevices, "no");
+    assert.equal(
+      parseCgroupConf("#ConstrainDevices=yes\nConstrainCores=yes\n").constrainDevices,
+      null,
+    );
   });
 });

@@ -3,6 +3,7 @@
 // (terminal copies) interleave success and failure lines in one stream.
 
 import { isSlicecheckError } from "../../errors.js";
+import { fenceOf } from "../fence.js";
 import { type Command, type MigOp, parseArgs } from "./args.js";
 import { formatLci, formatLcip, formatLgi } from "./fmt/instances.js";
 import { formatList } from "./fmt/list.js";
@@ -69,7 +70,7 @@ function readOnly(
     case "table":
       return reply(formatTable(state, vs, layout, now));
     case "list":
-      return reply(formatList(vs, layout));
+      return reply(formatList(vs, layout, fenceOf()));
     case "q":
       return reply(formatQuery(state, vs, layout, now));
     case "vgpu-q": {

@@ -9,8 +9,10 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
+import { quote } from "../../util/shell.js";
 import { readState } from "../nvsmi/state.js";
 import { freePort, simNodeEnv } from "../sshd.js";
+import { PACKAGE_ROOT } from "../tools.js";
 import {
   deviceFile,
   devicesOf,
@@ -39,6 +41,9 @@ export interface SlurmClusterFile {
   mixed?: string[];
   /** Nodes whose MIG instances are gres `mig:<profile>` (`sim fault NODE slurm-mig-naming`). */
   migNamed?: string[];
+  /** Nodes that planted `slurm-unconstrained`: cgroup.conf says ConstrainDevices=no while any
+   * does (one cgroup.conf for the cluster, as slurm.conf). */
+  unconstrained?: string[];
   /** What slurm.conf and gres.conf were last written from. */
   applied: SlurmNodeConf[];
 }
@@ -112,11 +117,14 @@ function writeConf(dir: string, c: SlurmClusterFile, nodes: SlurmNodeConf[]): vo
         .join(""),
     );
   }
+  // Then the device fence a job's cgroup would give it under ConstrainDevices (cgroup.ts).
+  const fence = join(PACKAGE_ROOT, "dist/sim/slurmd/fence-main.js");
   writeFileSync(
     join(dir, "task-prolog.sh"),
-    `#!/bin/sh\n# Written by \`slicecheck sim up --slurm\`: the simulated node's environment for its tasks.\nf="${envDir}/$SLURMD_NODENAME"\n[ -r "$f" ] && cat "$f"\nexit 0\n`,
+    `#!/bin/sh\n# Written by \`slicecheck sim up --slurm\`: the simulated node's environment for its tasks.\nf="${envDir}/$SLURMD_NODENAME"\n[ -r "$f" ] && cat "$f"\n${quote(process.execPath)} ${quote(fence)} ${quote(dir)}\nexit 0\n`,
     { mode: 0o755 },
   );
+  writeFileSync(join(dir, "cgroup.conf"), cgroupConf(c.unconstrained ?? []));
   writeFileSync(confPath(dir), slurmConf(p, nodes, c.mixed ?? []));
   writeFileSync(join(dir, "gres.conf"), gresConf(p, nodes));
 }
@@ -189,6 +197,22 @@ async function startAll(dir: string, nodes: readonly string[]): Promise<void> {
   );
 }
 
+/**
+ * The cluster's cgroup.conf: devices constrained, as a site offering MIG slices to tenants must
+ * have it, unless a node planted `slurm-unconstrained`. The real slurmd here runs task/none (no
+ * cgroups in a container) and does not act on it; the TaskProlog's fence does (cgroup.ts).
+ */
+function cgroupConf(unconstrained: readonly string[]): string {
+  return [
+    "# Written by `slicecheck sim up --slurm`.",
+    ...(unconstrained.length
+      ? [`# slurm-unconstrained planted by ${unconstrained.join(", ")}`]
+      : []),
+    `ConstrainDevices=${unconstrained.length ? "no" : "yes"}`,
+    "",
+  ].join("\n");
+}
+
 /** Starts (or reconciles) the cluster's Slurm; idempotent, like `sim up`. */
 export async function startSlurm(
   clusterDir: string,
@@ -203,6 +227,7 @@ export async function startSlurm(
     nodes: [],
     stale: old?.stale ?? [],
     applied: old?.applied ?? [],
+    ...(old?.unconstrained ? { unconstrained: old.unconstrained } : {}),
   };
   for (const n of nodes) {
     const port = old?.nodes.find((o) => o.name === n.name)?.port ?? (await freePort("127.0.0.1"));
@@ -293,6 +318,8 @@ export const GRES_FAULTS = {
     "slurm-swap-gres: two of the node's gres lines of different profiles swap their Type (the counts stay right)",
   "slurm-mixed-partition":
     "slurm-mixed-partition: the node is also put into the whole-card partition `gpu`",
+  "slurm-unconstrained":
+    "slurm-unconstrained: cgroup.conf says ConstrainDevices=no (the cluster's one file): a job sees, opens and computes on every instance of its node, its neighbours' included",
   "slurm-mig-naming":
     "slurm-mig-naming: the node's MIG instances become gres `mig:<profile>` (the source document's naming, GresTypes=gpu,mig), not typed gpu gres (a site convention, not a fault: the suite must follow it)",
 } as const;
@@ -311,6 +338,15 @@ export async function plantGresFault(
     );
   return withLock(dir, async () => {
     const c = readSlurmCluster(dir) as SlurmClusterFile;
+    if (kind === "slurm-unconstrained") {
+      if (!c.nodes.some((n) => n.name === node))
+        throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
+      c.unconstrained = [...new Set([...(c.unconstrained ?? []), node])];
+      // Read by each job's TaskProlog; the real slurmd here has no cgroups to restart for.
+      writeFileSync(join(dir, "cgroup.conf"), cgroupConf(c.unconstrained));
+      save(dir, c);
+      return "cgroup.conf now says ConstrainDevices=no: jobs are no longer fenced to their gres";
+    }
     if (kind === "slurm-mixed-partition" || kind === "slurm-mig-naming") {
       if (!c.nodes.some((n) => n.name === node))
         throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
@@ -365,7 +401,13 @@ function gresSummaryOf(nodes: readonly SlurmNodeConf[], node: string): string {
 export function clearGresFaults(clusterDir: string, node: string): boolean {
   const dir = slurmDirOf(clusterDir);
   const c = readSlurmCluster(dir);
-  if (!c || ![c.stale, c.mixed ?? [], c.migNamed ?? []].some((l) => l.includes(node))) return false;
+  if (
+    !c ||
+    ![c.stale, c.mixed ?? [], c.migNamed ?? [], c.unconstrained ?? []].some((l) => l.includes(node))
+  )
+    return false;
+  c.unconstrained = (c.unconstrained ?? []).filter((n) => n !== node);
+  writeFileSync(join(dir, "cgroup.conf"), cgroupConf(c.unconstrained));
   c.stale = c.stale.filter((n) => n !== node);
   c.mixed = (c.mixed ?? []).filter((n) => n !== node);
   c.migNamed = (c.migNamed ?? []).filter((n) => n !== node);

@@ -72,6 +72,14 @@ export function mknodNull(path: string): void {
   execFileSync("mknod", [path, "c", "1", "3"], { stdio: "pipe" });
 }
 
+/**
+ * A character device no driver answers (major 240, of the range Linux reserves for local use):
+ * open() fails with ENXIO. Stands for a device the job's cgroup denies (cgroup.ts).
+ */
+export function mknodDead(path: string): void {
+  execFileSync("mknod", [path, "c", "240", "0"], { stdio: "pipe" });
+}
+
 export async function until(
   what: string,
   cond: () => boolean,

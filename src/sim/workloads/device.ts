@@ -108,9 +108,23 @@ function findGpu(state: SimState, token: string): SimGpu | null | "ambiguous" {
   return hits[0] ?? null;
 }
 
-/** The devices a process with this environment sees, in CUDA ordinal order. */
-export function visibleDevices(state: SimState, cudaVisibleDevices: string | undefined) {
-  const picked: { gpu: SimGpu; gi: SimGi | null; ci: SimCi | null }[] = [];
+/**
+ * The devices a process with this environment sees, in CUDA ordinal order. `fence`: what the
+ * job's device cgroup lets it open (../fence.ts), null outside any fence. Inside one the driver
+ * enumerates only those devices, so (a reading of the MIG user guide's containers, where only
+ * the instance's caps are present and CUDA_VISIBLE_DEVICES is unset; no capture of a fenced
+ * Slurm job): unset shows the fenced whole GPUs and the first fenced MIG device; an index counts
+ * among the fenced devices (Slurm renumbers CUDA_VISIBLE_DEVICES from 0 under device cgroups);
+ * a UUID outside the fence names nothing, so CUDA stops there (workloads.md 4.1: with nothing
+ * left, cudaErrorNoDevice "no CUDA-capable device is detected").
+ */
+export function visibleDevices(
+  state: SimState,
+  cudaVisibleDevices: string | undefined,
+  fence: Set<string> | null = null,
+) {
+  if (fence) return fencedDevices(state, cudaVisibleDevices, fence);
+  const picked: Picked[] = [];
   if (cudaVisibleDevices === undefined) {
     for (const gpu of state.gpus) if (!gpu.mig.current) picked.push({ gpu, gi: null, ci: null });
   } else {
@@ -131,9 +145,59 @@ export function visibleDevices(state: SimState, cudaVisibleDevices: string | und
       picked.push({ gpu, gi: null, ci: null });
     }
   }
+  return described(state, picked);
+}
+
+type Picked = { gpu: SimGpu; gi: SimGi | null; ci: SimCi | null };
+
+function described(state: SimState, picked: readonly Picked[]): SimDevice[] {
   return picked.map(
     (p, ordinal): SimDevice => ({ ordinal, ...describe(state, p.gpu, p.gi, p.ci) }),
   );
+}
+
+/** What a fenced process can enumerate, in node order. */
+function enumerable(state: SimState, fence: Set<string>): Picked[] {
+  const out: Picked[] = [];
+  for (const gpu of state.gpus) {
+    if (!gpu.mig.current) {
+      if (fence.has(gpu.uuid.toLowerCase())) out.push({ gpu, gi: null, ci: null });
+      continue;
+    }
+    for (const gi of [...gpu.gis].sort((a, b) => a.id - b.id))
+      for (const ci of [...gi.cis].sort((a, b) => a.id - b.id))
+        if (fence.has(ci.uuid.toLowerCase())) out.push({ gpu, gi, ci });
+  }
+  return out;
+}
+
+function fencedDevices(state: SimState, cvd: string | undefined, fence: Set<string>) {
+  const all = enumerable(state, fence);
+  const picked: Picked[] = [];
+  const add = (p: Picked) => {
+    // A process enumerates at most one MIG device, and each device once.
+    if (p.gi && picked.some((x) => x.gi)) return;
+    if (!picked.includes(p)) picked.push(p);
+  };
+  if (cvd === undefined) all.forEach(add);
+  else
+    for (const raw of cvd.split(",")) {
+      const token = raw.trim();
+      const hit = /^\d+$/.test(token)
+        ? all[Number(token)]
+        : all.find((p) => {
+            const t = token.toLowerCase();
+            const names = p.ci
+              ? [p.ci.uuid, legacyMigUuid(p.gpu.uuid, p.gi?.id ?? 0, p.ci.id)]
+              : [p.gpu.uuid];
+            return names.some((n) =>
+              p.ci ? n.toLowerCase() === t : n.toLowerCase().startsWith(t),
+            );
+          });
+      if (!token || !hit) break;
+      add(hit);
+    }
+  return described(state, picked);
 }
 
 /** Processes that share a device's compute: the same CI under MIG, the whole GPU otherwise. */

@@ -11,6 +11,7 @@
 
 import { constants as osConstants } from "node:os";
 import { formatStoppedLine } from "../../workloads/parsers/builtin.js";
+import { fenceOf } from "../fence.js";
 import { readState, type SimProcess, type SimState } from "../nvsmi/state.js";
 import { admit, MIB } from "./admit.js";
 import { maybeDropConnection, neighbourFault } from "./chaos.js";
@@ -89,7 +90,7 @@ export function openSession(
     processName,
     stateDir,
     pid: process.pid,
-    devices: visibleDevices(state, process.env.CUDA_VISIBLE_DEVICES),
+    devices: visibleDevices(state, process.env.CUDA_VISIBLE_DEVICES, fenceOf()),
     out: (line) => write(process.stdout, line),
     err: (line) => write(process.stderr, line),
     stopping: false,
