@@ -11,7 +11,7 @@ import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
 import { readPid } from "../../src/sim/sshd.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
-import { cli } from "../helpers/cli.js";
+import { type CliRun, cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 
 const LAYOUT = "fixtures/layouts/default.yaml";
@@ -40,7 +40,8 @@ interface RunJson {
 }
 
 describe("the node lease (real sshd, 2 simulated H100)", function () {
-  this.timeout(240_000);
+  // Generous: on a loaded machine the run's apply and build alone take minutes.
+  this.timeout(420_000);
   const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06" }, {}]);
   const state = (node: string) => join(simNodeRecord(c.inventoryPath, node).dir, "state");
   const gpu = (node: string) => readState(state(node)).gpus[0]!;
@@ -78,7 +79,7 @@ describe("the node lease (real sshd, 2 simulated H100)", function () {
       } catch {
         return false;
       }
-    }, 60_000);
+    }, 180_000);
     assert.ok(started, "the stress never started on sim01");
     await sleep(3_000);
     const listener = readPid(join(simNodeRecord(c.inventoryPath, "sim01").dir, "sshd.pid"))!;
@@ -87,13 +88,21 @@ describe("the node lease (real sshd, 2 simulated H100)", function () {
     const balanced = profiles("sim01");
     assert.ok(balanced.length > 1, "the run's layout is in place");
     for (const p of frozen) process.kill(p, "SIGSTOP");
-    return {
-      running,
-      balanced,
-      resume: () => {
-        for (const p of frozen) process.kill(p, "SIGCONT");
-      },
-    };
+    // The second controller starts at +17 s; the stall lasts 25 s whatever it is doing then.
+    // sim01's layout is read as soon as the second apply has answered.
+    let second: Promise<{ r: CliRun; layout: number[] }> | null = null;
+    try {
+      await sleep(17_000);
+      second = secondApply(`${name}-second-journal`).then((r) => ({
+        r,
+        layout: profiles("sim01"),
+      }));
+      await sleep(8_000);
+    } finally {
+      for (const p of frozen) process.kill(p, "SIGCONT");
+    }
+    const after = await second;
+    return { running, balanced, second: after.r, layoutAfterSecond: after.layout };
   }
 
   const secondApply = (journal: string) =>
@@ -113,16 +122,7 @@ describe("the node lease (real sshd, 2 simulated H100)", function () {
 
   it("a 25 s stall (default 45 s lease): a second apply at +17 s is refused, naming the holder and its expiry; the run then restores its own layout", async () => {
     const s = await stalledRun("held", []);
-    let second: Awaited<ReturnType<typeof cli>>;
-    let heldLayout: number[];
-    try {
-      await sleep(17_000);
-      second = await secondApply("second-journal");
-      heldLayout = profiles("sim01");
-      await sleep(8_000);
-    } finally {
-      s.resume();
-    }
+    const { second, layoutAfterSecond: heldLayout } = s;
     const r = await s.running;
     const run = JSON.parse(r.stdout) as RunJson;
     // Refused, nothing touched, exit 2 ("could not check"), with who holds it until when.
@@ -153,16 +153,7 @@ describe("the node lease (real sshd, 2 simulated H100)", function () {
 
   it("a 25 s stall with a 10 s lease: the lease runs out, a second apply takes the node, and the run's restore refuses, leaving that apply's layout", async () => {
     const s = await stalledRun("lost", ["--lease", "10"]);
-    let second: Awaited<ReturnType<typeof cli>>;
-    let taken: number[];
-    try {
-      await sleep(17_000);
-      second = await secondApply("second-journal");
-      taken = profiles("sim01");
-      await sleep(8_000);
-    } finally {
-      s.resume();
-    }
+    const { second, layoutAfterSecond: taken } = s;
     const r = await s.running;
     const run = JSON.parse(r.stdout) as RunJson;
     // The node was free: its lease had run out 10 s into the stall (expired, and fenced).
@@ -206,7 +197,7 @@ describe("the node lease (real sshd, 2 simulated H100)", function () {
       "--nodes",
       "sim01",
       "--journal-dir",
-      join(c.dir, "second-journal"),
+      join(c.dir, "lost-second-journal"),
     );
     assert.equal(back.code, 0, back.stdout + back.stderr);
     assert.equal(gpu("sim01").mig.current, false);
