@@ -191,7 +191,7 @@ function held(
   view: { expiresAt: () => Date; last: () => string },
 ): HeldLock {
   // LOCK_OK GENERATION EXPIRES PREVIOUS_STATE PREVIOUS_INFO
-  const [, gen, , prevState, ...rest] = text.split(" ");
+  const [, gen, , , ...rest] = text.split(" ");
   const generation = Number(gen);
   const prev = parseInfo(rest.join(" "));
   const beat = () => {
@@ -223,8 +223,10 @@ function held(
     for (const cb of listeners) cb(lost);
   });
   return {
-    // A previous holder that did not release: killed, or its lease ran out.
-    tookOver: prev && prevState !== "released" && prev.runId !== o.runId ? prev : null,
+    // A release removes the info file: one still there was left by a holder that was killed
+    // or whose lease ran out (whatever its lease line says: a holder of an older version
+    // kept none).
+    tookOver: prev && prev.runId !== o.runId ? prev : null,
     generation,
     runTag: o.runTag,
     leaseS: o.leaseS,

@@ -17,6 +17,7 @@ import {
   KEEPALIVE_INTERVAL_MS,
 } from "../../src/transport/remote-scripts.js";
 import type { ExecOptions, Transport } from "../../src/transport/types.js";
+import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 import { freshNode, journalsExist, layoutOf } from "../mig/apply-helpers.js";
 
@@ -50,6 +51,21 @@ describe("the node lease guards every change (real sshd, simulated H100)", funct
     assert.ok(DEFAULT_LEASE_S * 1000 >= giveUpMs + HEARTBEAT_INTERVAL_MS);
     // …and once it runs out, the run's commands there have already been stopped.
     assert.ok(DEFAULT_LEASE_S > HEARTBEAT_TIMEOUT_S + 2);
+  });
+
+  it("--lease shorter than two heartbeats is bad input (exit 3, the flag named), before any node is touched", async () => {
+    const r = await cli(
+      "apply",
+      "-i",
+      c.inventoryPath,
+      DEFAULT,
+      "-c",
+      "all-1g.10gb",
+      "--lease",
+      "5",
+    );
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.match(r.stderr, /--lease expects a duration from 10 s to 1 h/);
   });
 
   it("another generation on the node mid-apply: the next change is refused on the node, nothing more changes, and restore refuses", async () => {
