@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   INTERLOCK: "cannot-check",
   // another controller holds the node (run, apply and restore lock it)
   NODE_LOCKED: "cannot-check",
+  /** This run's node lease ran out or was taken over: it changes that node no more. */
+  LEASE_LOST: "cannot-check",
   // a run stopped by SIGINT/SIGTERM
   INTERRUPTED: "cannot-check",
   /** A journal copy does not parse or validate: it is never taken for the original state. */

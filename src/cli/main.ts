@@ -1,6 +1,7 @@
 // The `slicecheck` command line. Commands are thin: they parse options and call the layers.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.js";
+import { MIN_LEASE_S } from "../transport/remote-scripts.js";
 import { closest } from "../util/closest.js";
 import { addConfigCommand } from "./config/command.js";
 import { applySettings, type ConfigContext } from "./config/resolve.js";
@@ -165,6 +166,11 @@ export function buildProgram(
     .option("--dry-run", "print every command per node and GPU; change nothing")
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option("--keep", "recorded in the journal: `run` then leaves the layout in place")
+    .option(
+      "--lease <duration>",
+      "how long the node stays locked for this controller after its last heartbeat reached it (10 s to 1 h; default 45s: longer than the run waits on a silent node)",
+      parseSeconds("--lease", MIN_LEASE_S, 3600),
+    )
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--json", "machine-readable output")
     .action(async (layout: string, o) =>
@@ -185,6 +191,11 @@ export function buildProgram(
     .option("--journal-dir <dir>", "where the local journal copies are", "reports/journal")
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option("--dry-run", "print the commands; change nothing")
+    .option(
+      "--lease <duration>",
+      "how long the node stays locked for this controller after its last heartbeat reached it (10 s to 1 h; default 45s: longer than the run waits on a silent node)",
+      parseSeconds("--lease", MIN_LEASE_S, 3600),
+    )
     .option("--json", "machine-readable output")
     .action(async (o) =>
       setCode(await (await import("./commands/restore.js")).restoreCommand(o, io)),
@@ -241,6 +252,11 @@ export function buildProgram(
     .option(
       "--keep",
       "leave the layout in place after the run (restore later with `slicecheck restore`)",
+    )
+    .option(
+      "--lease <duration>",
+      "how long the node stays locked for this controller after its last heartbeat reached it (10 s to 1 h; default 45s: longer than the run waits on a silent node)",
+      parseSeconds("--lease", MIN_LEASE_S, 3600),
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option(

@@ -10,10 +10,14 @@ import { openSessions } from "./session.js";
 export async function withNodeLocks(
   nodes: readonly NodeSpec[],
   runId: string,
-  o: { command: string; lock: boolean },
+  o: { command: string; lock: boolean; leaseS?: number },
   fn: (transports: ReadonlyMap<string, Transport>) => Promise<NodeReport[]>,
 ): Promise<NodeReport[]> {
-  const sessions = await openSessions(nodes, runId, { lock: o.lock, command: o.command });
+  const sessions = await openSessions(nodes, runId, {
+    lock: o.lock,
+    command: o.command,
+    leaseS: o.leaseS,
+  });
   try {
     const bad = sessions.filter((s) => s.error);
     const good = new Map(sessions.filter((s) => !s.error).map((s) => [s.node.name, s]));

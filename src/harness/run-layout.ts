@@ -55,11 +55,24 @@ export async function layoutTask(
         );
         o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
         const restored = await restoreNodes(targets, { ...session, transports });
-        for (const r of restored)
-          if (r.error)
+        const lost: string[] = [];
+        for (const r of restored) {
+          if (r.error?.code === "LEASE_LOST") {
+            // Its message says what to do; "run restore once fixed" would undo another's layout.
+            o.err(`${r.node}: restore refused: ${r.error.message} [LEASE_LOST]`);
+            lost.push(r.node);
+          } else if (r.error)
             o.err(
               `${r.node}: restore ${r.status}: ${r.error.message} [${r.error.code}]; run \`slicecheck restore ${o.where}\` once the cause is fixed`,
             );
+        }
+        // The run does not end as if its nodes were put back: a broken check of the run.
+        if (lost.length > 0)
+          throw new SlicecheckError(
+            "LEASE_LOST",
+            `the run lost its lease on ${lost.join(", ")} and did not restore ${lost.length === 1 ? "it" : "them"}; their layout may be another controller's now`,
+            { nodes: lost },
+          );
       },
     });
   const applied = await tasks.task("apply the layout", async () => {

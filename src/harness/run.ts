@@ -49,6 +49,8 @@ export interface HarnessRunOptions {
   layout: { file: string; config: LayoutConfig } | null;
   keep: boolean;
   allowReset: boolean;
+  /** `--lease`: the node lease's length in seconds (default DEFAULT_LEASE_S). */
+  leaseS?: number;
   /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */
   drain?: { timeoutS: number; reportToSlurm: boolean } | null;
   /** `--reservation R`: where the run's own Slurm jobs (the slurm suite's probes) go. */
@@ -152,6 +154,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         lock: !o.list,
         command: o.argv.join(" ") || "run",
         concurrency: o.concurrency,
+        leaseS: o.leaseS,
       }),
     );
     sessions.push(...(opened ?? []));

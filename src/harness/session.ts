@@ -4,6 +4,7 @@
 // layers below (apply, the launcher, the isolation scenarios) run over it unchanged.
 import { isSlicecheckError, SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
+import { runTagFor } from "../transport/managed.js";
 import { openTransport } from "../transport/open.js";
 import { MAX_CHANNELS } from "../transport/ssh.js";
 import type {
@@ -14,8 +15,10 @@ import type {
   RunProcess,
   Transport,
 } from "../transport/types.js";
+import { quote, quoteArgv } from "../util/shell.js";
 import { discoverInstances, type NodeInventory } from "../workloads/instances.js";
-import { acquireLock, type HeldLock, type LockInfo } from "./lock.js";
+import { LEASE_LOST_MARKER, LOCKED_EXIT, leaseCheck } from "./lease-script.js";
+import { acquireLock, type HeldLock, type LockInfo, leaseLost } from "./lock.js";
 
 interface Pooled {
   t: Transport;
@@ -28,6 +31,8 @@ export interface SessionOpenOptions {
   lock: boolean;
   /** The command that holds the lock, for the message a second controller gets. */
   command: string;
+  /** The node lease's length in seconds (default DEFAULT_LEASE_S). */
+  leaseS?: number;
 }
 
 export class NodeSession implements Transport {
@@ -64,8 +69,16 @@ export class NodeSession implements Transport {
     try {
       await first.ready;
       if (o.lock) {
-        this.lock = await acquireLock(first.t, { runId: this.runId, command: o.command });
+        this.lock = await acquireLock(
+          first.t,
+          { runId: this.runId, command: o.command },
+          { leaseS: o.leaseS, runTag: runTagFor(this.runId, this.node.name) },
+        );
         this.tookOver = this.lock.tookOver;
+        // From then on nothing of this run may pass on the node: its remaining checks are broken.
+        this.lock.onLost((e) => {
+          this.error ??= e;
+        });
         // The lock's channel stays open for the whole command: it takes one of the slots.
         first.inflight++;
       }
@@ -105,12 +118,34 @@ export class NodeSession implements Transport {
   }
 
   async exec(command: Command, opts?: ExecOptions): Promise<ExecResult> {
+    const lock = opts?.leased ? this.lock : null;
+    const lost = lock?.lost();
+    if (lost) throw lost;
     const p = await this.pick();
     try {
-      return await p.t.exec(command, opts);
+      if (!lock) return await p.t.exec(command, opts);
+      // The check and the change in one shell on the node, inside the command's tagged
+      // process: a lease that runs out after the check fences the change it let through.
+      const inner = "argv" in command ? quoteArgv(command.argv) : `sh -c ${quote(command.shell)}`;
+      const r = await p.t.exec(
+        { shell: `${leaseCheck(lock.generation, lock.runTag)} exec ${inner}` },
+        opts,
+      );
+      const found = r.exitCode === LOCKED_EXIT ? leaseFound(r.stderr) : null;
+      if (found === null) return r;
+      const e = leaseLost(this.node.name, `${found}; this run held generation ${lock.generation}`, {
+        generation: lock.generation,
+      });
+      this.error ??= e;
+      throw e;
     } finally {
       p.inflight--;
     }
+  }
+
+  /** Throws LEASE_LOST unless the node's lease is still this run's (no lease: nothing to do). */
+  async checkLease(): Promise<void> {
+    if (this.lock) await this.exec({ shell: "true" }, { leased: true, timeoutMs: 30_000 });
   }
 
   /**
@@ -180,6 +215,17 @@ export class NodeSession implements Transport {
     this.lock = null;
     await Promise.all(this.pool.map((p) => p.t.close().catch(() => {})));
   }
+}
+
+/** What a guarded command found instead of this run's lease, in words; null: not the marker. */
+function leaseFound(stderr: string): string | null {
+  const line = stderr.split("\n").find((l) => l.startsWith(LEASE_LOST_MARKER));
+  if (!line) return null;
+  const [now, gen, exp, state, ...tag] = line.slice(LEASE_LOST_MARKER.length).trim().split(" ");
+  const owner = tag.join(" ") || "nobody";
+  if (state === "held" && Number(exp) > Number(now))
+    return `the node's lease is now generation ${gen}, held by ${owner}`;
+  return `the node's lease is generation ${gen}, ${state === "held" ? "expired" : state} ${Math.max(0, Number(now) - Number(exp))} s ago (last holder ${owner})`;
 }
 
 /** Opens a session per node, at most `concurrency` connecting at once (sshd's MaxStartups

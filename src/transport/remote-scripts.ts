@@ -81,11 +81,12 @@ const KILL_BY_TAG = `kt() { n=0; for f in $(grep -lzxsF -- "$1" /proc/[0-9]*/env
 /** The signal of the node's watchdog when the controller's heartbeats stop. */
 export const WATCHDOG_SIGNAL = "HUP";
 
-/** TERM (or `first`), a short grace, then KILL; prints how many processes got the first. */
-function killSequence(match: string, pgid: number | null, first = "TERM"): string {
+/** TERM (or `first`), a short grace, then KILL; prints how many processes got the first.
+ * `match` is a literal `NAME=value`, or with `word` a shell word that expands to one. */
+function killSequence(match: string, pgid: number | null, first = "TERM", word = false): string {
   const pg = pgid ? `kill -${first} -- -${pgid} 2>/dev/null;` : "";
   const pgk = pgid ? `kill -KILL -- -${pgid} 2>/dev/null;` : "";
-  const m = quote(match);
+  const m = word ? match : quote(match);
   return [
     KILL_BY_TAG,
     pg,
@@ -105,6 +106,16 @@ export function killRunScript(runTag: string): string {
   return killSequence(`SLICECHECK_RUN=${runTag}`, null);
 }
 
+/**
+ * Stops every process of the run whose tag the shell variable `tagVar` holds, with the
+ * watchdog's signal: the node lease's fence, when a lease runs out without heartbeats or is
+ * taken over from a dead holder. Its commands are stopped because their controller went
+ * silent, which says nothing about the node.
+ */
+export function fenceRunScript(tagVar: string): string {
+  return killSequence(`"SLICECHECK_RUN=$${tagVar}"`, null, WATCHDOG_SIGNAL, true);
+}
+
 /** Lists the processes of a run: `pid<TAB>cmdline` per line. */
 export function listRunScript(runTag: string): string {
   return `for f in $(grep -lzxsF -- ${quote(`SLICECHECK_RUN=${runTag}`)} /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; p=\${p%/environ}; printf '%s\\t%s\\n' "$p" "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)"; done`;
@@ -112,6 +123,24 @@ export function listRunScript(runTag: string): string {
 
 export const HEARTBEAT_TIMEOUT_S = 15;
 export const HEARTBEAT_INTERVAL_MS = 5_000;
+
+/** SSH keepalives: a connection whose node stays silent through KEEPALIVE_COUNT_MAX unanswered
+ * ones is dropped at the next interval, (count + 1) × interval after the node's last word: the
+ * run's own deadline for a silent node, from which the node lease is sized. */
+export const KEEPALIVE_INTERVAL_MS = 10_000;
+export const KEEPALIVE_COUNT_MAX = 3;
+
+/**
+ * The node lease (harness/lock.ts): 45 s, the 40 s after which the run's keepalives give up on
+ * a silent node, plus one heartbeat interval for a heartbeat in flight. While the run may still
+ * come back to a node, nobody else can take it; once the lease runs out, the run's commands
+ * there have been stopped by their watchdogs (HEARTBEAT_TIMEOUT_S) and by the lease's fence.
+ */
+export const DEFAULT_LEASE_S = Math.ceil(
+  ((KEEPALIVE_COUNT_MAX + 1) * KEEPALIVE_INTERVAL_MS + HEARTBEAT_INTERVAL_MS) / 1000,
+);
+/** Two heartbeat intervals: a shorter lease would run out between two heartbeats. */
+export const MIN_LEASE_S = Math.ceil((2 * HEARTBEAT_INTERVAL_MS) / 1000);
 
 /** Extracts the pgid marker from the start of stderr; returns the rest unchanged. */
 /** The wrapper's first stderr line, found in what the channel's stderr carried so far. A login

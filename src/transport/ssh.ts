@@ -12,6 +12,7 @@ import { settledWithin } from "../util/time.js";
 import { checkHostKey, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
+import { KEEPALIVE_COUNT_MAX, KEEPALIVE_INTERVAL_MS } from "./remote-scripts.js";
 import { type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
 import { consumeStreams } from "./streams.js";
 import type {
@@ -250,8 +251,8 @@ export class SshTransport implements Transport, RawShell {
         port: hop.port,
         username: hop.user,
         readyTimeout: this.node.connectTimeoutS * 1000,
-        keepaliveInterval: this.opts.keepaliveMs ?? 10_000,
-        keepaliveCountMax: 3,
+        keepaliveInterval: this.opts.keepaliveMs ?? KEEPALIVE_INTERVAL_MS,
+        keepaliveCountMax: KEEPALIVE_COUNT_MAX,
         agent: process.env.SSH_AUTH_SOCK,
         // Only to learn how far the handshake got (the server's identification line has no
         // event of its own); once the client is ready the traces are dropped unread.

@@ -14,6 +14,12 @@ export interface ExecOptions {
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
   signal?: AbortSignal;
+  /**
+   * A change to the node: run only while this controller's node lease holds, checked on the
+   * node in the same command (throws LEASE_LOST otherwise). Transports without a lease (a
+   * dry run, read-only commands) run it as it is.
+   */
+  leased?: boolean;
 }
 
 export interface ExecResult {
@@ -43,6 +49,8 @@ export interface Transport extends RawShell {
   listRun(runTag: string): Promise<RunProcess[]>;
   close(): Promise<void>;
   readonly kind: "ssh" | "local";
+  /** Throws LEASE_LOST unless this controller still holds the node's lease (when it has one). */
+  checkLease?(): Promise<void>;
 }
 
 /** A started process on the node, transport-agnostic. */

@@ -27,6 +27,8 @@ export interface ApplyCliOptions extends NodeOptions {
   allowReset?: boolean;
   keep?: boolean;
   journalDir?: string;
+  /** `--lease`: the node lease's length in seconds. */
+  lease?: number;
   json?: boolean;
 }
 
@@ -181,7 +183,7 @@ export async function applyCommand(
   const reports = await withNodeLocks(
     nodes,
     runId,
-    { command: `apply ${layoutPath} -c ${config.name}`, lock: !o.dryRun },
+    { command: `apply ${layoutPath} -c ${config.name}`, lock: !o.dryRun, leaseS: o.lease },
     (transports) =>
       applyLayout(nodes, config, {
         runId,
@@ -203,7 +205,7 @@ export async function applyCommand(
     const restored = await withNodeLocks(
       nodes,
       runId,
-      { command: "restore", lock: true },
+      { command: "restore", lock: true, leaseS: o.lease },
       (transports) =>
         restoreNodes(nodes, { runId, journalDir, allowReset: o.allowReset ?? false, transports }),
     ).finally(() => {

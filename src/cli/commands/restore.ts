@@ -14,6 +14,8 @@ export interface RestoreCliOptions extends NodeOptions {
   journalDir?: string;
   allowReset?: boolean;
   dryRun?: boolean;
+  /** `--lease`: the node lease's length in seconds. */
+  lease?: number;
   json?: boolean;
 }
 
@@ -24,7 +26,7 @@ export async function restoreCommand(o: RestoreCliOptions, io: Out): Promise<num
   const reports = await withNodeLocks(
     nodes,
     runId,
-    { command: "restore", lock: !o.dryRun },
+    { command: "restore", lock: !o.dryRun, leaseS: o.lease },
     (transports) =>
       restoreNodes(nodes, {
         runId,

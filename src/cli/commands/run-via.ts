@@ -51,6 +51,7 @@ export async function viaSlurm(
     ...(o.aggressors !== undefined ? ["--aggressors", String(o.aggressors)] : []),
     ...(o.tenants ? ["--tenants", o.tenants] : []),
     ...(o.allowReset ? ["--allow-reset"] : []),
+    ...(o.lease !== undefined ? ["--lease", String(o.lease)] : []),
     ...(o.allure === false ? ["--no-allure"] : []),
     // The task runs on its node: the node's commands run right there (local transport).
     "--local",

@@ -24,6 +24,8 @@ export interface RunCliOptions extends NodeOptions {
   keep?: boolean;
   allowReset?: boolean;
   journalDir?: string;
+  /** `--lease`: the node lease's length in seconds. */
+  lease?: number;
   duration: number;
   out?: string;
   json?: boolean;
@@ -89,6 +91,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     layout: config && o.layout ? { file: o.layout, config } : null,
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
+    leaseS: o.lease,
     drain: o.drain
       ? { timeoutS: o.drainTimeout ?? 600, reportToSlurm: o.reportToSlurm ?? false }
       : null,

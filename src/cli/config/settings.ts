@@ -132,6 +132,15 @@ export const SETTINGS: readonly Setting[] = [
     help: "apply, restore, run: local journal copies",
   },
   {
+    key: "lease",
+    attr: "lease",
+    env: "SLICECHECK_LEASE",
+    flag: "--lease",
+    kind: "duration",
+    defaultText: "45s",
+    help: "apply, restore, run: how long a node stays locked after the controller's last heartbeat",
+  },
+  {
     key: "allure",
     attr: "allure",
     env: "SLICECHECK_ALLURE",

@@ -78,7 +78,8 @@ class Runner {
   async change(argv: Argv, timeoutMs = CHANGE_TIMEOUT_MS): Promise<MigOp[]> {
     const node = this.t.node.name;
     const t0 = Date.now();
-    const r = await this.t.exec({ argv }, { privileged: true, timeoutMs });
+    // Leased: runs only while this controller's lease on the node holds (LEASE_LOST otherwise).
+    const r = await this.t.exec({ argv }, { privileged: true, timeoutMs, leased: true });
     this.report.commands.push({
       argv: [...argv],
       exitCode: r.timedOut ? null : r.exitCode,

@@ -205,9 +205,14 @@ function remotePrelude(node: string): string {
   return `d="\${SLICECHECK_SIM_STATE:-/var/tmp/slicecheck}"; f="$d/journal-${safeName(node)}.json"; echo "path=$f";`;
 }
 
-async function remote(t: Transport, body: string, stdin?: string): Promise<ExecResult> {
+/** `leased`: a write, run only while this controller's lease on the node holds. */
+async function remote(
+  t: Transport,
+  body: string,
+  o: { stdin?: string; leased?: boolean } = {},
+): Promise<ExecResult> {
   const shell = `${remotePrelude(t.node.name)} ${body}`;
-  const r = await t.exec({ shell }, { privileged: true, timeoutMs: 30_000, stdin });
+  const r = await t.exec({ shell }, { privileged: true, timeoutMs: 30_000, ...o });
   if (r.exitCode !== 0) throw nodeCommandError(t.node.name, "journal on the node", r, "failed");
   return r;
 }
@@ -244,7 +249,7 @@ export async function writeRemoteJournalOnce(
   const r = await remote(
     t,
     `mkdir -p "$d" && umask 077 && tmp="$f.$$.tmp" && trap 'rm -f "$tmp"' EXIT && cat > "$tmp" && n=$(wc -c < "$tmp") && if [ "$n" -ne ${bytes} ]; then echo "journal cut short: $n of ${bytes} bytes written to $tmp" >&2; exit 1; fi && { sync "$tmp" 2>/dev/null || sync; } && if ln "$tmp" "$f" 2>/dev/null; then sync "$d" 2>/dev/null; echo written; else echo exists; cat "$f"; fi`,
-    text,
+    { stdin: text, leased: true },
   );
   const path = pathOf(r);
   const at = r.stdout.indexOf("\nexists\n");
@@ -256,7 +261,7 @@ export async function writeRemoteJournalOnce(
 }
 
 export async function removeRemoteJournal(t: Transport): Promise<string> {
-  return pathOf(await remote(t, 'rm -f "$f"'));
+  return pathOf(await remote(t, 'rm -f "$f"', { leased: true }));
 }
 
 /** Refuses a journal that is not this node's (another host's file copied over, or renamed). */

@@ -50,6 +50,16 @@ export async function restoreNodes(
       const prepared = await Promise.all(
         links.map(async (l): Promise<Prepared | NodeReport> => {
           if (!l.t) return errorReport(l.spec.name, l.error, "unreachable");
+          // Never undo somebody else's layout: a controller whose lease on the node was lost
+          // (it ran out in a stall, another controller took the node) refuses, and says so.
+          if (!o.dryRun) {
+            try {
+              await l.t.checkLease?.();
+            } catch (e) {
+              const r = errorReport(l.spec.name, e, "refused");
+              return { ...r, refusals: [r.error?.message ?? "the node's lease was lost"] };
+            }
+          }
           let loaded: Awaited<ReturnType<typeof loadJournal>>;
           try {
             loaded = await loadJournal(l.t, o.journalDir);

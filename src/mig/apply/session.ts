@@ -241,8 +241,11 @@ export async function changeNodes(
   o: SessionOptions,
   restoring: boolean,
 ): Promise<NodeReport[]> {
+  // A node this controller lost the lease of is somebody else's now: it holds back no other.
   const blocked = prepared.some((p) =>
-    isReport(p) ? p.status !== "no-journal" : p.refusals.length > 0,
+    isReport(p)
+      ? p.status !== "no-journal" && p.error?.code !== "LEASE_LOST"
+      : p.refusals.length > 0,
   );
   return Promise.all(
     prepared.map(async (p): Promise<NodeReport> => {

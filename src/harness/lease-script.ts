@@ -1,0 +1,64 @@
+// The node side of the node lease, as shell text. A holder shell takes flock(1) on
+// node.lock and keeps a lease in node.lease, one line `GENERATION EXPIRES STATE RUNTAG`
+// (EXPIRES in the node's epoch seconds, STATE held, released or expired): every heartbeat
+// byte the controller writes on its stdin renews it for LEASE seconds and is answered with a
+// `RENEWED` line. A lease is held until it is released (the channel ends: the controller
+// closed it, died, or its connection dropped), or until LEASE seconds pass without a
+// heartbeat: then it is marked expired first (so that the run's own guarded commands refuse
+// from then on), the run's processes are stopped (the fence), and only then is flock dropped.
+//
+// A second controller gets flock only once the holder is gone; it still refuses a lease that
+// says `held` and has not expired (its holder was killed, its controller may still be
+// working), and takes over one that ran out: fencing the dead run's processes first. Every
+// change the controller makes runs behind `leaseCheck`, in the same shell, on the node.
+import { fenceRunScript } from "../transport/remote-scripts.js";
+import { quote } from "../util/shell.js";
+
+// Where the node keeps slicecheck's files (the journal's copy lives there too). A simulated
+// node has its own state folder on this one machine, named by the variable its sshd sets.
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, on the node
+const LOCK_DIR = '"${SLICECHECK_SIM_STATE:-/var/tmp/slicecheck}"';
+const LOCK_FILE = `${LOCK_DIR}/node.lock`;
+export const INFO_FILE = `${LOCK_DIR}/node.lock.json`;
+export const LEASE_FILE = `${LOCK_DIR}/node.lease`;
+/** BSD sysexits EX_TEMPFAIL: someone else holds the lease. */
+export const LOCKED_EXIT = 75;
+/** What a guarded command prints on stderr when the lease is not this run's any more. */
+export const LEASE_LOST_MARKER = "@@slicecheck:lease-lost";
+
+/** Reads the lease line into g e s t, digits only where numbers are expected. */
+const READ_LEASE = `g=0; e=0; s=none; t=; { read g e s t < ${LEASE_FILE}; } 2>/dev/null; case "$g" in ''|*[!0-9]*) g=0;; esac; case "$e" in ''|*[!0-9]*) e=0;; esac;`;
+
+export function lockScript(o: { info: string; leaseS: number; runTag: string }): string {
+  const L = Math.ceil(o.leaseS);
+  // Written under a temporary name and renamed: a reader never sees half a lease.
+  const write = `w() { printf '%s %s %s %s\\n' "$gen" "$1" "$2" ${quote(o.runTag)} > ${LEASE_FILE}.tmp && mv -f ${LEASE_FILE}.tmp ${LEASE_FILE}; };`;
+  return [
+    `mkdir -p ${LOCK_DIR} && exec 9>>${LOCK_FILE} || { echo "LOCK_ERROR cannot open "${LOCK_FILE}; exit 70; };`,
+    "command -v flock >/dev/null 2>&1 || { echo 'LOCK_ERROR flock (util-linux) is not installed'; exit 70; };",
+    `if ! flock -n 9; then echo "LOCK_HELD $(date +%s)"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
+    READ_LEASE,
+    // A lease still held by nobody alive: its holder was killed, its controller may still be
+    // changing the node over another channel until the lease runs out.
+    `n=$(date +%s); if [ "$s" = held ] && [ "$e" -gt "$n" ]; then echo "LEASE_UNEXPIRED $n"; cat ${LEASE_FILE}; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
+    // Ran out with nobody to fence it: the dead run's processes are stopped before the takeover.
+    `if [ "$s" = held ] && [ -n "$t" ]; then ${fenceRunScript("t")} >/dev/null 2>&1; fi;`,
+    // An info file that outlived its holder: the holder was killed or its lease expired.
+    `prev=$(cat ${INFO_FILE} 2>/dev/null); ps=$s; gen=$((g + 1)); ${write}`,
+    `printf '%s\\n' ${quote(o.info)} > ${INFO_FILE}.tmp && mv -f ${INFO_FILE}.tmp ${INFO_FILE};`,
+    `x=$(($(date +%s) + ${L})); w "$x" held || { echo "LOCK_ERROR cannot write "${LEASE_FILE}; exit 70; };`,
+    `echo "LOCK_OK $gen $x $ps $prev";`,
+    // One byte, one renewal, one answer. `timeout` exits 124 when no byte came for a lease.
+    `while :; do c=$(timeout ${L} dd bs=1 count=1 2>/dev/null); rc=$?; [ -n "$c" ] || break; x=$(($(date +%s) + ${L})); w "$x" held; echo "RENEWED $gen $x"; done;`,
+    `if [ "$rc" -eq 124 ]; then w "$(date +%s)" expired; t=${quote(o.runTag)}; ${fenceRunScript("t")} >/dev/null 2>&1; echo LEASE_EXPIRED; else w "$(date +%s)" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
+  ].join(" ");
+}
+
+/**
+ * Shell text that lets what follows run only while the lease is this run's generation, held,
+ * and not expired by the node's clock; else it prints the marker with what it found and exits
+ * LOCKED_EXIT. Run inside the command's own tagged process, so the fence covers what it starts.
+ */
+export function leaseCheck(generation: number, runTag: string): string {
+  return `${READ_LEASE} n=$(date +%s); if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
+}
