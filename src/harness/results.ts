@@ -23,7 +23,7 @@ export function resultOf(
           ? "it reported errors"
           : st === "broken"
             ? "it printed no figures"
-            : null);
+            : (o.late ?? null));
   return {
     instance: view,
     workload: o.workload,

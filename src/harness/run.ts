@@ -32,7 +32,7 @@ import {
 import { type NodeSession, openSessions } from "./session.js";
 import { drainForRun, SlurmJobWindows } from "./slurm-drain.js";
 import type { SuiteFile } from "./suites.js";
-import { TaskList } from "./tasks.js";
+import { interruptExitCode, TaskList } from "./tasks.js";
 
 export interface HarnessRunOptions {
   runId: string;
@@ -402,7 +402,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     removeSignals();
     for (const n of o.nodes) progress.end(n.name);
   }
-  exitCode = tasks.interrupted ? 130 : exitOf(sink.checks);
+  exitCode = tasks.interrupted ? interruptExitCode(tasks.interruptedBy) : exitOf(sink.checks);
   // Before the reports, so that a lost record is in them too.
   const lost = await recorder?.flush();
   if (lost) {

@@ -10,6 +10,12 @@ export function trace(what: string, sinceMs: number): void {
     process.stderr.write(`[trace] ${what}: ${Date.now() - sinceMs} ms\n`);
 }
 
+/** The exit code of a run stopped by `sig`: 128 + its number, as shells report it (SIGINT 130,
+ * SIGTERM 143), so a scheduler or supervisor that sent SIGTERM sees its own signal. */
+export function interruptExitCode(sig: NodeJS.Signals | null): number {
+  return sig === "SIGTERM" ? 143 : 130;
+}
+
 export interface Teardown {
   name: string;
   /** The command that finishes this teardown by hand, printed after a second interrupt. */
@@ -23,6 +29,8 @@ export class TaskList {
   private tearing = false;
   readonly ac = new AbortController();
   interrupted = false;
+  /** The signal of the first interrupt: the run's exit code says which (interruptExitCode). */
+  interruptedBy: NodeJS.Signals | null = null;
 
   constructor() {
     // Every command of the run listens to this one signal (28 instances' workloads on 4 nodes
@@ -82,6 +90,7 @@ export class TaskList {
       count++;
       if (count === 1) {
         this.interrupted = true;
+        this.interruptedBy = sig;
         io.err(
           `slicecheck: ${sig}: stopping the workloads, keeping what they measured, ${this.tearing ? "finishing the teardown" : "then restoring and writing the reports"} (interrupt again to stop waiting)`,
         );
@@ -95,7 +104,7 @@ export class TaskList {
         io.err("Left to do, in this order:");
         for (const t of left) io.err(`  - ${t.name}${t.manual ? `: ${t.manual}` : ""}`);
       }
-      exit(130);
+      exit(interruptExitCode(sig));
     };
     process.on("SIGINT", handler);
     process.on("SIGTERM", handler);

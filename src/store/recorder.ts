@@ -10,10 +10,11 @@ import { resolveProduct } from "../mig/catalog/catalog.js";
 import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
+import { controllerOf, markAbandoned } from "./abandoned.js";
 import { openStore, type Sql, type Store } from "./store.js";
 import type { GpuTopology } from "./topology.js";
 
-export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted";
+export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted" | "abandoned";
 
 /** SQL for a status's rank: a failed check outranks an undecided one, as in the exit code. */
 const RANK = (x: string) =>
@@ -56,11 +57,19 @@ export class Recorder {
     const store = await openStore(location);
     await store.run(
       // A run of many jobs (run --via slurm) shares one id: the first job's row stands.
-      `INSERT INTO runs (id, label, started, status, argv, seq)
-       VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs))
+      `INSERT INTO runs (id, label, started, status, argv, seq, host, pid)
+       VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?)
        ON CONFLICT (id) DO NOTHING`,
-      [run.runId, run.label ?? null, new Date().toISOString(), JSON.stringify(run.argv)],
+      [
+        run.runId,
+        run.label ?? null,
+        new Date().toISOString(),
+        JSON.stringify(run.argv),
+        ...controllerOf(),
+      ],
     );
+    // Runs of this machine whose controller died (kill -9) stop reading as `running`.
+    await markAbandoned(store, run.runId);
     return new Recorder(store, run.runId);
   }
 

@@ -125,6 +125,10 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: "ALTER TABLE runs ADD COLUMN seq INTEGER; UPDATE runs SET seq = rowid;",
     postgres: "ALTER TABLE runs ADD COLUMN seq INTEGER;",
   },
+  // 4: the controller that wrote a run (host name and process id), so that a later run or diff
+  // can tell a run still `running` whose controller is gone (killed with -9) and mark it
+  // `abandoned` (abandoned.ts). Older rows have neither and are never marked.
+  "ALTER TABLE runs ADD COLUMN host TEXT; ALTER TABLE runs ADD COLUMN pid INTEGER;",
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

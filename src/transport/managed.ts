@@ -6,6 +6,7 @@ import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { quote } from "../util/shell.js";
 import {
+  EndRecordSplitter,
   HEARTBEAT_INTERVAL_MS,
   killCommandScript,
   killRunScript,
@@ -23,6 +24,12 @@ const NODE_DEADLINE_SLACK_S = 10;
 
 export function runTagFor(runId: string, node: string): string {
   return `${runId}@${node}`;
+}
+
+/** The kill script's `alive=N`: whether the command still ran when the kill reached the node. */
+function aliveOf(out: string): boolean | null {
+  const m = /alive=(\d+)/.exec(out);
+  return m ? Number(m[1]) > 0 : null;
 }
 
 export class ManagedExecutor {
@@ -50,6 +57,7 @@ export class ManagedExecutor {
       sudo,
       env: opts.env,
       stdin: opts.stdin,
+      record: opts.record,
     });
     const opened = Date.now();
     const proc = await this.shell.start(line);
@@ -74,11 +82,12 @@ export class ManagedExecutor {
     const stderrDec = new TextDecoder();
     let timedOut = false;
     let cancelled = false;
-    let killing: Promise<unknown> | null = null;
+    let killing: Promise<string | null> | null = null;
     const kill = () => {
-      killing ??= this.killCommand(cmdTag, pgid).catch(() => {});
+      killing ??= this.control(killCommandScript(cmdTag, pgid)).catch(() => null);
       return killing;
     };
+    const ender = opts.record ? new EndRecordSplitter() : null;
     // The deadline counts from the command's start on the node (the wrapper's first line), not
     // from the channel's opening: a slow login shell (modules, conda, LDAP) must not eat it.
     // Until the wrapper answers, a generous bound on the login itself applies.
@@ -125,6 +134,7 @@ export class ManagedExecutor {
         pendingErr = "";
         onStarted();
       }
+      if (ender) s = ender.feed(s);
       stderr += s;
       if (s) opts.onStderr?.(s);
     });
@@ -134,7 +144,12 @@ export class ManagedExecutor {
 
     try {
       const { code, signal } = await proc.done;
-      if (killing) await killing;
+      const killed = killing ? await killing : null;
+      const rest = ender?.flush() ?? "";
+      if (rest) {
+        stderr += rest;
+        opts.onStderr?.(rest);
+      }
       const lost = this.lost();
       if (lost && code === null && signal === null) throw lost;
       if (cancelled) {
@@ -153,16 +168,14 @@ export class ManagedExecutor {
         loginMs: startedMs === null ? null : startedMs - opened,
         timedOut,
         pgid,
+        ...(ender ? { endRecord: ender.record } : {}),
+        aliveAtKill: killed === null ? null : aliveOf(killed),
       };
     } finally {
       clearInterval(beat);
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
     }
-  }
-
-  private async killCommand(cmdTag: string, pgid: number | null): Promise<void> {
-    await this.control(killCommandScript(cmdTag, pgid));
   }
 
   /** Kills every process tagged with `runTag` (this run's by default); returns how many. */

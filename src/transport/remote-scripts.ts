@@ -16,6 +16,42 @@ export interface WrapOptions {
   env?: Record<string, string>;
   /** Data for the command's stdin (the channel's stdin carries heartbeats). */
   stdin?: string;
+  /** The node records the command's exit status and its start and end on its own clock, as
+   * the last line of stderr (END_MARKER): what a late exit is judged by. */
+  record?: boolean;
+}
+
+export const END_MARKER = "@@slicecheck:end ";
+
+/**
+ * The recorder: a shell between `timeout` and the command that notes, on the node's clock, when
+ * the command started and ended and how it exited, and prints that as the last line of stderr.
+ * The line travels on the command's own channel ahead of its exit status, so it is there
+ * whenever that exit status is, however late the controller hears it. Its traps only defer the
+ * run's TERM/HUP/INT until the command is gone (a trapped signal is reset to its default in the
+ * command, an ignored one would not be): the command is signalled directly, through its group
+ * and tag, and the recorder then still writes its line. A command killed by a signal reads as
+ * exit 128+n, as a shell reports it (the recorder cannot re-raise without turning an `exit 143`
+ * into a SIGTERM).
+ */
+const RECORDER = `trap : HUP INT TERM; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
+
+/** What the node recorded of a command's end (RECORDER), or null when the line is unusable. */
+export interface EndRecord {
+  exitCode: number;
+  /** From the command's start to its end on the node's own clock. */
+  elapsedMs: number;
+}
+
+export function parseEndRecord(line: string): EndRecord | null {
+  const m = /^rc=(\d+) start=(\d+(?:\.\d+)?)\S* end=(\d+(?:\.\d+)?)\S*$/.exec(line.trim());
+  if (!m) return null;
+  // Without GNU date's %N the times are whole seconds: a second of doubt, counted against the
+  // command (its end is taken as late as it may have been).
+  const whole = !m[2]!.includes(".") || !m[3]!.includes(".");
+  const elapsedMs = (Number(m[3]) - Number(m[2])) * 1000 + (whole ? 1000 : 0);
+  if (!Number.isFinite(elapsedMs) || elapsedMs < 0) return null;
+  return { exitCode: Number(m[1]), elapsedMs };
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -26,7 +62,8 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
       throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
     return quote(`${k}=${v}`);
   });
-  const plain = "argv" in cmd ? quoteArgv(cmd.argv) : `sh -c ${quote(cmd.shell)}`;
+  const argv = "argv" in cmd ? cmd.argv : ["sh", "-c", cmd.shell];
+  const plain = quoteArgv(o.record ? ["sh", "-c", RECORDER, "slicecheck-record", ...argv] : argv);
   // Data for stdin travels in the command line as base64 in a here-document: its alphabet
   // cannot contain the delimiter, and decoding gives back exactly the bytes (no newline added).
   const body =
@@ -81,7 +118,8 @@ const KILL_BY_TAG = `kt() { n=0; for f in $(grep -lzxsF -- "$1" /proc/[0-9]*/env
 /** The signal of the node's watchdog when the controller's heartbeats stop. */
 export const WATCHDOG_SIGNAL = "HUP";
 
-/** TERM (or `first`), a short grace, then KILL; prints how many processes got the first.
+/** TERM (or `first`), a short grace, then KILL; prints how many processes got the first, and
+ * how many carried the tag before any signal (`alive=`: the command was still running).
  * `match` is a literal `NAME=value`, or with `word` a shell word that expands to one. */
 function killSequence(match: string, pgid: number | null, first = "TERM", word = false): string {
   const pg = pgid ? `kill -${first} -- -${pgid} 2>/dev/null;` : "";
@@ -89,6 +127,7 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
   const m = word ? match : quote(match);
   return [
     KILL_BY_TAG,
+    `echo "alive=$(grep -lzxsF -- ${m} /proc/[0-9]*/environ 2>/dev/null | wc -l | tr -d ' ')";`,
     pg,
     `c=$(kt ${m} ${first});`,
     `i=0; while [ "$i" -lt 20 ] && [ -n "$(grep -lzxsF -- ${m} /proc/[0-9]*/environ 2>/dev/null)" ]; do sleep 0.1; i=$((i+1)); done;`,
@@ -168,4 +207,40 @@ export function scanPgidMarker(
   }
   const lastNl = buf.lastIndexOf("\n");
   return { found: false, noise: buf.slice(0, lastNl + 1), pending: buf.slice(lastNl + 1) };
+}
+
+/** Takes the recorder's line out of a command's stderr as it streams: what is surely not part
+ * of it is handed on at once, a possible start of it is held until the next chunk. The last
+ * line wins: the recorder writes after everything the command wrote. */
+export class EndRecordSplitter {
+  record: EndRecord | null = null;
+  private held = "";
+
+  feed(chunk: string): string {
+    let buf = this.held + chunk;
+    let out = "";
+    for (;;) {
+      const at = buf.indexOf(END_MARKER);
+      if (at < 0) break;
+      const nl = buf.indexOf("\n", at);
+      if (nl < 0) {
+        this.held = buf.slice(at);
+        return out + buf.slice(0, at);
+      }
+      this.record = parseEndRecord(buf.slice(at + END_MARKER.length, nl));
+      out += buf.slice(0, at);
+      buf = buf.slice(nl + 1);
+    }
+    let k = Math.min(buf.length, END_MARKER.length - 1);
+    while (k > 0 && !END_MARKER.startsWith(buf.slice(-k))) k--;
+    this.held = buf.slice(buf.length - k);
+    return out + buf.slice(0, buf.length - k);
+  }
+
+  /** What is still held when the stream ends (an unfinished line is the command's own). */
+  flush(): string {
+    const rest = this.held;
+    this.held = "";
+    return rest;
+  }
 }

@@ -1,4 +1,5 @@
 import type { NodeSpec } from "../inventory/types.js";
+import type { EndRecord } from "./remote-scripts.js";
 
 /** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line. */
 export type Command = { argv: readonly string[] } | { shell: string };
@@ -11,6 +12,9 @@ export interface ExecOptions {
   /** Variables set with `env` on the node (sshd drops most variables sent over the protocol). */
   env?: Record<string, string>;
   stdin?: string;
+  /** The node records the command's exit status and its start and end on its own clock
+   * (ExecResult.endRecord): a workload's exit that reaches us after its deadline is judged by it. */
+  record?: boolean;
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
   signal?: AbortSignal;
@@ -35,6 +39,11 @@ export interface ExecResult {
   timedOut: boolean;
   /** Process group of the command on the node, when the wrapper reported it. */
   pgid: number | null;
+  /** With `record`: the exit status and elapsed time the node recorded (null: none came). */
+  endRecord?: EndRecord | null;
+  /** After a deadline kill: whether the kill found the command still running on the node
+   * (null: no kill was made, or its answer never came). */
+  aliveAtKill?: boolean | null;
 }
 
 export interface Transport extends RawShell {

@@ -78,3 +78,51 @@ export function incompleteReason(
   }
   return null;
 }
+
+/** How a workload's end is judged once the controller's deadline has fired. */
+export interface LateJudgement {
+  /** It ran past its deadline on the node's own clock (a failed check, as before). */
+  timedOut: boolean;
+  /** Its end cannot be told: the check is undecided (broken), whatever its exit said. */
+  unjudged: string | null;
+  /** It ended in time on the node, and only its exit reached the controller late: said so. */
+  late: string | null;
+}
+
+/**
+ * The controller's deadline fired before the workload's exit reached it. The controller's own
+ * clock says nothing about the node then (a stalled session, a paused controller, a slow
+ * network delay the exit, not the workload), so the node's record decides: the end it recorded
+ * within the deadline is an end in time, judged by its exit status; one past it, or our kill
+ * finding the workload still running, is a deadline missed on the node; with neither, the
+ * check is undecided. Never failed because the controller was slow.
+ */
+export function judgeLateExit(
+  r: {
+    timedOut: boolean;
+    endRecord?: { exitCode: number; elapsedMs: number } | null;
+    aliveAtKill?: boolean | null;
+  },
+  deadlineMs: number,
+): LateJudgement {
+  if (!r.timedOut) return { timedOut: false, unjudged: null, late: null };
+  const rec = r.endRecord;
+  if (rec) {
+    if (rec.elapsedMs > deadlineMs) return { timedOut: true, unjudged: null, late: null };
+    return {
+      timedOut: false,
+      unjudged: null,
+      late: `its exit reached the controller after its ${fmtS(deadlineMs)} s deadline, but the node recorded its end (exit ${rec.exitCode}) after ${fmtS(rec.elapsedMs)} s: judged by the node's record`,
+    };
+  }
+  if (r.aliveAtKill === true) return { timedOut: true, unjudged: null, late: null };
+  return {
+    timedOut: false,
+    unjudged: `its exit reached the controller after its ${fmtS(deadlineMs)} s deadline and the node's record of its end could not be read, so whether it ended in time is unknown`,
+    late: null,
+  };
+}
+
+function fmtS(ms: number): string {
+  return (ms / 1000).toFixed(1);
+}

@@ -6,7 +6,7 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
 import type { Transport } from "../transport/types.js";
-import { incompleteReason, watchdogStopped } from "./completion.js";
+import { incompleteReason, judgeLateExit, watchdogStopped } from "./completion.js";
 import type { Instance } from "./instances.js";
 import { type Metric, metricsOf, type WorkloadSpec } from "./specs.js";
 
@@ -41,6 +41,9 @@ export interface InstanceOutcome {
   /** It did not run its whole duration (a signal stopped it, its figures stop early): why.
    * Never a pass, whatever its exit code and figures say. */
   incomplete: string | null;
+  /** It ended in time on the node's clock, though its exit reached the controller after its
+   * deadline (judgeLateExit): said so, never a failure. */
+  late?: string | null;
   log: string;
   stdout: string;
   measurements: Measurement[];
@@ -134,12 +137,14 @@ async function runOne(
     ...m,
   });
   const base = { instance: inst, workload: spec.name, repetition, log, startMs };
+  const timeoutMs = (spec.durationS + (o.graceS ?? 30)) * 1000;
   try {
     const r = await t.exec(
       { argv: [spec.program, ...spec.args] },
       {
         env: { ...spec.env, CUDA_VISIBLE_DEVICES: inst.uuid },
-        timeoutMs: (spec.durationS + (o.graceS ?? 30)) * 1000,
+        timeoutMs,
+        record: true,
         onStdout: (c) => {
           seenOut += c;
           lines(c);
@@ -155,16 +160,18 @@ async function runOne(
     } catch (e) {
       parseError = e instanceof Error ? e.message : String(e);
     }
+    const late = judgeLateExit(r, timeoutMs);
     return {
       ...base,
       exitCode: r.exitCode,
       signal: r.signal,
-      timedOut: r.timedOut,
+      timedOut: late.timedOut,
       durationMs: r.durationMs,
       stopMs: Date.now(),
       died: r.exitCode !== 0,
-      harnessError: logError ?? watchdogStopped(r),
-      incomplete: incompleteReason(spec, r),
+      harnessError: logError ?? late.unjudged ?? watchdogStopped(r),
+      incomplete: incompleteReason(spec, { ...r, timedOut: late.timedOut }),
+      late: late.late,
       stdout: r.stdout,
       measurements: metrics.map(measure),
       parseError,

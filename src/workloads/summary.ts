@@ -6,10 +6,12 @@ import { instanceLabel, type NodeRunResult } from "./node-run.js";
 export type InstanceStatus = "ok" | "failed" | "broken";
 
 export function statusOf(o: InstanceOutcome): InstanceStatus {
+  // A late exit whose end the node did not record is in harnessError (judgeLateExit): broken.
   if (o.harnessError) return "broken";
-  // Killed at its deadline, or died (a crash, a kill, a signal that stopped it early, each named
-  // in the note): a failed check. Exit 0 with figures that stop short of the duration: the
-  // measurement is cut short, so the harness cannot decide; never a pass.
+  // Past its deadline on the node's own clock (judgeLateExit: never the controller's lateness
+  // alone), or died (a crash, a kill, a signal that stopped it early, each named in the note):
+  // a failed check. Exit 0 with figures that stop short of the duration: the measurement is cut
+  // short, so the harness cannot decide; never a pass.
   if (o.died || o.timedOut) return "failed";
   if (o.incomplete) return "broken";
   const errors = o.measurements.find(
@@ -67,7 +69,9 @@ export function summarize(runId: string, results: NodeRunResult[]) {
                 : out.died
                   ? `exit ${out.exitCode ?? out.signal}`
                   : null) ??
-            out.parseError,
+            out.parseError ??
+            out.late ??
+            null,
         });
       }
     }

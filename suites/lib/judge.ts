@@ -17,6 +17,9 @@ export function brokenIf(reason: string | null | undefined, code = "NODE_UNREADA
 /** A workload's figures, its time span and its log on the check. */
 export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
   check.figures({ ...r.metrics, exitCode: r.exitCode, sm: r.instance.sm });
+  // A pass whose exit reached the controller after its deadline, judged by the node's own
+  // record of its end (judgeLateExit), says so: the only reason a passed workload carries.
+  if (r.status === "passed" && r.reason) check.figures({ lateExit: r.reason });
   // SM activity and memory in use while it ran (dcgmi dmon, else nvidia-smi's memory only).
   if (r.utilization)
     check.figures({

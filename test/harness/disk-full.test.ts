@@ -2,7 +2,7 @@
 // finishes, names the path, is not called passed, and the teardowns still restore the layout.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { simNodeRecord } from "../../src/sim/cluster.js";
 import { readState } from "../../src/sim/nvsmi/state.js";
@@ -43,6 +43,12 @@ describe("a full disk under --out (real sshd, tmpfs)", function () {
         journal: join(c.dir, "journal"),
       }),
     );
+    // What the reports line names, looked at before the tmpfs goes.
+    const reportsLine = /^reports: (.*)$/m.exec(r.stdout)?.[1] ?? "";
+    const listed = [...reportsLine.matchAll(/(\/\S+?\.(?:xml|jsonl))\b/g)].map((m) => ({
+      path: m[1]!,
+      size: existsSync(m[1]!) ? statSync(m[1]!).size : 0,
+    }));
     unmount();
     assert.equal(r.code, 2, r.stdout + r.stderr);
     assert.match(r.stdout, /BROKEN \[WRITE\] run .*the Allure results are written/);
@@ -53,6 +59,13 @@ describe("a full disk under --out (real sshd, tmpfs)", function () {
         `${join(full, "out").replace(/[/.]/g, "\\$&")}.*(ENOSPC|EACCES|EROFS|no space|cannot)`,
         "i",
       ),
+    );
+    // The reports line names only files that were written: none of them is missing or empty.
+    assert.ok(reportsLine, r.stdout);
+    assert.deepEqual(
+      listed.filter((f) => f.size === 0),
+      [],
+      `the reports line names missing or empty files: ${reportsLine}`,
     );
     const st = readState(join(simNodeRecord(c.inventoryPath, "sim01").dir, "state")).gpus[0]!;
     assert.equal(st.gis.length, 0, "the run's layout was taken down");

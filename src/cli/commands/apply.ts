@@ -5,6 +5,7 @@
 // printing here is shared with `restore`.
 
 import { withNodeLocks } from "../../harness/locked.js";
+import { interruptExitCode } from "../../harness/tasks.js";
 import {
   applyLayout,
   DEFAULT_JOURNAL_DIR,
@@ -162,8 +163,10 @@ export async function applyCommand(
   // destroy and a create is worse than either), then the journalled state is put back. A
   // second Ctrl-C stops waiting and prints the command that finishes the job.
   let interrupted = 0;
+  let firstSignal: NodeJS.Signals | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
     interrupted++;
+    firstSignal ??= sig;
     if (interrupted === 1) {
       io.err(
         `slicecheck apply: ${sig}: finishing the change under way, then restoring the original layout from the journal (interrupt again to stop waiting)`,
@@ -173,7 +176,7 @@ export async function applyCommand(
     io.err(
       `slicecheck apply: ${sig} again: stopped waiting; the GPUs may be half-changed. Finish with: ${restoreHint}`,
     );
-    process.exit(130);
+    process.exit(interruptExitCode(sig));
   };
   if (!o.dryRun) {
     process.on("SIGINT", onSignal);
@@ -215,7 +218,7 @@ export async function applyCommand(
     printChangeReports(restored, "restore", "the journal", io);
     if (worstExit(restored) !== 0)
       io.err(`slicecheck apply: the restore did not complete; finish with: ${restoreHint}`);
-    return 130;
+    return interruptExitCode(firstSignal);
   }
   if (o.json) {
     io.out(

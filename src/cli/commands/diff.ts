@@ -1,7 +1,9 @@
 // `slicecheck diff --before X --after Y`: what changed between two recorded runs (X and Y: a run
-// id, a `run --label`, or a driver version). Exit 1 when something regressed, 0 otherwise, 3 when
-// a selector matches nothing.
+// id, a `run --label`, or a driver version). Exit 1 when something regressed, 2 when nothing did
+// but a compared run did not finish (abandoned or still running: what it never recorded cannot
+// show as a change), 0 otherwise, 3 when a selector matches nothing.
 import { SlicecheckError } from "../../errors.js";
+import { markAbandoned, unfinishedWhy } from "../../store/abandoned.js";
 import { dbPath } from "../../store/db.js";
 import { type DiffResult, diffSnapshots, type Finding } from "../../store/diff.js";
 import { type Snapshot, snapshot } from "../../store/query.js";
@@ -64,18 +66,23 @@ export async function diffCommand(o: DiffOptions, io: Out): Promise<number> {
   let after: Snapshot;
   let result: DiffResult;
   try {
+    // A run of this machine whose controller was killed still reads `running`: marked first.
+    await markAbandoned(db, null);
     before = await snapshot(db, o.before);
     after = await snapshot(db, o.after);
     result = diffSnapshots(before, after, tolerance);
   } finally {
     await db.close();
   }
+  const unfinished = unfinishedRuns([before, after]);
+  for (const u of unfinished) io.err(`slicecheck diff: warning: run ${u.runId} is ${u.why}`);
   if (o.json) {
     io.out(
       JSON.stringify(
         {
           before: side(before),
           after: side(after),
+          unfinished,
           tolerance: result.tolerance,
           compared: result.compared,
           regressions: result.regressions,
@@ -99,5 +106,17 @@ export async function diffCommand(o: DiffOptions, io: Out): Promise<number> {
       `${result.regressions} regression(s), ${other} other change(s); ${result.compared} performance group(s) compared at ±${tolerancePct}%`,
     );
   }
-  return result.regressions > 0 ? 1 : 0;
+  return result.regressions > 0 ? 1 : unfinished.length > 0 ? 2 : 0;
+}
+
+/** The compared runs that did not finish, once each. */
+function unfinishedRuns(
+  sides: readonly Snapshot[],
+): { runId: string; status: string; why: string }[] {
+  const out = new Map<string, { runId: string; status: string; why: string }>();
+  for (const p of sides.flatMap((s) => s.picked)) {
+    const why = unfinishedWhy(p.status);
+    if (why && !out.has(p.runId)) out.set(p.runId, { runId: p.runId, status: p.status, why });
+  }
+  return [...out.values()];
 }

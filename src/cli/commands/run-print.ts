@@ -1,6 +1,7 @@
 // The end of `slicecheck run` on stdout: every check that did not pass (where, its stable code,
 // why, and where its evidence is), a table of the counts per node, where the reports are, and
 // the verdict as the very last line, so `tail -1` of a CI log says how the run went.
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { styleText } from "node:util";
 import type { HarnessRunResult } from "../../harness/run.js";
@@ -88,17 +89,44 @@ export function printEnd(
     );
   io.out("");
   if (r.checks.length > 0) io.out(perNode(r.checks));
-  const allure = o.allure
-    ? `, Allure results in ${displayPath(join(o.outDir, "allure-results"))} (\`slicecheck report --results ${join(o.outDir, "allure-results")}\`)`
-    : "";
-  io.out(
-    `reports: ${displayPath(join(o.outDir, "junit.xml"))}, ${displayPath(join(o.outDir, "checks.jsonl"))}${allure}`,
-  );
+  io.out(reportsLine(o.outDir, o.allure));
   const k = countOf(r.checks);
   io.out(`${k.passed} passed, ${k.failed} failed, ${k.broken} broken, ${k.skipped} skipped`);
   const v = verdictOf(r);
   const style = r.exitCode === 0 ? "green" : r.exitCode === 1 ? "red" : "yellow";
   io.out(`run ${o.runId}: ${paint(style, v)}`);
+}
+
+/** A file with something in it (a full disk leaves reports created but empty). */
+function written(path: string): boolean {
+  try {
+    return statSync(path).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The reports line: only the files that were actually written (a full or read-only --out
+ * leaves some missing or empty; the broken [WRITE] check above says why). */
+export function reportsLine(outDir: string, allure: boolean): string {
+  const files = ["junit.xml", "checks.jsonl"]
+    .map((f) => join(outDir, f))
+    .filter(written)
+    .map(displayPath);
+  const results = join(outDir, "allure-results");
+  let allureWritten = false;
+  try {
+    allureWritten = allure && readdirSync(results).some((f) => written(join(results, f)));
+  } catch {
+    /* not there */
+  }
+  if (allureWritten)
+    files.push(
+      `Allure results in ${displayPath(results)} (\`slicecheck report --results ${results}\`)`,
+    );
+  return files.length > 0
+    ? `reports: ${files.join(", ")}`
+    : `reports: none written in ${displayPath(outDir)}`;
 }
 
 /** A check as it finishes, on the live output: only those that did not pass (the rest are
