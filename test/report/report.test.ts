@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Locator } from "playwright-core";
 import { CHROMIUM, launchChromium } from "../../src/report/browser.js";
-import type { RunContext } from "../../src/report/context.js";
+import { type RunContext, readRunContext } from "../../src/report/context.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";
 
@@ -102,7 +102,7 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
     results = readdirSync(dir)
       .filter((f) => f.endsWith("-result.json"))
       .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as AllureResult);
-    ctx = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as RunContext;
+    ctx = readRunContext(out);
     reportDir = join(c.dir, "reports", "allure-report");
     const rep = await cli("report", "--results", dir, "--out", reportDir, "--single-file", "--pdf");
     assert.equal(rep.code, 0, rep.stderr);
@@ -241,7 +241,10 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
         new RegExp(`^${passed} passed, ${failed} failed, ${broken} broken`),
       );
       assert.equal(await shown(page.locator("#verdict")), "NOT COMPLIANT");
-      const tflops = ctx.rows.find((r) => r.node === "sim01" && r.metrics.tflops)!.metrics.tflops!;
+      const tflops = Number(
+        ctx.allChecks.find((x) => x.node === "sim01" && x.suite === "stress" && x.figures.tflops)!
+          .figures.tflops,
+      );
       const text = await shown(page.locator("#node-sim01"));
       assert.ok(text.includes(`${tflops.toFixed(2)} TFLOP/s`), text.slice(0, 400));
       assert.match(text, /driver 580\.173\.02/);
