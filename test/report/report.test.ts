@@ -20,7 +20,11 @@ interface AllureResult {
   labels: { name: string; value: string }[];
   parameters: { name: string; value: string }[];
   statusDetails?: { message?: string };
-  steps: { name: string; attachments: { name: string; source: string; type: string }[] }[];
+  steps: {
+    name: string;
+    status?: string;
+    attachments: { name: string; source: string; type: string }[];
+  }[];
   attachments: { name: string; source: string }[];
 }
 
@@ -174,6 +178,33 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
     assert.equal(label(t, "epic"), "Tenant isolation");
     assert.match(t.statusDetails?.message ?? "", /^\[ISOLATION_VIOLATION\] /);
     assert.ok(attachmentNames(t).includes("evidence.json"));
+  });
+
+  it("a failed isolation check's Allure steps carry their own statuses: the failing step fails", () => {
+    const failed = results.filter(
+      (r) =>
+        label(r, "parentSuite") === "sim02" &&
+        r.status === "failed" &&
+        r.name !== "tenants verified isolated",
+    );
+    assert.ok(failed.length > 0);
+    for (const t of failed)
+      assert.ok(
+        t.steps.some((s) => s.status === "failed"),
+        `${t.name}: ${t.steps.map((s) => `${s.name} ${s.status}`).join(", ")}`,
+      );
+    // isolation-broken reaches the victims: the step that shows it is the victims' load.
+    const v = results.find(
+      (r) => label(r, "parentSuite") === "sim02" && r.name === "oom: victimsUnaffected",
+    );
+    assert.equal(v?.status, "failed");
+    assert.equal(v?.steps.find((s) => s.name === "victims under load")?.status, "failed");
+    // Where nothing failed, no step is shown failed.
+    const ok = results.find(
+      (r) => label(r, "parentSuite") === "sim01" && r.name === "oom: victimsUnaffected",
+    );
+    assert.equal(ok?.status, "passed");
+    assert.ok(ok?.steps.length && ok.steps.every((s) => s.status === "passed"));
   });
 
   it("a broken check: the unreachable node is broken, not failed", () => {
