@@ -12,8 +12,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { type ContextNode, RUN_CONTEXT_FILE, type RunFacts } from "../report/context.js";
 import { completeAllureResults } from "../report/allure-complete.js";
+import { type ContextNode, RUN_CONTEXT_FILE, type RunFacts } from "../report/context.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
 import { type CheckRecord, exitOf } from "../verdicts/checks.js";

@@ -1,14 +1,16 @@
-// What a run writes at its end, all from the one stream of check records: run.json (the context
-// `slicecheck report` and the compliance page read), junit.xml, results-summary.json and the
-// Allure executor.json. The Allure results themselves were written live by allure-mocha.
+// What a run writes at its end, all from the one stream of check records: run.json (the run's
+// facts, no count: the records themselves are checks.jsonl, written by the sink as checks end),
+// junit.xml, results-summary.json, verdicts.json (the isolation checks as rows) and the Allure
+// executor.json. The Allure results were written live by allure-mocha and are completed here,
+// one per check with the record's status.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { IsolationRow } from "../chaos/isolation.js";
 import { type CheckRecord, countOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
-import { enrichAllureResults, environmentProperties, writeEnvironment } from "./allure-extra.js";
-import type { IsolationRow } from "../chaos/isolation.js";
 import { completeAllureResults } from "./allure-complete.js";
+import { enrichAllureResults, environmentProperties, writeEnvironment } from "./allure-extra.js";
 import { type ContextNode, RUN_CONTEXT_FILE, type RunContext, type RunFacts } from "./context.js";
 
 export interface CheckReportFacts {

@@ -12,7 +12,6 @@ import { type CheckCounts, countOf } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
 
-
 /** `N passed, N failed, N broken[, N skipped]` as a line of text says it. */
 function countsIn(text: string, what: string): CheckCounts {
   const m = /(\d+) passed, (\d+) failed, (\d+) broken(?:, (\d+) skipped)?/.exec(text);
