@@ -164,6 +164,10 @@ export function stepsOf(history: History, ref: ScenarioRef): ScenarioOutcome["st
   const mine = history.events.filter(
     (e) => e.data.scenario === ref.scenario || e.data.scenario === ref.baseline,
   );
+  // A victim slowed or stopped is measured once more before its verdict stands: the outcome a
+  // step shows is that of the attempt the verdicts judged (the last), its span all of them.
+  const last = Math.max(1, ...mine.map((e) => e.data.attempt ?? 1));
+  const judged = (e: (typeof mine)[number]) => (e.data.attempt ?? 1) === last;
   const ops = new Map<
     string,
     { start: number; stop: number; status: CheckStatus; judgedBy: string[] }
@@ -183,7 +187,7 @@ export function stepsOf(history: History, ref: ScenarioRef): ScenarioOutcome["st
     cur.start = Math.min(cur.start, t);
     cur.stop = Math.max(cur.stop, t);
     if (e.type === "info" && e.data.harnessError) cur.status = worse(cur.status, "broken");
-    if (e.type === "fail" && MUST_END_WELL.has(e.op))
+    if (e.type === "fail" && MUST_END_WELL.has(e.op) && judged(e))
       cur.status = worse(cur.status, e.data.incomplete ? "broken" : "failed");
     ops.set(name, cur);
   }

@@ -251,6 +251,7 @@ export function writeCheckReports(f: CheckReportFacts): void {
   // allure-mocha writes environment.properties and categories.json, never executor.json.
   writeFileSync(join(dir, "executor.json"), `${JSON.stringify(f.executor, null, 2)}\n`);
   writeEnvironment(dir, environmentProperties(ctx, f.executor));
-  enrichAllureResults(dir, ctx);
+  // Completed first, so that a result written from its record gets its figures too.
   if (f.completeAllure !== false) completeAllureResults(dir, f.checks);
+  enrichAllureResults(dir, ctx);
 }

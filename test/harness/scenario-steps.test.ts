@@ -100,6 +100,30 @@ describe("isolation steps: their own outcome, and the verdict that judges them",
     assert.ok(ok.every((x) => x.status === "passed"));
   });
 
+  it("a victim re-measured (slowed once, then fine): the step shows the attempt judged", () => {
+    const h = history("fail", { timedOut: true, exitCode: 137 });
+    const t = Date.parse(h.events.at(-1)!.time);
+    for (const [k, type] of [
+      [1, "invoke"],
+      [2, "ok"],
+    ] as const)
+      h.add({
+        time: new Date(t + k * 1000).toISOString(),
+        node: "sim01",
+        gpu: 0,
+        instance: "gpu0/gi2/ci0",
+        process: "victim",
+        op: "load",
+        type,
+        data: { scenario: ref.scenario, attempt: 2, tflops: 30 },
+      });
+    const steps = stepsOf(h, ref);
+    assert.equal(statuses(steps)["victims under load"], "passed");
+    // Its span covers both attempts.
+    const load = steps.find((x) => x.name === "victims under load")!;
+    assert.equal(load.stopMs, t + 2000);
+  });
+
   it("a victim stopped before its end (incomplete) is a broken step, not a failed one", () => {
     const steps = stepsOf(history("fail", { incomplete: "stopped by SIGINT" }), ref);
     assert.equal(statuses(steps)["victims under load"], "broken");
