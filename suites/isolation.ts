@@ -20,7 +20,7 @@ import {
   harness,
   type VerdictView,
 } from "slicecheck/suite";
-import { brokenIf } from "./lib/judge.js";
+import { brokenIf, scenarioSteps } from "./lib/judge.js";
 
 const run = harness({ injectsFaults: true });
 
@@ -67,7 +67,7 @@ describe("isolation", () => {
                 const v: VerdictView | undefined = out.verdicts.find((x) => x.title === name);
                 const check = current();
                 check.window(out.startMs, out.stopMs);
-                for (const s of out.steps) check.phase(s.name, s.startMs, s.stopMs, s.status);
+                scenarioSteps(check, out.steps, v);
                 check.parameter("mode", sc.mode);
                 check.parameter("route", sc.route);
                 check.parameter("fault", sc.fault);

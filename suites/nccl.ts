@@ -85,7 +85,7 @@ describe("nccl", () => {
     });
     const whole = node.gpus.filter((g) => !g.migEnabled);
     if (whole.length >= 2)
-      it(`all_reduce across ${whole.length} whole GPUs (-g ${whole.length})`, async () => {
+      it(`all_reduce across ${whole.length} whole GPUs (-g ${whole.length}) completes without wrong results`, async () => {
         await settled(node);
         const r = await node.exec(["all_reduce_perf", ...ARGS, "-g", String(whole.length)], {
           env: { CUDA_VISIBLE_DEVICES: whole.map((g) => g.uuid).join(",") },

@@ -54,7 +54,8 @@ describe("stress", () => {
         brokenIf(node.error ?? `${node.name}: no MIG instance and no GPU without MIG`));
     forEachGpu(node, (gpu) => {
       forEachInstance(gpu, (inst) => {
-        it("computes without errors for the whole duration", async () => {
+        // Its title names both things it checks: a STRESS_SHARE failure fails "its share".
+        it("computes without errors for the whole duration, at its share of the GPU", async () => {
           const r = await stress.result(inst);
           const check = current();
           workloadFigures(check, r);

@@ -117,7 +117,15 @@ export interface ScenarioOutcome {
   verdicts: VerdictView[];
   startMs: number;
   stopMs: number;
-  steps: { name: string; status: CheckStatus; startMs: number; stopMs: number }[];
+  /** Each step with its own outcome, and the verdicts that judge it (a failed verdict fails
+   * the step it judges: see suites/lib/judge.ts stepsAsJudged). */
+  steps: {
+    name: string;
+    status: CheckStatus;
+    startMs: number;
+    stopMs: number;
+    judgedBy?: string[];
+  }[];
 }
 
 export interface IsolationPlan {

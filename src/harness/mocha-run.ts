@@ -308,7 +308,7 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
     runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test: Mocha.Test) => {
       if (ctx.running) return; // this.skip() inside a running test: ended at its test end
       const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
-      ctx.sink.harness({
+      const skipped = ctx.sink.harness({
         suite: suiteNameOf(test, files),
         node: scope.node ?? null,
         gpu: scope.gpu ?? null,
@@ -319,6 +319,9 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
         code: "SKIPPED",
         message: "skipped",
       });
+      // allure-mocha has begun the skipped test's result (its listener runs first): it names
+      // its check, as every other result does, so Allure and the records pair one to one.
+      if (allureOn) void allure.parameter("check", skipped.id, { excluded: true, mode: "hidden" });
     });
     runner.on(Mocha.Runner.constants.EVENT_TEST_END, (test: Mocha.Test) => {
       if (!ctx.running) return;

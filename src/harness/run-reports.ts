@@ -1,5 +1,5 @@
-// The end of a run: its reports (run.json, junit.xml, results-summary.json, the compliance
-// page's inputs) written from the check records, and what a write that fails does to the run's
+// The end of a run: its reports (run.json with the run's facts, junit.xml,
+// results-summary.json, the Allure results completed) written from the check records, and what a write that fails does to the run's
 // exit code (a run whose reports are missing is never called passed).
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
@@ -29,7 +29,7 @@ export function writeReports(
   o: HarnessRunOptions,
   sink: CheckSink,
   sessions: readonly NodeSession[],
-  r: { exitCode: number; interrupted: boolean },
+  r: { exitCode: number; interrupted: boolean; startedMs?: number },
 ): number {
   let exitCode = r.exitCode;
   const t0 = Date.now();
@@ -53,6 +53,7 @@ export function writeReports(
       outDir: o.outDir,
       allure: o.allure,
       executor: executorInfo({ runId: o.runId, label: o.label }),
+      startedMs: r.startedMs,
     });
   } catch (e) {
     // The checks are kept (terminal, records); but a run whose reports are missing cannot

@@ -105,6 +105,7 @@ const SUITE_LABELS: Record<string, { epic: string; feature: string; severity: st
 };
 
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
+  const startedMs = Date.now();
   const tasks = new TaskList();
   const sink = new CheckSink();
   if (o.list) mkdirSync(o.outDir, { recursive: true });
@@ -427,7 +428,11 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     tookOver: s.tookOver?.runId ?? null,
   }));
   if (!o.list)
-    exitCode = writeReports(o, sink, sessions, { exitCode, interrupted: tasks.interrupted });
+    exitCode = writeReports(o, sink, sessions, {
+      exitCode,
+      interrupted: tasks.interrupted,
+      startedMs,
+    });
   const status: RunStatus = tasks.interrupted
     ? "interrupted"
     : ((["passed", "failed", "broken"] as const)[exitCode] ?? "broken");

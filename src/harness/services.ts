@@ -139,21 +139,56 @@ export async function layoutOf(
   return layoutChecks(reports, config.name).map(viewOfExtra);
 }
 
-function stepsOf(history: History, ref: ScenarioRef): ScenarioOutcome["steps"] {
+/** Ops whose workload must end well: its `fail` (died, killed, timed out) is the step's own
+ * failure. The aggressor's fault is meant to fail, and the kernel log read only observes. */
+const MUST_END_WELL = new Set<string>(["baseline", "load", "memcheck", "recovery", "tenants"]);
+
+/** The verdicts that judge each op: a failed verdict fails the step it judges. */
+const JUDGED_BY: Record<string, string[]> = {
+  fault: ["faultContained", "memoryIsolated"],
+  load: ["victimsUnaffected"],
+  memcheck: ["victimsUnaffected", "memoryIsolated"],
+  dmesg: ["xidAttributed"],
+  recovery: ["recovered"],
+  exclusivity: ["exclusive"],
+  tenants: ["slowdownPerTenants"],
+};
+
+const RANK: Record<CheckStatus, number> = { passed: 0, skipped: 0, broken: 1, failed: 2 };
+const worse = (a: CheckStatus, b: CheckStatus) => (RANK[b] > RANK[a] ? b : a);
+
+/** A scenario's steps from its history, each with its own outcome: failed where a workload
+ * that must end well did not (a victim that died under load), broken where the harness lost
+ * its outcome or the workload was stopped before its end. */
+export function stepsOf(history: History, ref: ScenarioRef): ScenarioOutcome["steps"] {
   const mine = history.events.filter(
     (e) => e.data.scenario === ref.scenario || e.data.scenario === ref.baseline,
   );
-  const ops = new Map<string, { start: number; stop: number; status: CheckStatus }>();
+  // A victim slowed or stopped is measured once more before its verdict stands: the outcome a
+  // step shows is that of the attempt the verdicts judged (the last), its span all of them.
+  const last = Math.max(1, ...mine.map((e) => e.data.attempt ?? 1));
+  const judged = (e: (typeof mine)[number]) => (e.data.attempt ?? 1) === last;
+  const ops = new Map<
+    string,
+    { start: number; stop: number; status: CheckStatus; judgedBy: string[] }
+  >();
   for (const e of mine) {
     const t = Date.parse(e.time);
     const name =
       e.data.scenario === ref.baseline && e.op === "baseline"
         ? "baseline (victims alone)"
         : (STEP_NAMES[e.op] ?? e.op);
-    const cur = ops.get(name) ?? { start: t, stop: t, status: "passed" as CheckStatus };
+    const cur = ops.get(name) ?? {
+      start: t,
+      stop: t,
+      status: "passed" as CheckStatus,
+      judgedBy: e.data.scenario === ref.baseline ? [] : (JUDGED_BY[e.op] ?? []),
+    };
     cur.start = Math.min(cur.start, t);
     cur.stop = Math.max(cur.stop, t);
-    if (e.type === "info" && e.data.harnessError) cur.status = "broken";
+    if (e.type === "info" && e.data.harnessError) cur.status = worse(cur.status, "broken");
+    if (e.type === "fail" && MUST_END_WELL.has(e.op) && judged(e))
+      cur.status = worse(cur.status, e.data.incomplete ? "broken" : "failed");
     ops.set(name, cur);
   }
   return [...ops].map(([name, v]) => ({
@@ -161,6 +196,7 @@ function stepsOf(history: History, ref: ScenarioRef): ScenarioOutcome["steps"] {
     status: v.status,
     startMs: v.start,
     stopMs: v.stop,
+    judgedBy: v.judgedBy,
   }));
 }
 

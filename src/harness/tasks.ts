@@ -94,7 +94,7 @@ export class TaskList {
         io.err(
           `slicecheck: ${sig}: stopping the workloads, keeping what they measured, ${this.tearing ? "finishing the teardown" : "then restoring and writing the reports"} (interrupt again to stop waiting)`,
         );
-        this.ac.abort();
+        this.ac.abort(`${sig}`);
         return;
       }
       const { doing, left } = this.leftover();

@@ -3,7 +3,6 @@
 // checks.jsonl, measurements.jsonl, history.jsonl, Allure results), so that CI, the compliance
 // page and `slicecheck report <out>/allure-results` see one run. A node whose task left no
 // results is a broken check naming the job, its end state and its log's tail: never missing.
-import { randomUUID } from "node:crypto";
 import {
   copyFileSync,
   existsSync,
@@ -13,7 +12,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { type ContextNode, RUN_CONTEXT_FILE, type RunContext } from "../report/context.js";
+import { completeAllureResults } from "../report/allure-complete.js";
+import { type ContextNode, RUN_CONTEXT_FILE, type RunFacts } from "../report/context.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
 import { type CheckRecord, exitOf } from "../verdicts/checks.js";
@@ -83,9 +83,9 @@ function missing(j: ViaSlurmJob, dir: string, exitCode: number | null): CheckRec
 }
 
 /** Each node's Allure results into <out>/allure-results (their names are uuids: a copy merges
- * them), the check ids they name renamed as in the merged records; a missing node's broken
- * check gets a result of its own so Allure shows it too. */
-function mergeAllure(outDir: string, nodes: string[], extra: CheckRecord[]): void {
+ * them), the check ids they name renamed as in the merged records; then one result per check
+ * that has none. */
+function mergeAllure(outDir: string, nodes: string[], checks: CheckRecord[]): void {
   const dest = join(outDir, "allure-results");
   mkdirSync(dest, { recursive: true });
   for (const node of nodes) {
@@ -106,28 +106,9 @@ function mergeAllure(outDir: string, nodes: string[], extra: CheckRecord[]): voi
       writeFileSync(join(dest, f), JSON.stringify(r));
     }
   }
-  for (const c of extra) {
-    const uuid = randomUUID();
-    const result = {
-      uuid,
-      historyId: `${c.node}:${c.code}`,
-      name: c.title,
-      fullName: `run: ${c.node}: ${c.title}`,
-      status: "broken",
-      statusDetails: { message: c.message },
-      stage: "finished",
-      start: c.startMs,
-      stop: c.stopMs,
-      labels: [
-        { name: "suite", value: "run" },
-        { name: "host", value: c.node ?? "run" },
-      ],
-      parameters: [{ name: "check", value: c.id, excluded: true, mode: "hidden" }],
-      steps: [],
-      attachments: [],
-    };
-    writeFileSync(join(dest, `${uuid}-result.json`), JSON.stringify(result));
-  }
+  // A missing node's broken check (and any other check no test wrote) gets a result of its
+  // own, so Allure counts what the records count.
+  completeAllureResults(dest, checks);
 }
 
 export function gatherViaSlurm(
@@ -136,17 +117,16 @@ export function gatherViaSlurm(
   interrupted: boolean,
 ): { exitCode: number; checks: CheckRecord[] } {
   const checks: CheckRecord[] = [];
-  const extra: CheckRecord[] = [];
   const nodes: Parameters<typeof writeCheckReports>[0]["nodes"] = [];
   const codes: number[] = [];
   const lines = { measurements: [] as string[], history: [] as string[] };
-  let layout: RunContext["layout"] = null;
+  let layout: RunFacts["layout"] = null;
   for (const j of jobs) {
     const dir = join(o.outDir, j.node);
     const code = read(join(dir, "exit-code"));
     j.exitCode = code === null || Number.isNaN(Number(code.trim())) ? null : Number(code.trim());
     const ctxText = read(join(dir, RUN_CONTEXT_FILE));
-    const ctx = ctxText === null ? null : (JSON.parse(ctxText) as RunContext);
+    const ctx = ctxText === null ? null : (JSON.parse(ctxText) as RunFacts);
     // Ids are unique within a node's run; the node's name keeps them so within this one.
     for (const c of jsonl<CheckRecord>(join(dir, "checks.jsonl")))
       checks.push({ ...c, id: `${j.node}.${c.id}` });
@@ -154,9 +134,7 @@ export function gatherViaSlurm(
       lines[k].push(...(read(join(dir, `${k}.jsonl`)) ?? "").split("\n").filter(Boolean));
     const mine = ctx?.nodes.find((n) => n.node === j.node);
     if (!ctx) {
-      const c = missing(j, dir, j.exitCode);
-      extra.push(c);
-      checks.push(c);
+      checks.push(missing(j, dir, j.exitCode));
     } else {
       layout ??= ctx.layout;
       codes.push(j.exitCode ?? ctx.exitCode);
@@ -189,13 +167,14 @@ export function gatherViaSlurm(
     outDir: o.outDir,
     allure: o.allure,
     executor: executorInfo({ runId: o.runId, label: o.label }),
+    completeAllure: false,
   });
   // After writeCheckReports: the nodes' results were given their attachments on the nodes.
   if (o.allure)
     mergeAllure(
       o.outDir,
       jobs.map((j) => j.node),
-      extra,
+      checks,
     );
   writeFileSync(
     join(o.outDir, "via-slurm.json"),

@@ -1,27 +1,12 @@
-// What a finished `run` hands to its reports: one JSON document (`<out>/run.json`) that the
-// Allure suites, the JUnit file, the compliance page and `slicecheck report` all read, so that
-// every report of a run says the same thing.
-import { readFileSync } from "node:fs";
+// What a finished `run` hands to its reports: the run's facts (`<out>/run.json`: id, label,
+// nodes, layout, suites, exit code; no check and no count) and its check records
+// (`<out>/checks.jsonl`, written by the one sink as each check finished). JUnit, Allure, the
+// compliance page and `slicecheck report` all count from those records, so that every report
+// of a run says the same thing.
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { IsolationRow } from "../chaos/isolation.js";
 import { SlicecheckError } from "../errors.js";
 import type { CheckRecord } from "../verdicts/checks.js";
-
-export interface ContextRow {
-  node: string;
-  gpu: number | null;
-  gpuName: string | null;
-  instance: string;
-  instanceUuid: string;
-  profile: string;
-  placement: string | null;
-  sm: number | null;
-  suite: string;
-  metrics: Record<string, number>;
-  status: "ok" | "failed" | "broken";
-  note: string | null;
-  log: string;
-}
 
 export interface ContextNode {
   node: string;
@@ -45,7 +30,8 @@ export interface ContextInstance {
   mig: boolean;
 }
 
-/** One check of the layout, health or regression suites: already decided, replayed in Allure. */
+/** One check of the layout, health or regression suites as their verdicts decide it (the
+ * suites turn it into the running test's outcome). */
 export interface ExtraCheck {
   suite: "layout" | "health" | "regression";
   node: string;
@@ -57,6 +43,8 @@ export interface ExtraCheck {
   attachment: { name: string; content: string } | null;
 }
 
+export type TestStatus = "passed" | "failed" | "broken";
+
 export interface RunContext {
   runId: string;
   label: string | null;
@@ -67,44 +55,57 @@ export interface RunContext {
   layout: { file: string; config: string } | null;
   suites: string[];
   nodes: ContextNode[];
-  rows: ContextRow[];
-  isolation: IsolationRow[];
-  problems: { node: string; suite: string | null; message: string }[];
-  /** The layout, health and regression suites' checks (absent in run.json of older runs). */
-  checks?: ExtraCheck[];
-  /** Every check record of the run, as the sink received them (runs from the harness on). */
-  allChecks?: CheckRecord[];
+  /** Every check record of the run, as the one sink received them: read from checks.jsonl,
+   * never stored in run.json, so no report can count from a copy that went stale. */
+  allChecks: CheckRecord[];
 }
+
+/** What run.json holds: the run's facts, no check and no count. */
+export type RunFacts = Omit<RunContext, "allChecks">;
 
 export const RUN_CONTEXT_FILE = "run.json";
+export const CHECKS_FILE = "checks.jsonl";
 
+const usage = (file: string, why: string) =>
+  new SlicecheckError(
+    "USAGE",
+    `cannot read ${file} (${why}); give --results the allure-results folder of a \`slicecheck run\` output`,
+  );
+
+/** The check records of checks.jsonl, one per line. A line cut short by an interrupt (the last
+ * one, written as the run was stopped) is left out: every whole line is a finished check. */
+export function readChecks(file: string): CheckRecord[] {
+  const lines = readFileSync(file, "utf8").split("\n");
+  const out: CheckRecord[] = [];
+  lines.forEach((l, k) => {
+    if (!l.trim()) return;
+    try {
+      out.push(JSON.parse(l) as CheckRecord);
+    } catch (e) {
+      if (k < lines.length - 1 && lines.slice(k + 1).some((x) => x.trim()))
+        throw usage(file, `line ${k + 1}: ${(e as Error).message}`);
+    }
+  });
+  return out;
+}
+
+/** run.json's facts with the checks of checks.jsonl beside it: what every report reads. */
 export function readRunContext(outDir: string): RunContext {
   const file = join(outDir, RUN_CONTEXT_FILE);
+  let facts: RunFacts & { allChecks?: unknown; rows?: unknown };
   try {
-    return JSON.parse(readFileSync(file, "utf8")) as RunContext;
+    facts = JSON.parse(readFileSync(file, "utf8")) as typeof facts;
   } catch (e) {
-    throw new SlicecheckError(
-      "USAGE",
-      `cannot read ${file} (${(e as Error).message}); give --results the allure-results folder of a \`slicecheck run\` output`,
-    );
+    throw usage(file, (e as Error).message);
   }
-}
-
-/** The GPU a row or verdict belongs to, named as the Allure `suite` label. */
-export function gpuTitle(ctx: RunContext, node: string, gpu: number | null): string {
-  if (gpu === null) return "GPU ?";
-  const name = ctx.nodes.find((n) => n.node === node)?.gpus.find((g) => g.index === gpu)?.name;
-  return name ? `GPU ${gpu} (${name})` : `GPU ${gpu}`;
-}
-
-export type TestStatus = "passed" | "failed" | "broken";
-
-/** Counts over every check of the run: instance × suite rows, verdicts and node problems. */
-export function countChecks(ctx: RunContext): Record<TestStatus, number> {
-  const c = { passed: 0, failed: 0, broken: 0 };
-  for (const r of ctx.rows) c[r.status === "ok" ? "passed" : r.status]++;
-  for (const v of ctx.isolation) c[v.status]++;
-  for (const x of ctx.checks ?? []) c[x.status]++;
-  c.broken += ctx.problems.length;
-  return c;
+  const checks = join(outDir, CHECKS_FILE);
+  if (!existsSync(checks))
+    throw usage(
+      checks,
+      facts.rows && !facts.allChecks
+        ? "missing: this run was written by a slicecheck older than its check records; rerun it"
+        : "missing: a run writes one line per check there",
+    );
+  const { allChecks: _old, ...rest } = facts;
+  return { ...(rest as RunFacts), allChecks: readChecks(checks) };
 }

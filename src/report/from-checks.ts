@@ -1,20 +1,17 @@
-// What a run writes at its end, all from the one stream of check records: run.json (the context
-// `slicecheck report` and the compliance page read), junit.xml, results-summary.json and the
-// Allure executor.json. The Allure results themselves were written live by allure-mocha.
+// What a run writes at its end, all from the one stream of check records: run.json (the run's
+// facts, no count: the records themselves are checks.jsonl, written by the sink as checks end),
+// junit.xml, results-summary.json, verdicts.json (the isolation checks as rows) and the Allure
+// executor.json. The Allure results were written live by allure-mocha and are completed here,
+// one per check with the record's status.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { IsolationRow } from "../chaos/isolation.js";
 import { type CheckRecord, countOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
+import { completeAllureResults } from "./allure-complete.js";
 import { enrichAllureResults, environmentProperties, writeEnvironment } from "./allure-extra.js";
-import {
-  type ContextNode,
-  type ContextRow,
-  type ExtraCheck,
-  RUN_CONTEXT_FILE,
-  type RunContext,
-  type TestStatus,
-} from "./context.js";
+import { type ContextNode, RUN_CONTEXT_FILE, type RunContext, type RunFacts } from "./context.js";
 
 export interface CheckReportFacts {
   runId: string;
@@ -35,16 +32,18 @@ export interface CheckReportFacts {
   outDir: string;
   allure: boolean;
   executor: Record<string, unknown>;
+  /** When the run began and ended (default: its first check's start, and now). */
+  startedMs?: number;
+  finishedMs?: number;
+  /** Write an Allure result for every check that has none (false: the caller merges results
+   * from elsewhere first and completes them itself, as `run --via slurm` does). */
+  completeAllure?: boolean;
 }
 
-const EXTRA = new Set(["layout", "health", "regression"]);
-
-function status(c: CheckRecord): TestStatus {
-  return c.status === "skipped" ? "passed" : c.status;
-}
-
-export function contextOf(f: CheckReportFacts): RunContext {
-  const first = Math.min(...f.checks.map((c) => c.startMs), Date.now());
+/** The run's facts as run.json keeps them: no check and no count (those are checks.jsonl's). */
+export function factsOf(f: CheckReportFacts): RunFacts {
+  const first = f.startedMs ?? Math.min(...f.checks.map((c) => c.startMs), Date.now());
+  const last = f.finishedMs ?? Date.now();
   const nodes: ContextNode[] = f.nodes
     .map((n) => {
       const gpus = new Map<number, { index: number; name: string; uuid: string }>();
@@ -68,86 +67,49 @@ export function contextOf(f: CheckReportFacts): RunContext {
       };
     })
     .sort((a, b) => a.node.localeCompare(b.node));
-  const inst = (c: CheckRecord) =>
-    f.nodes.find((n) => n.node === c.node)?.instances.find((i) => i.uuid === c.instance?.uuid);
-  const rows: ContextRow[] = [];
-  const isolation: RunContext["isolation"] = [];
-  const checks: ExtraCheck[] = [];
-  const problems: RunContext["problems"] = [];
-  for (const c of f.checks) {
-    if ((c.suite === "stress" || c.suite === "nccl") && c.instance && c.node) {
-      const i = inst(c);
-      rows.push({
-        node: c.node,
-        gpu: c.gpu,
-        gpuName: i?.gpuName ?? null,
-        instance: c.instance.label,
-        instanceUuid: c.instance.uuid,
-        profile: c.instance.profile,
-        placement: c.instance.placement,
-        sm: i?.sm ?? null,
-        suite: c.suite,
-        metrics: Object.fromEntries(
-          Object.entries(c.figures).filter((e): e is [string, number] => typeof e[1] === "number"),
-        ),
-        status: c.status === "passed" ? "ok" : c.status === "failed" ? "failed" : "broken",
-        note: c.status === "passed" ? null : c.message,
-        log: c.evidence.find((e) => e.path)?.path ?? "",
-      });
-    } else if (c.suite === "isolation" && c.node) {
-      isolation.push({
-        mode: (c.parameters.mode ?? "mig") as RunContext["isolation"][number]["mode"],
-        route: c.parameters.route ?? "MIG",
-        characterisation: c.code === "CHARACTERISED",
-        node: c.node,
-        gpu: c.gpu ?? 0,
-        aggressor: c.parameters.aggressor ?? c.instance?.label ?? "?",
-        profile: c.instance?.profile ?? c.parameters.profile ?? "?",
-        fault: (c.parameters.fault ?? "oom") as RunContext["isolation"][number]["fault"],
-        verdict: c.parameters.verdict ?? c.title,
-        status: status(c),
-        summary: c.message,
-        evidence: {
-          figures: c.figures,
-          logLines: c.evidence
-            .filter((e) => e.content)
-            .flatMap((e) => (e.content ?? "").split("\n"))
-            .slice(0, 50),
-        },
-      });
-    } else if (EXTRA.has(c.suite) && c.node) {
-      checks.push({
-        suite: c.suite as ExtraCheck["suite"],
-        node: c.node,
-        gpu: c.gpu,
-        title: c.title,
-        status: status(c),
-        message: c.message,
-        parameters: Object.fromEntries(Object.entries(c.figures).map(([k, v]) => [k, String(v)])),
-        attachment: c.evidence[0]?.content
-          ? { name: c.evidence[0].name, content: c.evidence[0].content }
-          : null,
-      });
-    } else if (c.status === "broken") {
-      problems.push({ node: c.node ?? "run", suite: c.suite, message: `[${c.code}] ${c.message}` });
-    }
-  }
   return {
     runId: f.runId,
     label: f.label,
     startedAt: new Date(first).toISOString(),
-    finishedAt: new Date().toISOString(),
-    durationS: (Date.now() - first) / 1000,
+    finishedAt: new Date(last).toISOString(),
+    durationS: (last - first) / 1000,
     exitCode: f.exitCode,
     layout: f.layout,
     suites: f.suites,
     nodes,
-    rows,
-    isolation,
-    problems,
-    checks,
-    allChecks: [...f.checks],
   };
+}
+
+/** What every report reads: the facts and the check records themselves. */
+export function contextOf(f: CheckReportFacts): RunContext {
+  return { ...factsOf(f), allChecks: [...f.checks] };
+}
+
+/** verdicts.json: the isolation checks as earlier versions listed them (one row per verdict
+ * with its evidence), for scripts that read it; a view of the records, never counted from. */
+function isolationRows(checks: readonly CheckRecord[]): IsolationRow[] {
+  return checks
+    .filter((c) => c.suite === "isolation" && c.node && c.status !== "skipped")
+    .map((c) => ({
+      mode: (c.parameters.mode ?? "mig") as IsolationRow["mode"],
+      route: c.parameters.route ?? "MIG",
+      characterisation: c.code === "CHARACTERISED",
+      node: c.node as string,
+      gpu: c.gpu ?? 0,
+      aggressor: c.parameters.aggressor ?? c.instance?.label ?? "?",
+      profile: c.instance?.profile ?? c.parameters.profile ?? "?",
+      fault: (c.parameters.fault ?? "oom") as IsolationRow["fault"],
+      verdict: c.parameters.verdict ?? c.title,
+      status: c.status as IsolationRow["status"],
+      summary: c.message,
+      evidence: {
+        figures: c.figures,
+        logLines: c.evidence
+          .filter((e) => e.content)
+          .flatMap((e) => (e.content ?? "").split("\n"))
+          .slice(0, 50),
+      },
+    }));
 }
 
 const esc = (s: string) =>
@@ -193,8 +155,25 @@ function logTail(c: CheckRecord, lines = 40): string | null {
   }
 }
 
-/** JUnit from the checks (Jenkins xunit's junit-10.xsd): one testcase per check, with its time
- * and, when it did not pass, a failure (the node broke a promise) or an error (the harness could
+/** Seconds covered by the union of the checks' spans: a suite's wall time. Its checks' work
+ * overlaps (every instance stressed at once, four verdicts judging one isolation scenario), so
+ * a sum would count the same seconds many times over and exceed the whole run. */
+export function wallSeconds(list: readonly Pick<CheckRecord, "startMs" | "stopMs">[]): number {
+  const spans = list
+    .map((c) => [c.startMs, Math.max(c.startMs, c.stopMs)] as const)
+    .sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const [a, b] of spans) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total / 1000;
+}
+
+/** JUnit from the checks (Jenkins xunit's junit-10.xsd): one testcase per check, with its own
+ * span, each testsuite with its wall time (wallSeconds) and, when it did not pass, a failure (the node broke a promise) or an error (the harness could
  * not decide); the workload log's tail as its system-out; per testsuite the nodes' properties. */
 export function junitOf(f: CheckReportFacts): string {
   const bySuite = new Map<string, CheckRecord[]>();
@@ -203,7 +182,7 @@ export function junitOf(f: CheckReportFacts): string {
   const span = (c: CheckRecord) => Math.max(0, c.stopMs - c.startMs) / 1000;
   const suites = [...bySuite].map(([suite, list]) => {
     const n = countOf(list);
-    const time = list.reduce((a, c) => a + span(c), 0).toFixed(3);
+    const time = wallSeconds(list).toFixed(3);
     const nodes = [...new Set(list.map((c) => c.node).filter((x): x is string => !!x))].sort();
     const props = nodes.flatMap((node) => nodeProperties(f, node));
     const properties = props.length
@@ -232,8 +211,10 @@ export function junitOf(f: CheckReportFacts): string {
     });
     return `  <testsuite name="${esc(suite)}" tests="${list.length}" failures="${n.failed}" errors="${n.broken}" skipped="${n.skipped}" time="${time}">\n${properties}${cases.join("\n")}\n  </testsuite>`;
   });
-  // junit-10.xsd allows no `skipped` on <testsuites>; each <testsuite> carries its own.
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="slicecheck ${esc(f.runId)}" tests="${f.checks.length}" failures="${all.failed}" errors="${all.broken}">\n${suites.join("\n")}\n</testsuites>\n`;
+  const facts = factsOf(f);
+  // junit-10.xsd allows no `skipped` on <testsuites>; each <testsuite> carries its own. Its
+  // time is the run's wall time, which the suites' (run one after another) add up to at most.
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="slicecheck ${esc(f.runId)}" tests="${f.checks.length}" failures="${all.failed}" errors="${all.broken}" time="${facts.durationS.toFixed(3)}">\n${suites.join("\n")}\n</testsuites>\n`;
 }
 
 export function summaryOf(f: CheckReportFacts): Record<string, unknown> {
@@ -249,23 +230,28 @@ export function summaryOf(f: CheckReportFacts): Record<string, unknown> {
 
 export function writeCheckReports(f: CheckReportFacts): void {
   const ctx = contextOf(f);
-  writeFileSync(join(f.outDir, RUN_CONTEXT_FILE), `${JSON.stringify(ctx, null, 2)}\n`);
+  writeFileSync(join(f.outDir, RUN_CONTEXT_FILE), `${JSON.stringify(factsOf(f), null, 2)}\n`);
   writeFileSync(join(f.outDir, "junit.xml"), junitOf(f));
   writeFileSync(
     join(f.outDir, "results-summary.json"),
     `${JSON.stringify(summaryOf(f), null, 2)}\n`,
   );
-  if (f.suites.includes("isolation"))
-    // The isolation verdicts with their evidence, as earlier versions wrote them.
+  if (f.suites.includes("isolation")) {
+    const problems = f.checks
+      .filter((c) => c.suite === "isolation" && !c.node && c.status === "broken")
+      .map((c) => ({ node: "run", suite: c.suite, message: `[${c.code}] ${c.message}` }));
     writeFileSync(
       join(f.outDir, "verdicts.json"),
-      `${JSON.stringify({ runId: f.runId, rows: ctx.isolation, problems: ctx.problems.filter((p) => p.suite === "isolation") }, null, 2)}\n`,
+      `${JSON.stringify({ runId: f.runId, rows: isolationRows(f.checks), problems }, null, 2)}\n`,
     );
+  }
   if (!f.allure) return;
   const dir = join(f.outDir, "allure-results");
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   // allure-mocha writes environment.properties and categories.json, never executor.json.
   writeFileSync(join(dir, "executor.json"), `${JSON.stringify(f.executor, null, 2)}\n`);
   writeEnvironment(dir, environmentProperties(ctx, f.executor));
+  // Completed first, so that a result written from its record gets its figures too.
+  if (f.completeAllure !== false) completeAllureResults(dir, f.checks);
   enrichAllureResults(dir, ctx);
 }

@@ -153,10 +153,13 @@ export class ManagedExecutor {
       const lost = this.lost();
       if (lost && code === null && signal === null) throw lost;
       if (cancelled) {
-        throw new SlicecheckError("COMMAND_TIMEOUT", `${this.node.name}: command cancelled`, {
-          node: this.node.name,
-          cancelled: true,
-        });
+        // The only aborts are the run's interrupt (SIGINT/SIGTERM): say so, never a timeout.
+        const why = opts.signal?.reason;
+        throw new SlicecheckError(
+          "INTERRUPTED",
+          `${this.node.name}: interrupted${typeof why === "string" ? ` (${why})` : ""}: the command was stopped before it ended`,
+          { node: this.node.name, cancelled: true },
+        );
       }
       return {
         node: this.node.name,

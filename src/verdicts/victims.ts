@@ -93,7 +93,11 @@ function judgeVictims(
         soft.push(
           `${v} stopped progressing${last !== undefined ? ` after ${last.toFixed(1)} s of ${load.data.durationS ?? "?"} s` : ""} and was killed at its deadline`,
         );
-      } else hard.push(`${v} died (exit ${load.data.exitCode ?? load.data.signal})`);
+      } else {
+        hard.push(`${v} died (exit ${load.data.exitCode ?? load.data.signal})`);
+        // Whatever it printed before dying is no throughput: the pictures show it died.
+        figures[`${v} died`] = true;
+      }
       logLines.push(...tailOf(load.data));
     }
     for (const e of load.data.cudaErrors ?? []) {

@@ -5,6 +5,7 @@ import {
   type CheckHandle,
   current,
   fail,
+  type ScenarioOutcome,
   type VerdictView,
   type WorkloadResult,
 } from "slicecheck/suite";
@@ -40,4 +41,33 @@ export function judgeVerdict(v: VerdictView, failCode: string): void {
   for (const e of v.evidence) check.evidence(e.name, e.content);
   if (v.status === "broken") brokenIf(v.message, v.code);
   if (v.status === "failed") fail(failCode, v.message);
+}
+
+type StepStatus = ScenarioOutcome["steps"][number]["status"];
+const RANK: Record<StepStatus, number> = { passed: 0, skipped: 0, broken: 1, failed: 2 };
+
+/** A scenario's steps as one verdict's test shows them: each step's own outcome, and the steps
+ * this verdict judges with the verdict's status where that is worse (a victim slowed under
+ * load fails "victims under load" in the victimsUnaffected test; no failed test shows only
+ * green steps). */
+export function stepsAsJudged(
+  steps: ScenarioOutcome["steps"],
+  v: VerdictView | undefined,
+): ScenarioOutcome["steps"] {
+  return steps.map((s) => {
+    const status =
+      v && (s.judgedBy ?? []).includes(v.title) && RANK[v.status] > RANK[s.status]
+        ? v.status
+        : s.status;
+    return { ...s, status };
+  });
+}
+
+/** Records a scenario's steps on the running check, as judged by its verdict. */
+export function scenarioSteps(
+  check: CheckHandle,
+  steps: ScenarioOutcome["steps"],
+  v: VerdictView | undefined,
+): void {
+  for (const s of stepsAsJudged(steps, v)) check.phase(s.name, s.startMs, s.stopMs, s.status);
 }

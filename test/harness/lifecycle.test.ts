@@ -268,6 +268,17 @@ describe("the run's spine: history ids, durations, the node lock, interrupts (re
     );
     for (const f of ["junit.xml", "checks.jsonl", "run.json", "results-summary.json"])
       assert.ok(existsSync(join(out, f)), f);
+    // The workloads' checks say they were interrupted, never a timeout or a bare "cancelled".
+    const stopped = readFileSync(join(out, "checks.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { suite: string; message: string })
+      .filter((x) => x.suite === "stress");
+    assert.equal(stopped.length, 2);
+    for (const x of stopped) {
+      assert.match(x.message, /interrupted \(SIGINT\)/, x.message);
+      assert.doesNotMatch(x.message, /COMMAND_TIMEOUT|cancelled/, x.message);
+    }
     assert.equal(gis().gis.length, 0, "the original layout (MIG off) is back");
     assert.equal(gis().mig.current, false);
     // The verdict is the last line, after the checks and the reports.

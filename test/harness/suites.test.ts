@@ -103,7 +103,7 @@ describe("user suites and the suite API (slicecheck run --suites FILE, real sshd
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
-      /^stress: sim01 › GPU 0 \(NVIDIA H100 80GB HBM3\) › whole GPU › computes without errors for the whole duration$/m,
+      /^stress: sim01 › GPU 0 \(NVIDIA H100 80GB HBM3\) › whole GPU › computes without errors for the whole duration, at its share of the GPU$/m,
     );
     assert.match(
       r.stdout,

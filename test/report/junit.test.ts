@@ -128,7 +128,36 @@ describe("junit.xml (check records → Jenkins xunit JUnit)", () => {
     assert.match(xml, /<failure message="below its share" type="STRESS_SHARE">/);
     assert.match(xml, /<error message="" type="CONNECTION_LOST">/);
     assert.match(xml, /<skipped message=""\/>/);
-    assert.match(xml, /<testsuites [^>]*tests="4" failures="1" errors="2">/);
+    assert.match(xml, /<testsuites [^>]*tests="4" failures="1" errors="2" time="[\d.]+">/);
     assert.match(xml, /time="1\.500"/);
+  });
+
+  it("suite times are wall times that add up to at most the run's, never sums of parallel checks", () => {
+    // One isolation scenario of 60 s judged by four verdicts (four checks over the same
+    // seconds), then a health check, in a run of 62 s: the isolation suite took 60 s, not 240.
+    const at = (startS: number, stopS: number) => ({
+      startMs: 100_000 + startS * 1000,
+      stopMs: 100_000 + stopS * 1000,
+    });
+    const verdicts = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
+    const run = junitOf({
+      ...facts,
+      startedMs: 100_000,
+      finishedMs: 162_000,
+      checks: [
+        ...verdicts.map((v) => rec({ suite: "isolation", title: `oom: ${v}`, ...at(1, 61) })),
+        rec({ suite: "health", title: "driver answers", ...at(61, 61.5) }),
+        rec({ suite: "health", title: "no new Xid", ...at(61.2, 61.8) }),
+      ],
+    });
+    const time = (name: string) =>
+      Number(new RegExp(`<testsuite name="${name}"[^>]* time="([\\d.]+)"`).exec(run)![1]);
+    const whole = Number(/<testsuites [^>]*time="([\d.]+)"/.exec(run)![1]);
+    assert.equal(whole, 62);
+    assert.equal(time("isolation"), 60);
+    assert.equal(time("health"), 0.8);
+    assert.ok(time("isolation") + time("health") <= whole);
+    // Each testcase keeps its own span.
+    assert.equal((run.match(/name="isolation › oom: \w+" time="60\.000"/g) ?? []).length, 4);
   });
 });

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Locator } from "playwright-core";
 import { CHROMIUM, launchChromium } from "../../src/report/browser.js";
-import type { RunContext } from "../../src/report/context.js";
+import { type RunContext, readRunContext } from "../../src/report/context.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";
 
@@ -20,7 +20,11 @@ interface AllureResult {
   labels: { name: string; value: string }[];
   parameters: { name: string; value: string }[];
   statusDetails?: { message?: string };
-  steps: { name: string; attachments: { name: string; source: string; type: string }[] }[];
+  steps: {
+    name: string;
+    status?: string;
+    attachments: { name: string; source: string; type: string }[];
+  }[];
   attachments: { name: string; source: string }[];
 }
 
@@ -102,7 +106,7 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
     results = readdirSync(dir)
       .filter((f) => f.endsWith("-result.json"))
       .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as AllureResult);
-    ctx = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as RunContext;
+    ctx = readRunContext(out);
     reportDir = join(c.dir, "reports", "allure-report");
     const rep = await cli("report", "--results", dir, "--out", reportDir, "--single-file", "--pdf");
     assert.equal(rep.code, 0, rep.stderr);
@@ -176,6 +180,40 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
     assert.ok(attachmentNames(t).includes("evidence.json"));
   });
 
+  it("a failed isolation check's Allure steps carry their own statuses: the failing step fails", () => {
+    const failed = results.filter(
+      (r) =>
+        label(r, "parentSuite") === "sim02" &&
+        r.status === "failed" &&
+        r.name !== "tenants verified isolated",
+    );
+    assert.ok(failed.length > 0);
+    for (const t of failed)
+      assert.ok(
+        t.steps.some((s) => s.status === "failed"),
+        `${t.name}: ${t.steps.map((s) => `${s.name} ${s.status}`).join(", ")}`,
+      );
+    // isolation-broken reaches the victims: the step that shows it is the victims' load.
+    const v = results.find(
+      (r) => label(r, "parentSuite") === "sim02" && r.name === "oom: victimsUnaffected",
+    );
+    assert.equal(v?.status, "failed");
+    assert.equal(v?.steps.find((s) => s.name === "victims under load")?.status, "failed");
+    // Where nothing failed, no step is shown failed.
+    const ok = results.find(
+      (r) => label(r, "parentSuite") === "sim01" && r.name === "oom: victimsUnaffected",
+    );
+    assert.equal(ok?.status, "passed");
+    assert.ok(ok?.steps.length, "the passed check has its steps");
+    // (allure-js keeps each attachment as a step of its own, without a status: not a phase.)
+    const phases = ok.steps.filter((s) => s.status !== undefined);
+    assert.ok(phases.some((s) => s.name === "victims under load"));
+    assert.deepEqual(
+      phases.filter((s) => s.status !== "passed").map((s) => `${s.name}: ${s.status}`),
+      [],
+    );
+  });
+
   it("a broken check: the unreachable node is broken, not failed", () => {
     const t = results.find((r) => r.name === "the node can be checked");
     assert.ok(t, results.map((r) => r.fullName).join("\n"));
@@ -241,7 +279,10 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
         new RegExp(`^${passed} passed, ${failed} failed, ${broken} broken`),
       );
       assert.equal(await shown(page.locator("#verdict")), "NOT COMPLIANT");
-      const tflops = ctx.rows.find((r) => r.node === "sim01" && r.metrics.tflops)!.metrics.tflops!;
+      const tflops = Number(
+        ctx.allChecks.find((x) => x.node === "sim01" && x.suite === "stress" && x.figures.tflops)!
+          .figures.tflops,
+      );
       const text = await shown(page.locator("#node-sim01"));
       assert.ok(text.includes(`${tflops.toFixed(2)} TFLOP/s`), text.slice(0, 400));
       assert.match(text, /driver 580\.173\.02/);

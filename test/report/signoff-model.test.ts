@@ -1,8 +1,6 @@
 // The sign-off model on hand-made check records: the headline's three answers, the route, the
-// tenants and how many were verified isolated, each requirement's result, and the page of an
-// older run.json (no allChecks) still rendered as before.
+// tenants and how many were verified isolated, and each requirement's result.
 import assert from "node:assert/strict";
-import { complianceHtml } from "../../src/report/compliance.js";
 import type { ContextInstance, RunContext } from "../../src/report/context.js";
 import { scenariosOf } from "../../src/report/signoff/isolation.js";
 import { signoffModel } from "../../src/report/signoff/model.js";
@@ -62,9 +60,6 @@ function ctx(checks: CheckRecord[], instances: ContextInstance[] = [A, B]): RunC
         instances,
       },
     ],
-    rows: [],
-    isolation: [],
-    problems: [],
     allChecks: checks,
   };
 }
@@ -163,32 +158,6 @@ describe("sign-off model", () => {
     const r = m.requirements.find((x) => x.key === "suite:./site.mjs")!;
     assert.equal(r.result, "FAIL");
     assert.equal(r.failed, 1);
-  });
-
-  it("an older run.json without allChecks still renders its rows as before", () => {
-    const old = ctx([]);
-    delete old.allChecks;
-    old.rows = [
-      {
-        node: "sim01",
-        gpu: 0,
-        gpuName: "H100",
-        instance: "gpu0/gi1/ci0",
-        instanceUuid: "MIG-x",
-        profile: "3g.40gb",
-        placement: "4:4",
-        sm: 60,
-        suite: "stress",
-        metrics: { tflops: 30.12 },
-        status: "ok",
-        note: null,
-        log: "",
-      },
-    ];
-    const html = complianceHtml(old, null);
-    assert.match(html, /30\.12 TFLOP\/s/);
-    assert.match(html, /id="verdict">COMPLIANT</);
-    assert.doesNotMatch(html, /What is signed/);
   });
 
   it("a failed scenario colours only the victims it names or that lost throughput", () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Locator, Page } from "playwright-core";
 import { launchChromium } from "../../src/report/browser.js";
-import type { RunContext } from "../../src/report/context.js";
+import { type RunContext, readRunContext } from "../../src/report/context.js";
 import { FILL } from "../../src/report/svg/common.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";
@@ -54,7 +54,7 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
       "--exit-code",
     );
     assert.equal(rep.code, r.code, `report --exit-code gives the run's verdict\n${rep.stderr}`);
-    const ctx = JSON.parse(readFileSync(join(out, "run.json"), "utf8")) as RunContext;
+    const ctx = readRunContext(out);
     runs[name] = { out, code: r.code, report, ctx };
     return r;
   }

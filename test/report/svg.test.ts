@@ -1,10 +1,13 @@
 // The report's pictures as strings: for a given input the cells, placements and colours are
 // there (read back from the SVG's own data attributes, as a browser would select them).
 import assert from "node:assert/strict";
+import { signoffModel } from "../../src/report/signoff/model.js";
+import { gpuPictures } from "../../src/report/signoff/pictures.js";
 import { FILL } from "../../src/report/svg/common.js";
 import { isolationMatrixSvg } from "../../src/report/svg/isolation-matrix.js";
 import { sliceMapSvg } from "../../src/report/svg/slice-map.js";
 import { throughputSvg } from "../../src/report/svg/throughput.js";
+import type { CheckRecord } from "../../src/verdicts/checks.js";
 
 /** The attributes of every element of `cls`, as objects. */
 function elements(svg: string, cls: string): Record<string, string>[] {
@@ -97,6 +100,98 @@ describe("report pictures (hand-made SVG)", () => {
     );
     assert.match(svg, /fault: oom/);
     assert.match(svg, /tolerance 5 %/);
+  });
+
+  it("isolation matrix: a victim that died shows died and failed, never its printed ratio", () => {
+    const svg = isolationMatrixSvg({
+      title: "sim02 GPU 0",
+      instances: ["a", "b"],
+      tolerance: 0.05,
+      faults: [
+        {
+          fault: "crash",
+          aggressors: ["a"],
+          own: { a: "passed" },
+          // b printed a whole run's throughput before it died: the ratio alone reads 1.00.
+          cells: [{ aggressor: "a", victim: "b", ratio: 1, status: "passed", died: true }],
+        },
+      ],
+    });
+    const [b] = elements(svg, "cell");
+    assert.equal(b!["data-died"], "true");
+    assert.equal(b!["data-status"], "failed");
+    assert.equal(b!.fill, FILL.failed);
+    assert.equal(b!["data-ratio"], "");
+    assert.match(svg, />died</);
+    assert.doesNotMatch(svg, />1\.00</);
+  });
+
+  it("a victim that died under a crash: its GPU's matrix, from the check records, says died", () => {
+    const inst = (gi: number, placement: string) => ({
+      gpu: 0,
+      label: `gpu0/gi${gi}/ci0`,
+      profile: "3g.40gb",
+      placement,
+      sm: 60,
+      uuid: `MIG-${gi}`,
+      mig: true,
+    });
+    const [A, B] = [inst(1, "4:4"), inst(2, "0:4")];
+    const rec = (verdict: string, status: CheckRecord["status"], figures = {}): CheckRecord => ({
+      id: verdict,
+      suite: "isolation",
+      node: "sim01",
+      gpu: 0,
+      instance: { profile: A.profile, placement: A.placement, label: A.label, uuid: A.uuid },
+      title: `crash: ${verdict}`,
+      fullTitle: `crash: ${verdict}`,
+      status,
+      code: status === "failed" ? "ISOLATION_VIOLATION" : "OK",
+      message: status === "failed" ? `${B.label} died (exit 2)` : "",
+      figures,
+      evidence: [],
+      steps: [],
+      parameters: { fault: "crash", aggressor: A.label, verdict, mode: "mig" },
+      startMs: 0,
+      stopMs: 1,
+    });
+    const checks = [
+      rec("victimsUnaffected", "failed", {
+        tolerance: 0.05,
+        // What the victim printed before it died equals its baseline.
+        [`${B.label} baseline TFLOP/s`]: 30,
+        [`${B.label} under fault TFLOP/s`]: 30,
+        [`${B.label} died`]: true,
+      }),
+      rec("faultContained", "passed"),
+    ];
+    const m = signoffModel({
+      runId: "sc-test",
+      label: null,
+      startedAt: "2026-12-01T00:00:00Z",
+      finishedAt: "2026-12-01T00:01:00Z",
+      durationS: 60,
+      exitCode: 1,
+      layout: null,
+      suites: ["isolation"],
+      nodes: [
+        {
+          node: "sim01",
+          driver: "580.65.06",
+          cuda: "13.0",
+          gpus: [{ index: 0, name: "NVIDIA H100 80GB HBM3", uuid: "GPU-1" }],
+          error: null,
+          instances: [A, B],
+        },
+      ],
+      allChecks: checks,
+    });
+    const matrix = gpuPictures(m.gpus[0]!, m.checks).matrix ?? "";
+    const cell = elements(matrix, "cell").find((c) => c["data-victim"] === B.label);
+    assert.equal(cell?.["data-died"], "true");
+    assert.equal(cell?.["data-status"], "failed");
+    assert.match(matrix, />died</);
+    assert.doesNotMatch(matrix, />1\.00</);
   });
 
   it("throughput: a bar per instance at its TFLOP/s, the expected mark, the percentage", () => {

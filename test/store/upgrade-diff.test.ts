@@ -161,12 +161,12 @@ describe("records and diff over a driver upgrade (real sshd, simulated H100 x2)"
         // …and the two 1g.10gb stress checks that flipped to failed (below their share).
         [
           "behaviour",
-          "stress | sim01 | 0 | 1g.10gb@2:1 | computes without errors for the whole duration",
+          "stress | sim01 | 0 | 1g.10gb@2:1 | computes without errors for the whole duration, at its share of the GPU",
           true,
         ],
         [
           "behaviour",
-          "stress | sim01 | 0 | 1g.10gb@3:1 | computes without errors for the whole duration",
+          "stress | sim01 | 0 | 1g.10gb@3:1 | computes without errors for the whole duration, at its share of the GPU",
           true,
         ],
       ],

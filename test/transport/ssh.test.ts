@@ -134,10 +134,14 @@ describe("ssh transport (real sshd)", function () {
     );
     const tag = `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
     assert.ok(await waitFor(() => taggedPids(tag).length >= 3, 10_000), "the tree is running");
-    ac.abort();
+    ac.abort("SIGINT");
     await assert.rejects(
       p,
-      (e: unknown) => isSlicecheckError(e, "COMMAND_TIMEOUT") && e.context.cancelled === true,
+      (e: unknown) =>
+        isSlicecheckError(e, "INTERRUPTED") &&
+        e.context.cancelled === true &&
+        /: interrupted \(SIGINT\): the command was stopped before it ended$/.test(e.message) &&
+        !/cancelled|timeout/i.test(e.message),
     );
     assert.deepEqual(taggedPids(tag), []);
   });

@@ -156,6 +156,7 @@ describe("isolation verdicts (pure, over hand-made histories)", () => {
       const v = victimsUnaffected(h, ref("oom"));
       assert.equal(v.status, "failed");
       assert.match(v.summary, /ran at 50\.0% of its baseline/);
+      assert.ok(!Object.keys(v.evidence.figures).some((k) => k.endsWith(" died")), "slowed, alive");
       assert.equal(victimsUnaffected(h, ref("oom"), { tolerance: 0.6 }).status, "passed");
     });
     it("fails a victim that died of the neighbour's fault, quoting its error", () => {
@@ -173,6 +174,12 @@ describe("isolation verdicts (pure, over hand-made histories)", () => {
       assert.equal(v.status, "failed");
       assert.match(v.summary, /died \(exit 2\).*illegal-address/);
       assert.ok(v.evidence.logLines.includes(msg));
+      // The pictures read this, never the throughput it printed before dying.
+      const died = Object.entries(v.evidence.figures).filter(([k]) => k.endsWith(" died"));
+      assert.deepEqual(
+        died.map(([, x]) => x),
+        [true],
+      );
     });
     it("fails a victim that hung until its deadline", () => {
       const v = victimsUnaffected(

@@ -5,8 +5,9 @@ import { dirname, join, relative, resolve } from "node:path";
 import { SlicecheckError } from "../../errors.js";
 import { PREVIOUS_RUN } from "../../harness/out-dir.js";
 import { complianceHtml } from "../../report/compliance.js";
-import { countChecks, readRunContext } from "../../report/context.js";
+import { readRunContext } from "../../report/context.js";
 import { generateReport, openReport } from "../../report/generate.js";
+import { countOf } from "../../verdicts/checks.js";
 import { displayPath, type Out } from "../context.js";
 
 export interface ReportCliOptions {
@@ -65,9 +66,11 @@ export async function reportCommand(o: ReportCliOptions, io: Out): Promise<numbe
     const { printPdf } = await import("../../report/browser.js");
     await printPdf(html, pdf);
   }
-  const c = countChecks(ctx);
+  // From the check records (checks.jsonl), as the run's own terminal line, JUnit and the
+  // compliance page count them: a skipped check is skipped, never passed.
+  const c = countOf(ctx.allChecks);
   io.out(
-    `run ${ctx.runId}${ctx.label ? ` (${ctx.label})` : ""}: ${c.passed} passed, ${c.failed} failed, ${c.broken} broken on ${ctx.nodes.length} node(s)`,
+    `run ${ctx.runId}${ctx.label ? ` (${ctx.label})` : ""}: ${c.passed} passed, ${c.failed} failed, ${c.broken} broken, ${c.skipped} skipped on ${ctx.nodes.length} node(s)`,
   );
   io.out(
     `Allure report: ${displayPath(index)} (serve the folder: \`npx allure open ${displayPath(out)}\`)`,

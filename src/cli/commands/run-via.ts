@@ -69,7 +69,7 @@ export async function viaSlurm(
   const onSignal = (sig: NodeJS.Signals) => {
     if (!ac.signal.aborted) {
       io.err(`slicecheck: ${sig}: cancelling the job array, then gathering what the nodes wrote`);
-      ac.abort();
+      ac.abort(`${sig}`);
       return;
     }
     io.err(

@@ -14,6 +14,8 @@ export interface Scenario {
     /** This victim's share of the verdict: a failed scenario's victim that kept its
      * throughput and is not named in the failure stays passed. */
     status: CheckStatus | null;
+    /** It died under the fault (figure `<label> died`): its throughput is no measurement. */
+    died: boolean;
   }[];
   /** The victimsUnaffected check's status (null when it is missing). */
   victimsStatus: CheckStatus | null;
@@ -57,6 +59,7 @@ export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: n
         baseline,
         underFault,
         status: v?.status === "failed" && !slowed && !named ? "passed" : (v?.status ?? null),
+        died: v?.figures[`${label} died`] === true,
       });
     }
     const others = list.filter((c) => c !== v).map((c) => c.status);

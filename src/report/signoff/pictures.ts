@@ -95,6 +95,7 @@ export function gpuPictures(g: GpuSummary, checks: readonly CheckRecord[]): GpuP
                   ? Math.round((v.underFault / v.baseline) * 1000) / 1000
                   : null,
               status: st(v.status),
+              died: v.died,
             })),
           ),
         };

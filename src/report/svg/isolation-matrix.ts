@@ -1,6 +1,6 @@
 // A GPU's isolation matrix: for each fault, one row per aggressor and one column per instance;
-// a cell holds the victim's throughput under the fault as a ratio to its baseline, coloured by
-// that victim's part of the scenario's victimsUnaffected verdict. The aggressor's own cell shows
+// a cell holds the victim's throughput under the fault as a ratio to its baseline (or "died"),
+// coloured by that victim's part of the scenario's victimsUnaffected verdict. The aggressor's own cell shows
 // how its fault ended (faultContained, xidAttributed, recovered: the worst of them).
 import { esc, FILL, type PictureStatus, STROKE, svgDoc, text } from "./common.js";
 
@@ -10,6 +10,9 @@ export interface MatrixCell {
   /** Under fault / baseline; null when the figures were not measured. */
   ratio: number | null;
   status: PictureStatus;
+  /** The victim died under the fault: the cell says so (its printed throughput, often the
+   * whole run's before it died, would read as a ratio near 1.00). */
+  died?: boolean;
 }
 
 export interface MatrixFault {
@@ -69,10 +72,13 @@ export function isolationMatrixSvg(m: MatrixInput): string {
           return;
         }
         const c = f.cells.find((k) => k.aggressor === a && k.victim === v);
-        const st = c?.status ?? "none";
+        const died = c?.died === true;
+        // A dead victim failed, whatever its verdict's share said.
+        const st = died ? "failed" : (c?.status ?? "none");
+        const shown = !c ? "–" : died ? "died" : c.ratio === null ? "n/a" : c.ratio.toFixed(2);
         body.push(
-          `<rect class="cell" data-fault="${esc(f.fault)}" data-aggressor="${esc(a)}" data-victim="${esc(v)}" data-ratio="${c?.ratio ?? ""}" data-status="${st}" x="${x + 1}" y="${y + 1}" width="${COL - 2}" height="${ROW - 2}" fill="${FILL[st]}" stroke="${STROKE[st]}"/>`,
-          text(x + COL / 2, y + 15, c ? (c.ratio === null ? "n/a" : c.ratio.toFixed(2)) : "–", {
+          `<rect class="cell" data-fault="${esc(f.fault)}" data-aggressor="${esc(a)}" data-victim="${esc(v)}" data-ratio="${died ? "" : (c?.ratio ?? "")}"${died ? ' data-died="true"' : ""} data-status="${st}" x="${x + 1}" y="${y + 1}" width="${COL - 2}" height="${ROW - 2}" fill="${FILL[st]}" stroke="${STROKE[st]}"/>`,
+          text(x + COL / 2, y + 15, shown, {
             anchor: "middle",
             weight: st === "failed" ? "bold" : undefined,
           }),
