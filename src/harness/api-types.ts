@@ -35,6 +35,9 @@ export interface SuiteGpu {
   instances: SuiteInstance[];
   /** `GPU 0 (NVIDIA H100 80GB HBM3)`. */
   title: string;
+  /** The GPU fell off the bus before the run (nvidia-smi cannot reach it): its bus id and the
+   * driver's words. It has no instances; the health suite fails it `GPU_LOST`. */
+  lost?: { pciBusId: string; line: string } | null;
 }
 
 export interface SuiteNode {

@@ -29,12 +29,13 @@ export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
 }
 
 /** An engine's verdict as the running test's outcome: its figures, note and evidence on the
- * check, then failed with `failCode` or broken with the verdict's own code. */
+ * check, then failed with the verdict's own code (GPU_LOST…) or `failCode`, or broken with the
+ * verdict's own code. */
 export function judgeVerdict(v: VerdictView, failCode: string): void {
   const check = current();
   check.figures(v.figures);
   check.note(v.message);
   for (const e of v.evidence) check.evidence(e.name, e.content);
   if (v.status === "broken") brokenIf(v.message, v.code);
-  if (v.status === "failed") fail(failCode, v.message);
+  if (v.status === "failed") fail(v.code && v.code !== "OK" ? v.code : failCode, v.message);
 }
