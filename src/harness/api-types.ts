@@ -78,7 +78,14 @@ export interface WorkloadResult {
   stopMs: number;
   /** stress: SM activity and memory in use sampled while it ran (metrics sm_active_mean,
    * sm_active_max, memory_used_max, utilization_samples); null where nothing was sampled. */
-  utilization: { source: string | null; samples: number; problem: string | null } | null;
+  utilization: {
+    source: string | null;
+    samples: number;
+    problem: string | null;
+    /** Why this instance's figures are not a measurement (too few samples, a peak below what
+     * the workload holds); null when they are one. */
+    insufficient: string | null;
+  } | null;
 }
 
 export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";

@@ -94,6 +94,9 @@ export interface UtilizationResult {
   samples: Map<string, UtilizationSample[]>;
   /** Why nothing could be sampled, when nothing was. */
   problem: string | null;
+  /** Per instance uuid: why its figures are insufficient (too few samples, a peak below what
+   * the workload holds); those figures are not recorded. */
+  insufficient: Map<string, string>;
 }
 
 /** A transport that can decline a command rather than open another connection (the run's node
@@ -114,7 +117,12 @@ const spare = (t: Transport): SpareChannel | null =>
 export class UtilizationSampler {
   private running = false;
   private loop: Promise<void> | null = null;
-  private readonly result: UtilizationResult = { source: null, samples: new Map(), problem: null };
+  private readonly result: UtilizationResult = {
+    source: null,
+    samples: new Map(),
+    problem: null,
+    insufficient: new Map(),
+  };
   private skipped = 0;
   constructor(
     private readonly t: Transport,
@@ -140,12 +148,16 @@ export class UtilizationSampler {
 
   /** One reading; the source is decided by the first dmon that gets a channel. */
   private async tick(t0: number): Promise<void> {
+    let r: { code: number | null; out: string } | null = null;
     if (this.result.source === null) {
       const dmon = await this.exec(DMON_ARGV);
       if (dmon === null) return;
       this.result.source = dmon.code === 0 ? "dcgm" : "nvidia-smi";
+      // The reading that found DCGM is a sample already: every tick counts (few samples make
+      // an insufficient figure).
+      if (dmon.code === 0) r = dmon;
     }
-    const r = await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
+    r ??= await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
     if (r === null) return;
     if (r.code !== 0) {
       this.result.problem = `the sample command failed (exit ${r.code ?? "none"})`;
@@ -189,9 +201,44 @@ export class UtilizationSampler {
   }
 }
 
-/** An instance's samples as measurements recorded with the run (and shown as check figures). */
+/** Fewer samples than this are no measurement of a workload's activity: one reading can fall
+ * before the workload started or after it stopped (a 7-instance GPU gave one each). */
+export const MIN_UTIL_SAMPLES = 3;
+
+/** Every CUDA process holds at least its context while it runs (hundreds of MiB on A100/H100;
+ * taken low here, so that only a reading that plainly missed the workload is refused): a peak
+ * below it (12 MiB: an idle MIG device) means no sample saw the workload, not that it used
+ * that little. */
+export const CUDA_CONTEXT_FLOOR_MIB = 64;
+
+/** An instance's samples judged: the figures worth recording, or why they are insufficient. */
+export function judgeUtilization(samples: readonly UtilizationSample[]): {
+  metrics: Metric[];
+  insufficient: string | null;
+} {
+  if (samples.length === 0) return { metrics: [], insufficient: null };
+  const count: Metric = { metric: "utilization_samples", value: samples.length, unit: "count" };
+  if (samples.length < MIN_UTIL_SAMPLES)
+    return {
+      metrics: [count],
+      insufficient: `${samples.length} sample(s), fewer than the ${MIN_UTIL_SAMPLES} a figure needs: not a measurement`,
+    };
+  const mem = samples.map((s) => s.memUsedMiB).filter((x): x is number => x !== null);
+  const peak = mem.length ? Math.max(...mem) : null;
+  if (peak !== null && peak < CUDA_CONTEXT_FLOOR_MIB)
+    return {
+      metrics: [count],
+      insufficient: `memory in use peaked at ${peak} MiB, below the ${CUDA_CONTEXT_FLOOR_MIB} MiB any running CUDA workload holds (its context): the samples missed the workload, not a measurement`,
+    };
+  return { metrics: utilizationMetrics(samples), insufficient: null };
+}
+
+/** An instance's samples as measurements recorded with the run (and shown as check figures).
+ * Too few samples give the count alone (judgeUtilization says why). */
 export function utilizationMetrics(samples: readonly UtilizationSample[]): Metric[] {
   if (samples.length === 0) return [];
+  if (samples.length < MIN_UTIL_SAMPLES)
+    return [{ metric: "utilization_samples", value: samples.length, unit: "count" }];
   const sm = samples.map((s) => s.smActive).filter((x): x is number => x !== null);
   const mem = samples.map((s) => s.memUsedMiB).filter((x): x is number => x !== null);
   const out: Metric[] = [{ metric: "utilization_samples", value: samples.length, unit: "count" }];
@@ -232,7 +279,9 @@ export async function withUtilization<T extends { outcomes: InstanceOutcome[] }>
   for (const out of result.outcomes) {
     const first = out.measurements[0];
     const i = out.instance;
-    for (const m of utilizationMetrics(util.samples.get(i.uuid) ?? []))
+    const judged = judgeUtilization(util.samples.get(i.uuid) ?? []);
+    if (judged.insufficient) util.insufficient.set(i.uuid, judged.insufficient);
+    for (const m of judged.metrics)
       out.measurements.push({
         node: i.node,
         gpuUuid: i.gpuUuid,

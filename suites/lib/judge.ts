@@ -21,6 +21,15 @@ export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
   if (r.utilization)
     check.figures({
       utilizationSource: r.utilization.source,
+      // Labelled, never shown as a measurement: the figures were left out of the record.
+      utilizationStatus: r.utilization.insufficient
+        ? "insufficient"
+        : r.utilization.samples > 0
+          ? "measured"
+          : "not sampled",
+      ...(r.utilization.insufficient
+        ? { utilizationInsufficient: r.utilization.insufficient }
+        : {}),
       ...(r.utilization.problem ? { utilizationProblem: r.utilization.problem } : {}),
     });
   check.window(r.startMs, r.stopMs);

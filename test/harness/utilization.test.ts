@@ -7,7 +7,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDb } from "../../src/store/db.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
-import { fromDmon, parseDmon, utilizationMetrics } from "../../src/workloads/utilization.js";
+import {
+  CUDA_CONTEXT_FLOOR_MIB,
+  fromDmon,
+  judgeUtilization,
+  MIN_UTIL_SAMPLES,
+  parseDmon,
+  type UtilizationSample,
+  utilizationMetrics,
+} from "../../src/workloads/utilization.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";
 
@@ -28,11 +36,27 @@ describe("utilization during stress (simulated MIG H100, real sshd)", function (
     await c?.stop();
   });
 
+  /** Measured (enough samples: the figures are there) or labelled insufficient (no figure but
+   * the count, and the reason); never a figure from too few samples. */
+  function measured(x: CheckRecord): boolean {
+    const n = x.figures.utilization_samples as number;
+    assert.ok(n >= 1, JSON.stringify(x.figures));
+    if (n >= MIN_UTIL_SAMPLES) {
+      assert.equal(x.figures.utilizationStatus, "measured", JSON.stringify(x.figures));
+      return true;
+    }
+    assert.equal(x.figures.utilizationStatus, "insufficient", JSON.stringify(x.figures));
+    assert.match(String(x.figures.utilizationInsufficient), /fewer than the 3 a figure needs/);
+    assert.equal(x.figures.memory_used_max, undefined);
+    assert.equal(x.figures.sm_active_max, undefined);
+    return false;
+  }
+
   async function stress(name: string) {
     const out = join(c.dir, name);
     const db = join(c.dir, `${name}.sqlite`);
     const r = await cli(
-      ...["run", "-i", c.inventoryPath, "--suites", "stress", "--duration", "3"],
+      ...["run", "-i", c.inventoryPath, "--suites", "stress", "--duration", "6"],
       ...["--out", out, "--db", db],
     );
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
@@ -65,20 +89,20 @@ describe("utilization during stress (simulated MIG H100, real sshd)", function (
       assert.equal(checks.length, 2);
       for (const x of checks) {
         assert.equal(x.figures.utilizationSource, "dcgm");
-        assert.ok((x.figures.utilization_samples as number) >= 2, JSON.stringify(x.figures));
-        // The stress keeps its instance's SMs busy; its context shows as memory in use.
-        assert.ok((x.figures.sm_active_max as number) >= 99, JSON.stringify(x.figures));
-        assert.ok((x.figures.memory_used_max as number) >= 256);
+        const mine = rows.filter((r) => r.uuid === x.instance!.uuid).map((r) => r.metric);
+        // How many samples a loaded machine gets is not ours to fix; what each count yields is.
+        if (measured(x)) {
+          // The stress keeps its instance's SMs busy; its context shows as memory in use.
+          assert.ok((x.figures.sm_active_max as number) >= 99, JSON.stringify(x.figures));
+          assert.ok((x.figures.memory_used_max as number) >= 256);
+          assert.deepEqual(mine.sort(), [
+            "memory_used_max",
+            "sm_active_max",
+            "sm_active_mean",
+            "utilization_samples",
+          ]);
+        } else assert.deepEqual(mine, ["utilization_samples"], "nothing but the count recorded");
       }
-      const uuids = new Set(checks.map((x) => x.instance!.uuid));
-      for (const u of uuids)
-        assert.deepEqual(
-          rows
-            .filter((r) => r.uuid === u)
-            .map((r) => r.metric)
-            .sort(),
-          ["memory_used_max", "sm_active_max", "sm_active_mean", "utilization_samples"],
-        );
     } finally {
       await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
     }
@@ -88,10 +112,10 @@ describe("utilization during stress (simulated MIG H100, real sshd)", function (
     const { checks, rows } = await stress("smi");
     for (const x of checks) {
       assert.equal(x.figures.utilizationSource, "nvidia-smi");
-      assert.ok((x.figures.memory_used_max as number) >= 256, JSON.stringify(x.figures));
+      if (measured(x))
+        assert.ok((x.figures.memory_used_max as number) >= 256, JSON.stringify(x.figures));
       assert.equal(x.figures.sm_active_mean, undefined);
     }
-    assert.ok(rows.some((r) => r.metric === "memory_used_max"));
     assert.ok(!rows.some((r) => r.metric.startsWith("sm_active")));
   });
 });
@@ -117,5 +141,40 @@ describe("utilization: pure reading", () => {
     assert.equal(m.has("u11"), false, "GPU 1 has no GPU instance 1");
     assert.throws(() => parseDmon("Error: Unable to connect to host engine"), /no #Entity/);
     assert.deepEqual(utilizationMetrics([]), []);
+  });
+});
+
+describe("utilization: a figure is a measurement only when it can be one", () => {
+  const samples = (mem: readonly number[]): UtilizationSample[] =>
+    mem.map((m, k) => ({ t: k * 500, smActive: 0.9, memUsedMiB: m }));
+
+  it("one sample is insufficient: the count alone is recorded, no memory or SM figure", () => {
+    const j = judgeUtilization(samples([260]));
+    assert.match(j.insufficient ?? "", /1 sample\(s\), fewer than the 3 a figure needs/);
+    assert.deepEqual(
+      j.metrics.map((m) => m.metric),
+      ["utilization_samples"],
+    );
+    assert.deepEqual(
+      utilizationMetrics(samples([260])).map((m) => m.metric),
+      ["utilization_samples"],
+    );
+  });
+
+  it("a peak below what a running CUDA workload holds (12 MiB under a stress) is insufficient", () => {
+    const j = judgeUtilization(samples([12, 12, 12, 12]));
+    assert.match(j.insufficient ?? "", /peaked at 12 MiB, below the 64 MiB/);
+    assert.ok(!j.metrics.some((m) => m.metric === "memory_used_max"));
+  });
+
+  it("enough samples that saw the workload are a measurement", () => {
+    const j = judgeUtilization(samples([12, 260, 262, 261]));
+    assert.equal(j.insufficient, null);
+    const by = Object.fromEntries(j.metrics.map((m) => [m.metric, m.value]));
+    assert.equal(by.memory_used_max, 262);
+    assert.equal(by.utilization_samples, 4);
+    assert.equal(by.sm_active_max, 90);
+    assert.equal(MIN_UTIL_SAMPLES, 3);
+    assert.equal(CUDA_CONTEXT_FLOOR_MIB, 64);
   });
 });
