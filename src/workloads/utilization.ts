@@ -63,11 +63,37 @@ export function parseDmon(text: string): DmonRow[] {
   return rows;
 }
 
-/** One sample per instance from one dmon reading. */
-export function fromDmon(rows: readonly DmonRow[], instances: readonly Instance[]) {
+export const DISCOVERY_ARGV = ["dcgmi", "discovery", "-c"];
+
+/** DCGM's GPU-I entity id → the MIG GPU instance it is (`gpu/gi`), from `dcgmi discovery -c`:
+ * `-> I <gpu>/<gi>` rows carrying `GPU Instance (EntityID: <n>)`. DCGM numbers GPU instances
+ * itself, so dmon's `GPU-I <n>` is not the GI id. Layout reconstructed from DCGM's user guide
+ * (the reference holds no capture). */
+export function parseDcgmHierarchy(text: string): Map<number, { gpu: number; gi: number }> {
+  const out = new Map<number, { gpu: number; gi: number }>();
+  for (const l of text.split(/\r?\n/)) {
+    const m = /->\s*I\s+(\d+)\/(\d+)\s*\|\s*GPU Instance \(EntityID:\s*(\d+)\)/.exec(l);
+    if (m) out.set(Number(m[3]), { gpu: Number(m[1]), gi: Number(m[2]) });
+  }
+  return out;
+}
+
+/** One sample per instance from one dmon reading; a GPU-I row counts only through `entities`
+ * (dcgmi discovery -c): without the map, no MIG instance is attributed a row. */
+export function fromDmon(
+  rows: readonly DmonRow[],
+  instances: readonly Instance[],
+  entities: ReadonlyMap<number, { gpu: number; gi: number }> = new Map(),
+) {
   const out = new Map<string, Omit<UtilizationSample, "t">>();
   for (const i of instances) {
-    const r = rows.find((x) => x.gpu === i.gpu && x.gpuInstance === i.gpuInstanceId);
+    const r = rows.find((x) => {
+      if (x.gpu !== i.gpu) return false;
+      if (x.gpuInstance === null || i.gpuInstanceId === null)
+        return x.gpuInstance === i.gpuInstanceId;
+      const e = entities.get(x.gpuInstance);
+      return e !== undefined && e.gpu === i.gpu && e.gi === i.gpuInstanceId;
+    });
     if (r) out.set(i.uuid, { smActive: r.smActive, memUsedMiB: r.memUsedMiB });
   }
   return out;
@@ -124,6 +150,8 @@ export class UtilizationSampler {
     insufficient: new Map(),
   };
   private skipped = 0;
+  /** DCGM's GPU-I entity ids, read once `dcgmi discovery -c` answers. */
+  private entities: Map<number, { gpu: number; gi: number }> | null = null;
   constructor(
     private readonly t: Transport,
     private readonly instances: readonly Instance[],
@@ -157,6 +185,13 @@ export class UtilizationSampler {
       // an insufficient figure).
       if (dmon.code === 0) r = dmon;
     }
+    if (this.result.source === "dcgm" && this.entities === null) {
+      const d = await this.exec(DISCOVERY_ARGV);
+      if (d === null) return;
+      this.entities = d.code === 0 ? parseDcgmHierarchy(d.out) : new Map();
+      if (this.entities.size === 0 && this.instances.some((i) => i.gpuInstanceId !== null))
+        this.result.problem = `dcgmi discovery -c did not map DCGM's GPU-I ids to MIG instances (exit ${d.code ?? "none"}): no MIG instance is given a DCGM row`;
+    }
     r ??= await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
     if (r === null) return;
     if (r.code !== 0) {
@@ -166,7 +201,7 @@ export class UtilizationSampler {
     try {
       const got =
         this.result.source === "dcgm"
-          ? fromDmon(parseDmon(r.out), this.instances)
+          ? fromDmon(parseDmon(r.out), this.instances, this.entities ?? new Map())
           : fromTable(r.out, this.instances);
       for (const [uuid, s] of got)
         this.result.samples.set(uuid, [

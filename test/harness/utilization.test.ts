@@ -12,6 +12,7 @@ import {
   fromDmon,
   judgeUtilization,
   MIN_UTIL_SAMPLES,
+  parseDcgmHierarchy,
   parseDmon,
   type UtilizationSample,
   utilizationMetrics,
@@ -41,12 +42,15 @@ describe("utilization during stress (simulated MIG H100, real sshd)", function (
   function measured(x: CheckRecord): boolean {
     const n = x.figures.utilization_samples as number;
     assert.ok(n >= 1, JSON.stringify(x.figures));
-    if (n >= MIN_UTIL_SAMPLES) {
-      assert.equal(x.figures.utilizationStatus, "measured", JSON.stringify(x.figures));
+    if (x.figures.utilizationStatus === "measured") {
+      assert.ok(n >= MIN_UTIL_SAMPLES, JSON.stringify(x.figures));
       return true;
     }
     assert.equal(x.figures.utilizationStatus, "insufficient", JSON.stringify(x.figures));
-    assert.match(String(x.figures.utilizationInsufficient), /fewer than the 3 a figure needs/);
+    assert.match(
+      String(x.figures.utilizationInsufficient),
+      n < MIN_UTIL_SAMPLES ? /fewer than the 3 a figure needs/ : /below the 64 MiB/,
+    );
     assert.equal(x.figures.memory_used_max, undefined);
     assert.equal(x.figures.sm_active_max, undefined);
     return false;
@@ -121,24 +125,51 @@ describe("utilization during stress (simulated MIG H100, real sshd)", function (
 });
 
 describe("utilization: pure reading", () => {
-  it("attributes GPU-I rows to the GPU row before them and keeps N/A as no figure", () => {
+  it("attributes GPU-I rows through dcgmi discovery -c (DCGM's entity ids are not GI ids)", () => {
     const text = [
       "#Entity          SMACT       FBUSD",
       "ID",
       "GPU 0            0.500        1000",
-      "GPU-I 1          1.000         600",
-      "GPU-I 2            N/A         400",
+      "GPU-I 0          1.000         600",
+      "GPU-I 1            N/A         400",
       "GPU 1            0.000          10",
     ].join("\n");
     const rows = parseDmon(text);
     assert.equal(rows.length, 4);
+    const hierarchy = parseDcgmHierarchy(
+      [
+        "+-------------------+--------------------------------------------------------------------+",
+        "| Instance Hierarchy                                                                     |",
+        "+===================+====================================================================+",
+        "| GPU 0             | GPU GPU-5fa64f4c-5c9f-5e24-4b8c-6e5fd2f3a8e2 (EntityID: 0)         |",
+        "| -> I 0/1          | GPU Instance (EntityID: 0)                                         |",
+        "|    -> CI 0/1/0    | Compute Instance (EntityID: 0)                                     |",
+        "| -> I 0/2          | GPU Instance (EntityID: 1)                                         |",
+        "|    -> CI 0/2/0    | Compute Instance (EntityID: 1)                                     |",
+        "| GPU 1             | GPU GPU-9ab64f4c-5c9f-5e24-4b8c-6e5fd2f3a8e3 (EntityID: 1)         |",
+        "+-------------------+--------------------------------------------------------------------+",
+      ].join("\n"),
+    );
+    assert.deepEqual(
+      [...hierarchy],
+      [
+        [0, { gpu: 0, gi: 1 }],
+        [1, { gpu: 0, gi: 2 }],
+      ],
+    );
     const inst = (gpu: number, gi: number | null) =>
       ({ gpu, gpuInstanceId: gi, uuid: `u${gpu}${gi}` }) as Parameters<typeof fromDmon>[1][number];
-    const m = fromDmon(rows, [inst(0, 1), inst(0, 2), inst(1, null), inst(1, 1)]);
+    const all = [inst(0, 1), inst(0, 2), inst(1, null), inst(1, 1)];
+    const m = fromDmon(rows, all, hierarchy);
     assert.deepEqual(m.get("u01"), { smActive: 1, memUsedMiB: 600 });
     assert.deepEqual(m.get("u02"), { smActive: null, memUsedMiB: 400 });
     assert.deepEqual(m.get("u1null"), { smActive: 0, memUsedMiB: 10 });
     assert.equal(m.has("u11"), false, "GPU 1 has no GPU instance 1");
+    // Without the map, GPU-I 1 would be read as GI 1 (another instance's figures): none is.
+    const unmapped = fromDmon(rows, all);
+    assert.equal(unmapped.has("u01"), false);
+    assert.equal(unmapped.has("u02"), false);
+    assert.deepEqual(unmapped.get("u1null"), { smActive: 0, memUsedMiB: 10 });
     assert.throws(() => parseDmon("Error: Unable to connect to host engine"), /no #Entity/);
     assert.deepEqual(utilizationMetrics([]), []);
   });
