@@ -53,6 +53,13 @@ describe("stress", () => {
       it("has an instance to stress", () =>
         brokenIf(node.error ?? `${node.name}: no MIG instance and no GPU without MIG`));
     forEachGpu(node, (gpu) => {
+      // A GPU that fell off the bus runs nothing: it fails by name, never drops out of the count.
+      if (gpu.lost)
+        it("is on the bus", () =>
+          fail(
+            "GPU_LOST",
+            `${node.name} GPU ${gpu.index} (${gpu.lost?.pciBusId}) is lost: ${gpu.lost?.line}`,
+          ));
       forEachInstance(gpu, (inst) => {
         // Its title names both things it checks: a STRESS_SHARE failure fails "its share".
         it("computes without errors for the whole duration, at its share of the GPU", async () => {

@@ -4,7 +4,7 @@
 import { parseXid } from "../nvsmi/xid.js";
 import type { Transport } from "../transport/types.js";
 import type { Instance } from "../workloads/instances.js";
-import { type UtilizationResult, utilizationMetrics } from "../workloads/utilization.js";
+import { judgeUtilization, type UtilizationResult } from "../workloads/utilization.js";
 import type { EventData, XidSeen } from "./history.js";
 import { busKey } from "./plan.js";
 
@@ -96,7 +96,8 @@ export function victimUtilization(
   const out: NonNullable<EventData["utilization"]>["victims"] = {};
   for (const v of victims) {
     const m = Object.fromEntries(
-      utilizationMetrics(u.samples.get(v.uuid) ?? []).map((x) => [x.metric, x.value]),
+      // Insufficient samples give no figure (judgeUtilization): never a measurement shown.
+      judgeUtilization(u.samples.get(v.uuid) ?? []).metrics.map((x) => [x.metric, x.value]),
     );
     out[label(v)] = {
       samples: m.utilization_samples ?? 0,

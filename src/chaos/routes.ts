@@ -1,7 +1,10 @@
 // The partitioning route of each GPU and what it promises (DESIGN "Checks"; reference
 // workloads.md 4.5 and 5): MIG promises compute, memory and fault isolation; MPS with a pinned
-// memory limit promises memory isolation only; MPS without limits, time-slicing and a time-sliced
-// vGPU promise none; a whole card with one tenant has nobody to be isolated from. A soft route's
+// memory limit promises memory isolation only; MPS without limits and time-slicing promise none;
+// vGPU gives each VM its own framebuffer (memory isolation) while compute is shared or throttled
+// by the host's vGPU scheduler, whose policy says which (best effort: shared, a busy neighbour
+// slows you; equal share: 1/N of the GPU per active vGPU; fixed share: a fixed slice per vGPU
+// of its type); a whole card with one tenant has nobody to be isolated from. A soft route's
 // weakness is measured and reported as a characterisation, never as a violation.
 import { parseVirtualization } from "../nvsmi/virt.js";
 import type { Transport } from "../transport/types.js";
@@ -16,7 +19,7 @@ export interface Route {
   memLimitMiB?: number | null;
   /** MPS: the clients' CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, when set. */
   threadPct?: number | null;
-  /** vGPU host: the scheduler policy, when `-q` shows it. */
+  /** vGPU: the scheduler policy, when `-q` shows it (a host does; a guest may not). */
   scheduler?: string | null;
 }
 
@@ -30,9 +33,24 @@ export function promisesOf(r: Route): Promises {
   if (r.kind === "mig") return { compute: true, memory: true, fault: true };
   if (r.kind === "mps")
     return { compute: false, memory: (r.memLimitMiB ?? null) !== null, fault: false };
-  // A vGPU guest sees one virtual GPU; what it shares with other VMs is the host's business:
-  // nothing is promised that a guest could check. A host time-slices its vGPUs.
+  // vGPU: each VM's framebuffer is its own; compute is the scheduler's (computeExpectation),
+  // never isolation; a fault of one VM's vGPU is not promised to stay in it.
+  if (r.kind === "vgpu-guest" || r.kind === "vgpu-host")
+    return { compute: false, memory: true, fault: false };
   return { compute: false, memory: false, fault: false };
+}
+
+/** What compute behaviour a vGPU's scheduler policy leads one to expect; null off vGPU. */
+export function computeExpectation(r: Route): string | null {
+  if (r.kind !== "vgpu-guest" && r.kind !== "vgpu-host") return null;
+  const p = (r.scheduler ?? "").toUpperCase().replace(/[\s-]+/g, "_");
+  if (p.includes("BEST_EFFORT"))
+    return "compute shared (best effort scheduler): a busy neighbour VM slows this vGPU";
+  if (p.includes("EQUAL_SHARE"))
+    return "compute throttled to an equal share (equal share scheduler): 1/N of the GPU per active vGPU";
+  if (p.includes("FIXED_SHARE"))
+    return "compute throttled to a fixed share (fixed share scheduler): 1/(the type's maximum vGPUs per GPU) each";
+  return "compute shared or throttled by the host's vGPU scheduler, whose policy is not shown here (nvidia-smi vgpu -ss on the host)";
 }
 
 export function describeRoute(r: Route): string {
@@ -51,7 +69,7 @@ export function describeRoute(r: Route): string {
     case "whole-card":
       return "whole card";
     case "vgpu-guest":
-      return "vGPU (guest)";
+      return `vGPU (guest${r.scheduler ? `, scheduler ${r.scheduler}` : ""})`;
     case "vgpu-host":
       return `vGPU (host${r.scheduler ? `, scheduler ${r.scheduler}` : ""})`;
   }
@@ -60,7 +78,9 @@ export function describeRoute(r: Route): string {
 export function promiseText(r: Route): string {
   const p = promisesOf(r);
   const kept = (["compute", "memory", "fault"] as const).filter((k) => p[k]);
-  return kept.length ? `promises ${kept.join(", ")} isolation` : "promises no isolation";
+  const promise = kept.length ? `promises ${kept.join(", ")} isolation` : "promises no isolation";
+  const compute = computeExpectation(r);
+  return compute ? `${promise}; ${compute}` : promise;
 }
 
 export interface GpuFacts {
@@ -76,7 +96,8 @@ export interface GpuFacts {
 /** Pure: the route of one GPU from what the node showed. */
 export function routeOf(f: GpuFacts): Route {
   if (f.virtualizationMode === "Host VGPU") return { kind: "vgpu-host", scheduler: f.scheduler };
-  if (f.virtualizationMode === "VGPU") return { kind: "vgpu-guest" };
+  if (f.virtualizationMode === "VGPU")
+    return f.scheduler ? { kind: "vgpu-guest", scheduler: f.scheduler } : { kind: "vgpu-guest" };
   if (f.migEnabled) return { kind: "mig" };
   // The limits an MPS daemon gives its clients are set per client or by control commands the
   // node does not echo back: unknown here, so no memory promise is credited.

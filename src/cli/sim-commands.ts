@@ -45,7 +45,7 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
     .option(
       "--name <client>",
-      "holder: nvidia-persistenced, nv-hostengine or nvidia_drm; drop-connection: the program",
+      "holder: nvidia-persistenced, nv-hostengine or nvidia_drm; drop-connection: the program; vgpu: guest or host; nvcc: the toolkit release (13.0)",
     )
     .option("--state <state>", "slurm: drained, draining, idle or down")
     .option("--clear", "undo every fault planted on the node")

@@ -35,6 +35,9 @@ export interface SuiteGpu {
   instances: SuiteInstance[];
   /** `GPU 0 (NVIDIA H100 80GB HBM3)`. */
   title: string;
+  /** The GPU fell off the bus before the run (nvidia-smi cannot reach it): its bus id and the
+   * driver's words. It has no instances; the health suite fails it `GPU_LOST`. */
+  lost?: { pciBusId: string; line: string } | null;
 }
 
 export interface SuiteNode {
@@ -75,7 +78,14 @@ export interface WorkloadResult {
   stopMs: number;
   /** stress: SM activity and memory in use sampled while it ran (metrics sm_active_mean,
    * sm_active_max, memory_used_max, utilization_samples); null where nothing was sampled. */
-  utilization: { source: string | null; samples: number; problem: string | null } | null;
+  utilization: {
+    source: string | null;
+    samples: number;
+    problem: string | null;
+    /** Why this instance's figures are not a measurement (too few samples, a peak below what
+     * the workload holds); null when they are one. */
+    insufficient: string | null;
+  } | null;
 }
 
 export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";

@@ -94,6 +94,21 @@ export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNo
       g.instances.push(view);
       instances.push(view);
     }
+    // A GPU lost at discovery still has its tests (the health suite fails it by name); the
+    // GPUs still on the bus are tested as usual.
+    for (const l of inv?.lost ?? []) {
+      if (l.index === null || gpus.has(l.index)) continue;
+      gpus.set(l.index, {
+        node: s.node.name,
+        index: l.index,
+        name: "lost",
+        uuid: "",
+        migEnabled: false,
+        instances: [],
+        title: `GPU ${l.index} (lost, ${l.pciBusId})`,
+        lost: { pciBusId: l.pciBusId, line: l.line },
+      });
+    }
     out.set(s.node.name, {
       name: s.node.name,
       driver: inv?.driver ?? null,

@@ -40,6 +40,7 @@ export function resultOf(
           source: util.source,
           samples: util.samples.get(view.uuid)?.length ?? 0,
           problem: util.problem,
+          insufficient: util.insufficient?.get(view.uuid) ?? null,
         }
       : null,
   };

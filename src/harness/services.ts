@@ -40,7 +40,11 @@ export function viewOfExtra(x: ExtraCheck): VerdictView {
     gpu: x.gpu,
     status: x.status,
     code:
-      x.status === "failed" ? FAIL_CODE[x.suite] : x.status === "broken" ? "NODE_COMMAND" : "OK",
+      x.status === "failed"
+        ? (x.code ?? FAIL_CODE[x.suite])
+        : x.status === "broken"
+          ? "NODE_COMMAND"
+          : "OK",
     message: x.message,
     figures: { ...x.parameters },
     evidence: x.attachment ? [x.attachment] : [],
@@ -114,6 +118,9 @@ export async function healthOf(
         ? [`gpu${i.gpu}`]
         : [`gpu${i.gpu}/gi${i.gpuInstanceId}/ci${i.computeInstanceId ?? 0}`]),
     ]);
+  // A GPU lost at discovery has no instance, but it is still one of the node's GPUs.
+  for (const l of s.discovered?.lost ?? [])
+    if (l.index !== null && !gpus.has(l.index)) gpus.set(l.index, []);
   return healthChecks({
     node: s.node.name,
     smiExit,

@@ -10,6 +10,7 @@ export { parseLcip } from "./lcip.js";
 export { parseLgi } from "./lgi.js";
 export { parseLgip } from "./lgip.js";
 export { parseLgipp } from "./lgipp.js";
+export { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "./lost.js";
 export { parseMigOp } from "./migop.js";
 export { parseQMig } from "./qmig.js";
 export { parseQueryGpu } from "./query.js";

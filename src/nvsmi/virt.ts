@@ -45,3 +45,31 @@ export function parseVirtualization(q: string, vgpuQ = ""): GpuVirtualization[] 
     };
   });
 }
+
+/** A vGPU host GPU's active vGPUs as `nvidia-smi vgpu -q` lists them: by bus id, the count and
+ * each vGPU's type and VM (`NVIDIA H100-40C on vm-3`), so that a refusal can name them. */
+export interface VgpuHost {
+  pciBusId: string;
+  active: number;
+  vgpus: { id: string; name: string | null; vm: string | null }[];
+}
+
+export function parseVgpuHosts(vgpuQ: string): VgpuHost[] {
+  return [...blocks(vgpuQ)].map(([pciBusId, lines]) => {
+    const vgpus: VgpuHost["vgpus"] = [];
+    for (const l of lines) {
+      const m = /^\s+([^:]+?)\s*:\s*(.*?)\s*$/.exec(l);
+      if (!m) continue;
+      const [k, v] = [m[1]!, m[2]!];
+      if (/^vGPU ID$/i.test(k)) vgpus.push({ id: v, name: null, vm: null });
+      else if (/^vGPU Name$/i.test(k) && vgpus.length) vgpus[vgpus.length - 1]!.name = v;
+      else if (/^VM Name$/i.test(k) && vgpus.length) vgpus[vgpus.length - 1]!.vm = v;
+    }
+    const active = value(lines, /^Active vGPUs$/i);
+    return {
+      pciBusId,
+      active: active !== null && /^\d+$/.test(active) ? Number(active) : vgpus.length,
+      vgpus,
+    };
+  });
+}

@@ -41,6 +41,8 @@ export interface ExtraCheck {
   message: string;
   parameters: Record<string, string>;
   attachment: { name: string; content: string } | null;
+  /** A failure's own code (GPU_LOST, ECC_UNCORRECTED, XID); the suite's otherwise. */
+  code?: string;
 }
 
 export type TestStatus = "passed" | "failed" | "broken";

@@ -6,7 +6,7 @@ import type { SlurmNode } from "./slurm/state.js";
 
 export interface FaultOptions {
   gpu?: number;
-  /** holder: which client. */
+  /** holder: which client; vgpu: guest or host; nvcc: the toolkit release. */
   name?: string;
   /** slurm: one of SLURM_STATES' keys. */
   state?: string;
@@ -21,6 +21,7 @@ export type FaultRecord =
   | { kind: "gpu-lost"; gpu: number }
   | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
   | { kind: "vgpu"; gpu: number }
+  | { kind: "nvcc"; previous: string | null }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (src/sim/workloads/chaos.ts). */

@@ -17,6 +17,7 @@ import {
   usage,
 } from "./fault-kind.js";
 import { eccUncorrectable, gpuLost } from "./faults-gpu.js";
+import { nvcc } from "./faults-tools.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
 import { updateState } from "./nvsmi/state.js";
@@ -254,6 +255,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "xid-misattributed": xidMisattributed,
   "mps-cap-ignored": mpsCapIgnored,
   vgpu,
+  nvcc,
   hang,
   "drop-connection": dropConnection,
 };

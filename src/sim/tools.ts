@@ -17,6 +17,8 @@ export const SIM_TOOLS: Record<string, string> = {
   // shows them; everything else pgrep is asked goes to the host's real pgrep.
   pgrep: "dist/sim/host/pgrep.js",
   lsmod: "dist/sim/host/lsmod.js",
+  // The node's own CUDA toolkit (its release; never the control machine's nvcc).
+  nvcc: "dist/sim/host/nvcc.js",
   // Workloads that run for real on a modelled GPU (src/sim/workloads), and the kernel log they
   // write Xids to.
   "slicecheck-stress": "dist/sim/workloads/stress.js",

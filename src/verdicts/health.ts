@@ -1,6 +1,7 @@
 // The `layout` and `health` suites' verdicts, pure: what the nodes said in, checks out.
 // The readers (src/report/health-read.ts) and the run command gather the facts.
 import type { NodeReport } from "../mig/apply/index.js";
+import { splitLostGpus } from "../nvsmi/lost.js";
 import { parseXid } from "../nvsmi/xid.js";
 import type { ExtraCheck } from "../report/context.js";
 
@@ -130,10 +131,6 @@ export interface NodeHealthFacts {
   gpus?: readonly { index: number; instances: readonly string[] }[];
 }
 
-/** nvidia-smi's line for a GPU NVML cannot reach (e.g. fallen off the bus). */
-const LOST_LINE =
-  /^Unable to determine the device handle for GPU\s*([0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.\d)?):\s*(.*)$/i;
-
 /** `health`: per GPU: driver answers, persistence mode, ECC errors, new Xids, and the GPU as
  * one failure domain. */
 export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
@@ -142,14 +139,10 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
   let parseProblem: string | null = null;
   const lostLines: { pci: string; why: string; line: string }[] = [];
   if (f.smiExit === 0 || f.smiExit === 15) {
-    const kept: string[] = [];
-    for (const l of f.smiOutput.split("\n")) {
-      const m = LOST_LINE.exec(l.trim());
-      if (m) lostLines.push({ pci: m[1]!, why: m[2]!, line: l.trim() });
-      else kept.push(l);
-    }
+    const split = splitLostGpus(f.smiOutput);
+    lostLines.push(...split.lost.map((l) => ({ pci: l.pciBusId, why: l.why, line: l.line })));
     try {
-      rows = parseHealthQuery(kept.join("\n"));
+      rows = parseHealthQuery(split.rest);
     } catch (e) {
       parseProblem = (e as Error).message;
     }
@@ -241,6 +234,7 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
       gpu,
       title,
       status: "failed",
+      code: "GPU_LOST",
       message: `${name} (${bus}) is lost: every instance on it is lost with it${insts.length ? ` (${insts.length}: ${insts.join(", ")})` : ""}. MIG is runtime isolation, not redundancy: a whole-GPU fault takes down every tenant of the GPU at once`,
       parameters: { ...params, instancesLost: String(insts.length) },
       attachment: { name: "evidence", content: evidence.join("\n") },
@@ -282,12 +276,14 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
       out.push({
         ...common,
         status: "failed",
+        code: "XID",
         message: `critical Xid ${[...new Set(critical.map((x) => x.xid))].join(", ")} on ${name} (${bus}) during the run, never excused by an injected fault: ${critical[0]!.line}`,
       } as ExtraCheck);
     else if (unexcused.length > 0)
       out.push({
         ...common,
         status: "failed",
+        code: "XID",
         message: `${unexcused.length} new Xid line(s) on ${name} (${bus}) during the run that no fault injected in it explains${faults.length ? ` (injected: ${faults.map((i) => `${i.fault} on GI ${i.gpuInstanceId ?? "-"}`).join(", ")})` : ""}: ${unexcused[0]!.line}`,
       } as ExtraCheck);
     else
@@ -308,7 +304,9 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
       gpu: g.index,
       title: `${name} driver answers`,
       status: "failed",
-      message: `nvidia-smi on ${f.node}: ${g.line}`,
+      code: "GPU_LOST",
+      // The driver's own words, with the GPU's bus id: what a reviewer checks on the node.
+      message: `${name} (${bus}) is lost: the driver says "${g.why}" (nvidia-smi: ${g.line})`,
       attachment: { name: "nvidia-smi", content: f.smiOutput },
     });
     for (const t of ["persistence mode", "has no uncorrected ECC errors"])
@@ -353,19 +351,23 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
     });
     const ecc = g.eccUncorrected;
     const eccCount = /^\d+$/.test(ecc) ? Number(ecc) : null;
+    const bus = xidBus(g.pciBusId);
+    const eccBad = eccCount !== null && eccCount > 0;
     out.push({
       ...base,
       ...gbase,
       gpu: g.index,
       title: `${name} has no uncorrected ECC errors`,
-      status: eccCount !== null && eccCount > 0 ? "failed" : "passed",
+      status: eccBad ? "failed" : "passed",
+      ...(eccBad ? { code: "ECC_UNCORRECTED" } : {}),
       message:
         eccCount === null
           ? `uncorrected volatile ECC errors: ${ecc || "(empty)"}; note: this GPU does not report the count`
-          : `uncorrected volatile ECC errors: ${eccCount}`,
+          : eccBad
+            ? `${name} (${bus}): ${eccCount} uncorrected volatile ECC error(s)`
+            : `uncorrected volatile ECC errors: ${eccCount}`,
       attachment: null,
     });
-    const bus = xidBus(g.pciBusId);
     xidCheck(g.index, bus, name, gbase);
     // The driver still answers for it, but the kernel says it fell off the bus: lost all the same.
     const fell = [

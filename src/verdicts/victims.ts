@@ -162,6 +162,9 @@ function judgeVictims(
   for (const [v, u] of Object.entries(util?.data.utilization?.victims ?? {})) {
     if (u.smActiveMean !== null) figures[`${v} SM active % under fault`] = u.smActiveMean;
     if (u.memUsedMaxMiB !== null) figures[`${v} memory used MiB under fault`] = u.memUsedMaxMiB;
+    // Sampled, but too little to be a measurement (judgeUtilization): labelled, no figure.
+    if (u.samples > 0 && u.smActiveMean === null && u.memUsedMaxMiB === null)
+      figures[`${v} utilization under fault`] = `insufficient (${u.samples} sample(s))`;
   }
   if (util?.data.utilization) figures["utilization source"] = util.data.utilization.source;
   if (hard.length > 0)

@@ -5,6 +5,7 @@
 import { SlicecheckError } from "../errors.js";
 import { parseGpus } from "../nvsmi/gpus.js";
 import { parseLgi } from "../nvsmi/lgi.js";
+import { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
 import { parseTable } from "../nvsmi/table.js";
 import type { Transport } from "../transport/types.js";
 
@@ -25,16 +26,32 @@ export interface Instance {
   memoryMiB: number | null;
 }
 
+/** A GPU nvidia-smi could not reach at discovery (fallen off the bus): no instance runs there,
+ * and the health suite fails it by name. */
+export interface LostGpuView extends LostGpu {
+  /** Its index (the place the listing left for it); null when that cannot be told. */
+  index: number | null;
+}
+
 export interface NodeInventory {
   driver: string | null;
   cuda: string | null;
   instances: Instance[];
+  /** GPUs lost at discovery; absent or empty when every GPU answered. */
+  lost?: LostGpuView[];
 }
 
 /** nvidia-smi answers these in seconds; one that does not is hung (a wedged driver or GPU). */
 export const NVSMI_TIMEOUT_MS = 30_000;
 
-async function run(t: Transport, argv: string[], what: string): Promise<string> {
+interface Read {
+  text: string;
+  lost: LostGpu[];
+}
+
+/** One read; a lost GPU's line is taken out of the output (exit 15 with it is an answer for the
+ * GPUs still on the bus, not a missing tool). */
+async function run(t: Transport, argv: string[], what: string): Promise<Read> {
   const r = await t.exec({ argv }, { timeoutMs: NVSMI_TIMEOUT_MS });
   // A hung tool is not a missing one: killed at its deadline, it is a timeout of that command.
   if (r.timedOut) {
@@ -44,6 +61,9 @@ async function run(t: Transport, argv: string[], what: string): Promise<string> 
       { node: t.node.name, command: argv.join(" ") },
     );
   }
+  const split = splitLostGpus(r.stdout + (r.exitCode === 0 ? "" : `\n${r.stderr}`));
+  if (r.exitCode === NVSMI_EXIT_GPU_LOST && split.lost.length > 0)
+    return { text: split.rest, lost: split.lost };
   if (r.exitCode !== 0) {
     throw new SlicecheckError(
       "TOOL_MISSING",
@@ -53,7 +73,24 @@ async function run(t: Transport, argv: string[], what: string): Promise<string> 
       },
     );
   }
-  return r.stdout;
+  return { text: r.stdout, lost: [] };
+}
+
+/** The lost GPUs with their indices: GPUs enumerate in PCI bus order and a lost one keeps its
+ * place, so the indices the listing skipped, in order, are the lost GPUs' in bus order. */
+export function lostWithIndices(
+  listed: readonly number[],
+  lost: readonly LostGpu[],
+): LostGpuView[] {
+  const total = listed.length + lost.length;
+  const have = new Set(listed);
+  const missing = Array.from({ length: total }, (_, i) => i).filter((i) => !have.has(i));
+  const key = (p: string) => p.toLowerCase().replace(/^0+/, "");
+  const sorted = [...lost].sort((a, b) => key(a.pciBusId).localeCompare(key(b.pciBusId)));
+  return sorted.map((g, k) => ({
+    ...g,
+    index: missing.length === sorted.length ? (missing[k] ?? null) : null,
+  }));
 }
 
 export function joinInstances(
@@ -115,13 +152,18 @@ export async function discoverInstances(t: Transport): Promise<NodeInventory> {
   const tableText = run(t, ["nvidia-smi"], "the MIG devices");
   const lgiText = run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances");
   for (const p of [tableText, lgiText]) p.catch(() => {});
-  const listing = parseGpus(await listingText);
-  const table = parseTable(await tableText);
+  const listed = await listingText;
+  const listing = parseGpus(listed.text);
+  const table = parseTable((await tableText).text);
   const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
-  const lgi = anyMig ? parseLgi(await lgiText) : null;
+  const lgi = anyMig ? parseLgi((await lgiText).text) : null;
   return {
     driver: table.driverVersion,
     cuda: table.cudaVersion,
     instances: joinInstances(t.node.name, listing, table, lgi),
+    lost: lostWithIndices(
+      listing.gpus.map((g) => g.index),
+      listed.lost,
+    ),
   };
 }

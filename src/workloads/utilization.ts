@@ -63,11 +63,37 @@ export function parseDmon(text: string): DmonRow[] {
   return rows;
 }
 
-/** One sample per instance from one dmon reading. */
-export function fromDmon(rows: readonly DmonRow[], instances: readonly Instance[]) {
+export const DISCOVERY_ARGV = ["dcgmi", "discovery", "-c"];
+
+/** DCGM's GPU-I entity id → the MIG GPU instance it is (`gpu/gi`), from `dcgmi discovery -c`:
+ * `-> I <gpu>/<gi>` rows carrying `GPU Instance (EntityID: <n>)`. DCGM numbers GPU instances
+ * itself, so dmon's `GPU-I <n>` is not the GI id. Layout reconstructed from DCGM's user guide
+ * (the reference holds no capture). */
+export function parseDcgmHierarchy(text: string): Map<number, { gpu: number; gi: number }> {
+  const out = new Map<number, { gpu: number; gi: number }>();
+  for (const l of text.split(/\r?\n/)) {
+    const m = /->\s*I\s+(\d+)\/(\d+)\s*\|\s*GPU Instance \(EntityID:\s*(\d+)\)/.exec(l);
+    if (m) out.set(Number(m[3]), { gpu: Number(m[1]), gi: Number(m[2]) });
+  }
+  return out;
+}
+
+/** One sample per instance from one dmon reading; a GPU-I row counts only through `entities`
+ * (dcgmi discovery -c): without the map, no MIG instance is attributed a row. */
+export function fromDmon(
+  rows: readonly DmonRow[],
+  instances: readonly Instance[],
+  entities: ReadonlyMap<number, { gpu: number; gi: number }> = new Map(),
+) {
   const out = new Map<string, Omit<UtilizationSample, "t">>();
   for (const i of instances) {
-    const r = rows.find((x) => x.gpu === i.gpu && x.gpuInstance === i.gpuInstanceId);
+    const r = rows.find((x) => {
+      if (x.gpu !== i.gpu) return false;
+      if (x.gpuInstance === null || i.gpuInstanceId === null)
+        return x.gpuInstance === i.gpuInstanceId;
+      const e = entities.get(x.gpuInstance);
+      return e !== undefined && e.gpu === i.gpu && e.gi === i.gpuInstanceId;
+    });
     if (r) out.set(i.uuid, { smActive: r.smActive, memUsedMiB: r.memUsedMiB });
   }
   return out;
@@ -94,6 +120,9 @@ export interface UtilizationResult {
   samples: Map<string, UtilizationSample[]>;
   /** Why nothing could be sampled, when nothing was. */
   problem: string | null;
+  /** Per instance uuid: why its figures are insufficient (too few samples, a peak below what
+   * the workload holds); those figures are not recorded. */
+  insufficient: Map<string, string>;
 }
 
 /** A transport that can decline a command rather than open another connection (the run's node
@@ -114,8 +143,15 @@ const spare = (t: Transport): SpareChannel | null =>
 export class UtilizationSampler {
   private running = false;
   private loop: Promise<void> | null = null;
-  private readonly result: UtilizationResult = { source: null, samples: new Map(), problem: null };
+  private readonly result: UtilizationResult = {
+    source: null,
+    samples: new Map(),
+    problem: null,
+    insufficient: new Map(),
+  };
   private skipped = 0;
+  /** DCGM's GPU-I entity ids, read once `dcgmi discovery -c` answers. */
+  private entities: Map<number, { gpu: number; gi: number }> | null = null;
   constructor(
     private readonly t: Transport,
     private readonly instances: readonly Instance[],
@@ -140,12 +176,23 @@ export class UtilizationSampler {
 
   /** One reading; the source is decided by the first dmon that gets a channel. */
   private async tick(t0: number): Promise<void> {
+    let r: { code: number | null; out: string } | null = null;
     if (this.result.source === null) {
       const dmon = await this.exec(DMON_ARGV);
       if (dmon === null) return;
       this.result.source = dmon.code === 0 ? "dcgm" : "nvidia-smi";
+      // The reading that found DCGM is a sample already: every tick counts (few samples make
+      // an insufficient figure).
+      if (dmon.code === 0) r = dmon;
     }
-    const r = await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
+    if (this.result.source === "dcgm" && this.entities === null) {
+      const d = await this.exec(DISCOVERY_ARGV);
+      if (d === null) return;
+      this.entities = d.code === 0 ? parseDcgmHierarchy(d.out) : new Map();
+      if (this.entities.size === 0 && this.instances.some((i) => i.gpuInstanceId !== null))
+        this.result.problem = `dcgmi discovery -c did not map DCGM's GPU-I ids to MIG instances (exit ${d.code ?? "none"}): no MIG instance is given a DCGM row`;
+    }
+    r ??= await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
     if (r === null) return;
     if (r.code !== 0) {
       this.result.problem = `the sample command failed (exit ${r.code ?? "none"})`;
@@ -154,7 +201,7 @@ export class UtilizationSampler {
     try {
       const got =
         this.result.source === "dcgm"
-          ? fromDmon(parseDmon(r.out), this.instances)
+          ? fromDmon(parseDmon(r.out), this.instances, this.entities ?? new Map())
           : fromTable(r.out, this.instances);
       for (const [uuid, s] of got)
         this.result.samples.set(uuid, [
@@ -189,9 +236,44 @@ export class UtilizationSampler {
   }
 }
 
-/** An instance's samples as measurements recorded with the run (and shown as check figures). */
+/** Fewer samples than this are no measurement of a workload's activity: one reading can fall
+ * before the workload started or after it stopped (a 7-instance GPU gave one each). */
+export const MIN_UTIL_SAMPLES = 3;
+
+/** Every CUDA process holds at least its context while it runs (hundreds of MiB on A100/H100;
+ * taken low here, so that only a reading that plainly missed the workload is refused): a peak
+ * below it (12 MiB: an idle MIG device) means no sample saw the workload, not that it used
+ * that little. */
+export const CUDA_CONTEXT_FLOOR_MIB = 64;
+
+/** An instance's samples judged: the figures worth recording, or why they are insufficient. */
+export function judgeUtilization(samples: readonly UtilizationSample[]): {
+  metrics: Metric[];
+  insufficient: string | null;
+} {
+  if (samples.length === 0) return { metrics: [], insufficient: null };
+  const count: Metric = { metric: "utilization_samples", value: samples.length, unit: "count" };
+  if (samples.length < MIN_UTIL_SAMPLES)
+    return {
+      metrics: [count],
+      insufficient: `${samples.length} sample(s), fewer than the ${MIN_UTIL_SAMPLES} a figure needs: not a measurement`,
+    };
+  const mem = samples.map((s) => s.memUsedMiB).filter((x): x is number => x !== null);
+  const peak = mem.length ? Math.max(...mem) : null;
+  if (peak !== null && peak < CUDA_CONTEXT_FLOOR_MIB)
+    return {
+      metrics: [count],
+      insufficient: `memory in use peaked at ${peak} MiB, below the ${CUDA_CONTEXT_FLOOR_MIB} MiB any running CUDA workload holds (its context): the samples missed the workload, not a measurement`,
+    };
+  return { metrics: utilizationMetrics(samples), insufficient: null };
+}
+
+/** An instance's samples as measurements recorded with the run (and shown as check figures).
+ * Too few samples give the count alone (judgeUtilization says why). */
 export function utilizationMetrics(samples: readonly UtilizationSample[]): Metric[] {
   if (samples.length === 0) return [];
+  if (samples.length < MIN_UTIL_SAMPLES)
+    return [{ metric: "utilization_samples", value: samples.length, unit: "count" }];
   const sm = samples.map((s) => s.smActive).filter((x): x is number => x !== null);
   const mem = samples.map((s) => s.memUsedMiB).filter((x): x is number => x !== null);
   const out: Metric[] = [{ metric: "utilization_samples", value: samples.length, unit: "count" }];
@@ -232,7 +314,9 @@ export async function withUtilization<T extends { outcomes: InstanceOutcome[] }>
   for (const out of result.outcomes) {
     const first = out.measurements[0];
     const i = out.instance;
-    for (const m of utilizationMetrics(util.samples.get(i.uuid) ?? []))
+    const judged = judgeUtilization(util.samples.get(i.uuid) ?? []);
+    if (judged.insufficient) util.insufficient.set(i.uuid, judged.insufficient);
+    for (const m of judged.metrics)
       out.measurements.push({
         node: i.node,
         gpuUuid: i.gpuUuid,

@@ -25,6 +25,15 @@ export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
   if (r.utilization)
     check.figures({
       utilizationSource: r.utilization.source,
+      // Labelled, never shown as a measurement: the figures were left out of the record.
+      utilizationStatus: r.utilization.insufficient
+        ? "insufficient"
+        : r.utilization.samples > 0
+          ? "measured"
+          : "not sampled",
+      ...(r.utilization.insufficient
+        ? { utilizationInsufficient: r.utilization.insufficient }
+        : {}),
       ...(r.utilization.problem ? { utilizationProblem: r.utilization.problem } : {}),
     });
   check.window(r.startMs, r.stopMs);
@@ -33,14 +42,15 @@ export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
 }
 
 /** An engine's verdict as the running test's outcome: its figures, note and evidence on the
- * check, then failed with `failCode` or broken with the verdict's own code. */
+ * check, then failed with the verdict's own code (GPU_LOST…) or `failCode`, or broken with the
+ * verdict's own code. */
 export function judgeVerdict(v: VerdictView, failCode: string): void {
   const check = current();
   check.figures(v.figures);
   check.note(v.message);
   for (const e of v.evidence) check.evidence(e.name, e.content);
   if (v.status === "broken") brokenIf(v.message, v.code);
-  if (v.status === "failed") fail(failCode, v.message);
+  if (v.status === "failed") fail(v.code && v.code !== "OK" ? v.code : failCode, v.message);
 }
 
 type StepStatus = ScenarioOutcome["steps"][number]["status"];

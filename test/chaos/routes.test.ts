@@ -3,7 +3,13 @@
 // route is read from what the node prints (`-q`, `vgpu -q`, the MPS pipe, the compute
 // processes), so each case also proves the others are not the default answer.
 import assert from "node:assert/strict";
-import { describeRoute, promisesOf, readRoutes, routeOf } from "../../src/chaos/routes.js";
+import {
+  describeRoute,
+  promisesOf,
+  promiseText,
+  readRoutes,
+  routeOf,
+} from "../../src/chaos/routes.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
 import { parseVirtualization } from "../../src/nvsmi/virt.js";
 import { newRunId } from "../../src/transport/open.js";
@@ -157,5 +163,32 @@ describe("routes: pure reading", () => {
       memory: true,
       fault: false,
     });
+  });
+
+  it("a vGPU promises memory isolation; its scheduler policy decides the compute expected", () => {
+    for (const kind of ["vgpu-guest", "vgpu-host"] as const)
+      assert.deepEqual(promisesOf({ kind }), { compute: false, memory: true, fault: false });
+    const guest = (scheduler: string | null) =>
+      promiseText(scheduler ? { kind: "vgpu-guest", scheduler } : { kind: "vgpu-guest" });
+    assert.match(guest("BEST_EFFORT"), /^promises memory isolation; compute shared \(best effort/);
+    assert.match(guest("EQUAL_SHARE"), /equal share .*1\/N of the GPU per active vGPU/);
+    assert.match(guest("FIXED_SHARE"), /fixed share/);
+    assert.match(guest(null), /policy is not shown here/);
+    // The soft routes are unchanged: no memory promise without a pinned limit.
+    assert.equal(promiseText({ kind: "time-slicing" }), "promises no isolation");
+    assert.equal(
+      describeRoute(
+        routeOf({
+          gpu: 0,
+          pciBusId: null,
+          migEnabled: false,
+          virtualizationMode: "VGPU",
+          scheduler: "EQUAL_SHARE",
+          mpsDaemon: false,
+          computeProcesses: 0,
+        }),
+      ),
+      "vGPU (guest, scheduler EQUAL_SHARE)",
+    );
   });
 });

@@ -15,6 +15,7 @@ if command -v timeout >/dev/null 2>&1; then deadline="timeout -k 2 ${smiTimeoutS
 if command -v nvidia-smi >/dev/null 2>&1; then
   q=$($deadline nvidia-smi --query-gpu=index,name,uuid,driver_version,mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1); rc=$?
   echo "nvsmi_rc=$rc"; printf '%s\\n' "$q" | sed 's/^/gpu=/'
+  echo "cuda=$($deadline nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9][0-9.]*\\).*/\\1/p' | head -n 1)"
 else echo nvsmi_rc=missing; fi
 p=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
 if [ -n "$p" ]; then echo "nvcc=$("$p" --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p')"; else echo nvcc=missing; fi
@@ -43,6 +44,8 @@ export interface DoctorNode {
   user: string | null;
   sudo: "ok" | "denied" | "absent" | "not-needed" | null;
   driver: string | null;
+  /** The highest CUDA version the driver runs (nvidia-smi's banner, `CUDA Version: 12.2`). */
+  driverCuda: string | null;
   gpus: DoctorGpu[];
   nvcc: string | null;
   gpuBurn: boolean;
@@ -128,6 +131,10 @@ export function interpretProbe(
   const nvcc = one("nvcc");
   if (nvcc === "missing")
     warnings.push("nvcc not found: the built-in workloads cannot be built on this node");
+  const driverCuda = one("cuda") || null;
+  const toolkit = nvcc && nvcc !== "missing" ? cudaMismatch(nvcc, driverCuda) : null;
+  if (toolkit?.blocks) problems.push(toolkit.message);
+  else if (toolkit) warnings.push(toolkit.message);
   if (one("gpu_burn") !== "yes")
     warnings.push("gpu_burn not on PATH: the gpu-burn workload is unavailable");
   if (one("all_reduce_perf") !== "yes")
@@ -141,6 +148,7 @@ export function interpretProbe(
     user: one("user"),
     sudo,
     driver,
+    driverCuda,
     gpus,
     nvcc: nvcc === "missing" ? null : nvcc,
     gpuBurn: one("gpu_burn") === "yes",
@@ -149,6 +157,44 @@ export function interpretProbe(
     problems,
     warnings,
   };
+}
+
+const majorMinor = (v: string): [number, number] | null => {
+  const m = /^(\d+)\.(\d+)/.exec(v.trim());
+  return m ? [Number(m[1]), Number(m[2])] : null;
+};
+
+/**
+ * The nvcc the workloads would be built with against the driver's CUDA. A newer major version
+ * cannot run at all on the driver ("CUDA driver version is insufficient for CUDA runtime
+ * version"): not ready, with the fix. A newer minor of the same major runs through CUDA's minor
+ * version compatibility, since the build emits SASS for the node's own GPUs (no PTX to JIT):
+ * a warning. An unknown driver CUDA is a warning too (nothing to compare). Pure.
+ */
+export function cudaMismatch(
+  nvcc: string,
+  driverCuda: string | null,
+): { blocks: boolean; message: string } | null {
+  const n = majorMinor(nvcc);
+  if (!n) return null;
+  const d = driverCuda ? majorMinor(driverCuda) : null;
+  if (!d)
+    return {
+      blocks: false,
+      message: `nvcc ${nvcc}: the driver's CUDA version could not be read (nvidia-smi's banner), so whether its builds run here is unknown`,
+    };
+  const fix = `install a CUDA toolkit of release ${d[0]}.${d[1]} or older with its nvcc first on the node's PATH (the build takes PATH's nvcc, then $CUDA_HOME/bin, /usr/local/cuda/bin), or NVIDIA's forward-compatibility package cuda-compat-${n[0]}-${n[1]} (data-center GPUs), or a driver whose CUDA is ${nvcc} or newer`;
+  if (n[0] > d[0])
+    return {
+      blocks: true,
+      message: `nvcc ${nvcc} builds for CUDA ${nvcc}, but the driver runs CUDA ${driverCuda} at most: the built-in workloads built with it cannot start here ("CUDA driver version is insufficient for CUDA runtime version"); ${fix}`,
+    };
+  if (n[0] === d[0] && n[1] > d[1])
+    return {
+      blocks: false,
+      message: `nvcc ${nvcc} is newer than the driver's CUDA ${driverCuda}: the workloads run through CUDA's minor version compatibility (they are built for this node's GPUs, no PTX JIT), but newer CUDA APIs would fail; to be safe, ${fix}`,
+    };
+  return null;
 }
 
 export async function doctorCommand(
@@ -197,6 +243,7 @@ export async function doctorCommand(
         user: null,
         sudo: null,
         driver: null,
+        driverCuda: null,
         gpus: [],
         nvcc: null,
         gpuBurn: false,

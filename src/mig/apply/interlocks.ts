@@ -41,7 +41,7 @@ export function slurmRefusal(s: SlurmView): string | null {
 
 /** What an interlock refused: which check, on which GPU (null: the whole node), and why. */
 export interface Refusal {
-  check: "slurm" | "foreign-process" | "holder" | "passthrough" | "pending-reset";
+  check: "slurm" | "foreign-process" | "holder" | "passthrough" | "pending-reset" | "vgpu-host";
   gpu: number | null;
   message: string;
 }
@@ -98,6 +98,14 @@ export function nodeRefusals(s: NodeSnapshot, intent: NodeIntent): Refusal[] {
       const p = processRefusal(gpu, faults && !changed.has(gpu.index));
       if (p) out.push(p);
     }
+    // A vGPU host's GPU serves other VMs' tenants: a fault injected there reaches them, and
+    // their processes are invisible to the host's process list (the check above misses them).
+    if (faults && gpu.vgpuHost)
+      out.push({
+        check: "vgpu-host",
+        gpu: gpu.index,
+        message: `GPU ${gpu.index} is a vGPU host serving ${gpu.vgpuHost.active} active vGPU(s) (${gpu.vgpuHost.names.join("; ")}): slicecheck faults no GPU whose vGPUs run other VMs' tenants; shut those VMs down or migrate them, then rerun (or test from inside a guest)`,
+      });
     const c = changed.get(gpu.index);
     if (!c?.modeChange) continue;
     for (const h of s.holders) {

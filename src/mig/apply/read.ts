@@ -23,6 +23,7 @@ import {
   queryComputeApps,
   queryGpu,
 } from "../../nvsmi/index.js";
+import { parseVgpuHosts, type VgpuHost } from "../../nvsmi/virt.js";
 import type { Transport } from "../../transport/types.js";
 import { quote } from "../../util/shell.js";
 import { expandHostlist } from "../../verdicts/slurm.js";
@@ -256,6 +257,7 @@ export async function readNode(
     listGpuInstanceProfiles(),
     listGpuInstancePlacements(),
     queryGpu(VIRT_FIELDS),
+    ["nvidia-smi", "vgpu", "-q"],
     { shell: HOLDER_PROBE },
     ...(spec.slurmNode ? [["scontrol", "show", "node", spec.slurmNode]] : []),
     // Inside our own job on the node: which jobs run there, and our reservation's extent.
@@ -268,7 +270,7 @@ export async function readNode(
         ]
       : []),
   ];
-  const [q, apps, lgi, lci, lgip, lgipp, virt, holders, slurm, jobs, reservation] =
+  const [q, apps, lgi, lci, lgip, lgipp, virt, vgpuQ, holders, slurm, jobs, reservation] =
     await readBundle(t, reads, timeoutMs);
   const rows = gpuRows(node, queryGpu(GPU_FIELDS), GPU_FIELDS, q!);
   const appsArgv = queryComputeApps(DEFAULT_APP_FIELDS);
@@ -280,6 +282,8 @@ export async function readNode(
   );
   const listings = listingsOf(node, lgip!, lgipp!);
   const virtualization = virtualizationOf(virt!);
+  // Not a vGPU host: nvidia-smi says so with a non-zero exit; nothing serves vGPUs then.
+  const vgpuHosts = vgpuQ?.exitCode === 0 ? parseVgpuHosts(vgpuQ.stdout) : [];
   const gpus: GpuSnapshot[] = rows.map((row) => {
     const index = Number(row.index);
     const uuid = str(row.uuid);
@@ -300,6 +304,7 @@ export async function readNode(
       migCapable: current !== null,
       ...modeOf(row),
       virtualization: virtualization.get(index) ?? null,
+      vgpuHost: vgpuHostOf(vgpuHosts, str(row["pci.bus_id"])),
       gis: geo.get(index) ?? [],
       processes,
       listings: listings.get(index) ?? null,
@@ -349,6 +354,16 @@ function withOwnJob(
   if (!expandHostlist(nodes).includes(v.node))
     return no(`reservation ${own.reservation} (Nodes=${nodes}) does not hold ${v.node}`);
   return { ...v, ownJob: { jobId: own.jobId, held: true, why: null } };
+}
+
+function vgpuHostOf(hosts: readonly VgpuHost[], busId: string): GpuSnapshot["vgpuHost"] {
+  const key = (b: string) => b.toLowerCase().replace(/^0+/, "");
+  const h = hosts.find((x) => key(x.pciBusId) === key(busId));
+  if (!h || h.active === 0) return null;
+  return {
+    active: h.active,
+    names: h.vgpus.map((v) => `${v.name ?? `vGPU ${v.id}`}${v.vm ? ` of VM ${v.vm}` : ""}`),
+  };
 }
 
 /** What stops a suite from faulting this node (see faultRefusals); empty when nothing does. */

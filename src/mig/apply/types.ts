@@ -54,6 +54,8 @@ export interface GpuSnapshot extends GpuMigState {
   migCapable: boolean;
   /** `None`, `Pass-Through`, `VGPU`…; null when the driver does not say. */
   virtualization: string | null;
+  /** A vGPU host GPU's active vGPUs (`nvidia-smi vgpu -q`), by name; null where none serve. */
+  vgpuHost?: { active: number; names: string[] } | null;
   processes: GpuProcess[];
   /** null when the driver lists no profiles for this GPU (MIG off on most drivers). */
   listings: GpuListings | null;

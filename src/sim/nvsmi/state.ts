@@ -92,6 +92,9 @@ export interface SimState {
   driver: string;
   /** `13.0`, or `N/A` as a vGPU host prints it. */
   cuda: string;
+  /** The CUDA toolkit release of the node's nvcc (`sim fault nvcc --name X.Y`); absent: the
+   * driver's own CUDA version (a node set up with the toolkit its driver runs). */
+  nvcc?: string;
   gpus: SimGpu[];
   /**
    * What users other than root may do (GUIDE "nvidia-capabilities"): `mig/monitor` is

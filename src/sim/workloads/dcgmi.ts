@@ -7,8 +7,11 @@
 //
 // RECONSTRUCTED: workloads.md covers dcgmi diag and dcgmproftester, not dmon, so the layout is
 // DCGM's documented one (a `#Entity` header with the fields' short names, an `ID` line, then
-// `GPU <id>` rows each followed by its `GPU-I <id>` rows) and the GPU-I entity id here is the GI id (on a real node DCGM
-// numbers GPU instances itself; `dcgmi discovery -c` maps them). SM activity is the share of the
+// `GPU <id>` rows each followed by its `GPU-I <id>` rows). The GPU-I id is DCGM's own entity id,
+// not the MIG GI id: DCGM numbers the node's GPU instances itself (here 0, 1, … in GPU then GI
+// order, as its discovery enumerates them), and `dcgmi discovery -c` (also simulated, its
+// layout RECONSTRUCTED from DCGM's user guide: an `Instance Hierarchy` box, `-> I gpu/gi` rows
+// with `GPU Instance (EntityID: n)`, `-> CI gpu/gi/ci` rows) maps them. SM activity is the share of the
 // instance's SMs the stress-type processes keep busy: 1 while one computes (time-slicing keeps
 // the SMs busy for whoever holds the slice), under MPS the sum of their thread percentages.
 import { readState, type SimGpu, type SimProcess } from "../nvsmi/state.js";
@@ -25,15 +28,19 @@ const opt = (k: string, d: string) => {
   const i = argv.indexOf(k);
   return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : d;
 };
-if (argv[0] !== "dmon") {
-  process.stderr.write(`dcgmi (simulated): only dmon is simulated, not '${argv[0] ?? ""}'\n`);
+const isDiscovery =
+  argv[0] === "discovery" && (argv.includes("-c") || argv.includes("--compute-hierarchy"));
+if (argv[0] !== "dmon" && !isDiscovery) {
+  process.stderr.write(
+    `dcgmi (simulated): only dmon and discovery -c are simulated, not '${argv.join(" ")}'\n`,
+  );
   process.exit(255);
 }
 const fields = opt("-e", "").split(",").filter(Boolean).map(Number);
 const delayMs = Number(opt("-d", "1000"));
 const count = Number(opt("-c", "0"));
 const NAMES: Record<number, string> = { 1002: "SMACT", 252: "FBUSD" };
-if (fields.length === 0 || fields.some((f) => !NAMES[f]) || !(delayMs > 0)) {
+if (!isDiscovery && (fields.length === 0 || fields.some((f) => !NAMES[f]) || !(delayMs > 0))) {
   process.stderr.write("Error: Invalid value for field id(s) or delay\n");
   process.exit(255);
 }
@@ -43,6 +50,48 @@ if (!engine(readState(stateDir).gpus)) {
     "Error: unable to establish a connection to the specified host: localhost\nError: Unable to connect to host engine. Host engine connection invalid/disconnected.\n",
   );
   process.exit(255);
+}
+
+/** DCGM's entity ids of the node's GPU instances: 0, 1, … in GPU then GI order. */
+function entityIds(gpus: readonly SimGpu[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const g of [...gpus].sort((a, b) => a.index - b.index))
+    if (g.mig.current)
+      for (const gi of [...g.gis].sort((a, b) => a.id - b.id))
+        out.set(`${g.index}/${gi.id}`, out.size);
+  return out;
+}
+
+if (isDiscovery) {
+  const state = readState(stateDir);
+  const ids = entityIds(state.gpus);
+  const rule = `+${"-".repeat(19)}+${"-".repeat(68)}+`;
+  const row = (a: string, b: string) => `| ${a.padEnd(18)}| ${b.padEnd(67)}|`;
+  const out = [
+    rule,
+    `| ${"Instance Hierarchy".padEnd(86)}|`,
+    `+${"=".repeat(19)}+${"=".repeat(68)}+`,
+  ];
+  let ciId = 0;
+  for (const g of state.gpus) {
+    out.push(row(`GPU ${g.index}`, `GPU ${g.uuid} (EntityID: ${g.index})`));
+    if (!g.mig.current) continue;
+    for (const gi of [...g.gis].sort((a, b) => a.id - b.id)) {
+      out.push(
+        row(
+          `-> I ${g.index}/${gi.id}`,
+          `GPU Instance (EntityID: ${ids.get(`${g.index}/${gi.id}`)})`,
+        ),
+      );
+      for (const ci of [...gi.cis].sort((a, b) => a.id - b.id))
+        out.push(
+          row(`   -> CI ${g.index}/${gi.id}/${ci.id}`, `Compute Instance (EntityID: ${ciId++})`),
+        );
+    }
+  }
+  out.push(rule);
+  process.stdout.write(`${out.join("\n")}\n`);
+  process.exit(0);
 }
 
 const busy = (procs: readonly SimProcess[]) => {
@@ -60,12 +109,13 @@ for (let n = 0; count === 0 || n < count; n++) {
   const state = readState(stateDir);
   for (const g of state.gpus) {
     const v = viewOf(state, g);
+    const ids = entityIds(state.gpus);
     // The GPU's row, then its GPU instances' rows (by GI id), as dmon lists a GPU's entities.
     const gis = g.mig.current
       ? [...g.gis]
           .sort((a, b) => a.id - b.id)
           .map((gi) => ({
-            name: `GPU-I ${gi.id}`,
+            name: `GPU-I ${ids.get(`${g.index}/${gi.id}`)}`,
             sm: busy(g.processes.filter((p) => p.gi === gi.id)),
             mem: giUsedMiB(v, gi),
             slices: gi.size,

@@ -46,14 +46,32 @@ export function formatQuery(state: SimState, vs: GpuView[], layout: Layout, now:
   return out;
 }
 
+/**
+ * Per host GPU its `Active vGPUs` count, then one block per active vGPU: `vGPU ID`, then indented
+ * `VM Name`, `vGPU Name` (type names as NVIDIA's vGPU types read, `<board>-<framebuffer GB>C`
+ * for compute), `vGPU Type`, `Guest Driver Version`. RECONSTRUCTED from the layout NVIDIA's
+ * vGPU user guide shows (no capture in the reference); the ids and VM names are the simulator's.
+ */
 export function formatVgpuQuery(vs: GpuView[]): { lines: string[]; code: number } {
   const hosts = vs.filter((v) => v.gpu.virtualization?.mode === "Host VGPU");
   if (hosts.length === 0) return { lines: ["No supported devices in vGPU mode"], code: 6 };
   return {
-    lines: hosts.flatMap((v) => [
-      `GPU ${v.gpu.pciBusId}`,
-      row("Active vGPUs", String(v.gpu.virtualization?.activeVgpus ?? 0)),
-    ]),
+    lines: hosts.flatMap((v) => {
+      const n = v.gpu.virtualization?.activeVgpus ?? 0;
+      const board = v.smiName.replace(/^NVIDIA\s+/, "").split(/\s+/)[0];
+      const gb = Math.floor(v.memoryMiB / 1024 / Math.max(1, n));
+      return [
+        `GPU ${v.gpu.pciBusId}`,
+        row("Active vGPUs", String(n)),
+        ...Array.from({ length: n }, (_, k) => [
+          row("vGPU ID", String(3251634178 + v.gpu.index * 16 + k)),
+          row("VM Name", `vm-gpu${v.gpu.index}-${k + 1}`, 8),
+          row("vGPU Name", `NVIDIA ${board}-${gb}C`, 8),
+          row("vGPU Type", "0", 8),
+          row("Guest Driver Version", "N/A", 8),
+        ]).flat(),
+      ];
+    }),
     code: 0,
   };
 }
