@@ -27,13 +27,15 @@ export const E2E =
  * so that no long file begins last while the other workers sit idle. Only an order: a file
  * missing here still runs, and a name here that no longer exists is ignored. */
 const SLOW_FIRST = [
-  "test/cli/apply.test.ts",
-  "test/chaos/isolation.test.ts",
-  "test/cli/run.test.ts",
-  "test/chaos/soft-partitioning.test.ts",
+  "test/cli/run-progress.test.ts",
   "test/demo.test.ts",
-  "test/chaos/failure-domain.test.ts",
-  "test/cli/doctor-ready.test.ts",
+  "test/harness/slurm-drain.test.ts",
+  "test/chaos/isolation.test.ts",
+  "test/cli/apply.test.ts",
+  "test/chaos/soft-partitioning.test.ts",
+  "test/chaos/routes.test.ts",
+  "test/cli/run.test.ts",
+  "test/harness/disk-full.test.ts",
 ];
 
 /** Every test file under `dir`, as paths relative to the repository root, sorted. */
