@@ -1,0 +1,4 @@
+// Types of scripts/test.mjs, for the test that checks its split.
+export const E2E: RegExp;
+export function testFiles(dir?: string): string[];
+export function groups(files?: string[]): { unit: string[]; e2e: string[] };

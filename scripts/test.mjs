@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// npm test's runner. The unit tests run first, in one mocha process: they are quick, so a
+// broken build or parser fails in about a minute. Then the end-to-end tests (those that start
+// real sshd, Slurm, PostgreSQL or Chromium) run in parallel mocha workers, one file per worker:
+// they mostly wait on daemons and workload durations, not on the CPU, and each file starts
+// its own cluster in its own temporary folder on free ports, so files do not share state.
+//
+//   node scripts/test.mjs [unit|e2e|all] [--list] [mocha options...]
+//
+// A file is end-to-end when its source uses one of the helpers or modules that start real
+// daemons (E2E below); the split is made from the files themselves, so a new test file needs
+// no list to be run, and every *.test.ts under test/ runs in exactly one of the two groups.
+// SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 3; 1 runs them serially).
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** What only an end-to-end test uses: a simulated cluster (real sshd), real Slurm or
+ * PostgreSQL, Chromium, the demo, or the CLI as a separate process. */
+export const E2E =
+  /helpers\/(cluster|slurm-cluster|postgres|cli-entry)\.js|sim\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
+
+/** The end-to-end files that take longest (measured with `npm run test:times`), started first
+ * so that no long file begins last while the other workers sit idle. Only an order: a file
+ * missing here still runs, and a name here that no longer exists is ignored. */
+const SLOW_FIRST = [
+  "test/cli/run-progress.test.ts",
+  "test/demo.test.ts",
+  "test/harness/slurm-drain.test.ts",
+  "test/chaos/isolation.test.ts",
+  "test/cli/apply.test.ts",
+  "test/chaos/soft-partitioning.test.ts",
+  "test/chaos/routes.test.ts",
+  "test/cli/run.test.ts",
+  "test/harness/disk-full.test.ts",
+];
+
+/** Every test file under `dir`, as paths relative to the repository root, sorted. */
+export function testFiles(dir = join(root, "test")) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...testFiles(p));
+    else if (e.name.endsWith(".test.ts")) out.push(relative(root, p));
+  }
+  return out.sort();
+}
+
+/** The files split into the two groups. */
+export function groups(files = testFiles()) {
+  const e2e = files.filter((f) => E2E.test(readFileSync(resolve(root, f), "utf8")));
+  const rank = (f) => (SLOW_FIRST.includes(f) ? SLOW_FIRST.indexOf(f) : SLOW_FIRST.length);
+  return {
+    unit: files.filter((f) => !e2e.includes(f)),
+    e2e: e2e
+      .map((f, i) => [rank(f), i, f])
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1])
+      .map((x) => x[2]),
+  };
+}
+
+function mocha(files, args) {
+  if (files.length === 0) return 0;
+  const bin = join(root, "node_modules", "mocha", "bin", "mocha.js");
+  const r = spawnSync(process.execPath, [bin, ...args, ...files], { stdio: "inherit", cwd: root });
+  return r.status ?? 1;
+}
+
+function main(argv) {
+  const which = ["unit", "e2e", "all"].includes(argv[0]) ? argv.shift() : "all";
+  const g = groups();
+  if (argv.includes("--list")) {
+    for (const f of which === "all" ? [...g.unit, ...g.e2e] : g[which]) console.log(f);
+    return 0;
+  }
+  const jobs = Number(process.env.SLICECHECK_TEST_JOBS ?? 3);
+  const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
+  if (which !== "e2e") {
+    console.log(`[test] ${g.unit.length} unit test files`);
+    const code = mocha(g.unit, argv);
+    if (code !== 0 || which === "unit") return code;
+  }
+  console.log(`[test] ${g.e2e.length} end-to-end test files, ${Math.max(jobs, 1)} at a time`);
+  return mocha(g.e2e, [...parallel, ...argv]);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) process.exit(main(process.argv.slice(2)));
