@@ -141,6 +141,7 @@ export function gatherViaSlurm(
   const codes: number[] = [];
   const lines = { measurements: [] as string[], history: [] as string[] };
   let layout: RunContext["layout"] = null;
+  let scope: RunContext["scope"];
   for (const j of jobs) {
     const dir = join(o.outDir, j.node);
     const code = read(join(dir, "exit-code"));
@@ -159,6 +160,8 @@ export function gatherViaSlurm(
       checks.push(c);
     } else {
       layout ??= ctx.layout;
+      // Every task ran with the same flags: the first one's scope is the run's.
+      scope ??= ctx.scope;
       codes.push(j.exitCode ?? ctx.exitCode);
     }
     nodes.push({
@@ -189,6 +192,7 @@ export function gatherViaSlurm(
     outDir: o.outDir,
     allure: o.allure,
     executor: executorInfo({ runId: o.runId, label: o.label }),
+    ...(scope ? { scope } : {}),
   });
   // After writeCheckReports: the nodes' results were given their attachments on the nodes.
   if (o.allure)

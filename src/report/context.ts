@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { IsolationRow } from "../chaos/isolation.js";
 import { SlicecheckError } from "../errors.js";
 import type { CheckRecord } from "../verdicts/checks.js";
+import type { SignoffPolicy } from "../verdicts/coverage.js";
 
 export interface ContextRow {
   node: string;
@@ -74,6 +75,19 @@ export interface RunContext {
   checks?: ExtraCheck[];
   /** Every check record of the run, as the sink received them (runs from the harness on). */
   allChecks?: CheckRecord[];
+  /** What the run was asked to cover and the sign-off policy in effect (absent in older runs:
+   * their window is unknown and the default policy judges them). */
+  scope?: RunScope;
+}
+
+export interface RunScope {
+  /** `--duration`: how long each workload (and each victims' window) ran, in seconds. */
+  windowS: number;
+  /** `--faults` as given. */
+  faults: string[];
+  /** `--aggressors` as given; null: every instance. */
+  aggressors: number | null;
+  policy: SignoffPolicy;
 }
 
 export const RUN_CONTEXT_FILE = "run.json";

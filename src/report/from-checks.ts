@@ -13,6 +13,7 @@ import {
   type ExtraCheck,
   RUN_CONTEXT_FILE,
   type RunContext,
+  type RunScope,
   type TestStatus,
 } from "./context.js";
 
@@ -35,6 +36,8 @@ export interface CheckReportFacts {
   outDir: string;
   allure: boolean;
   executor: Record<string, unknown>;
+  /** What the run was asked to cover and the sign-off policy (the compliance page's scope). */
+  scope?: RunScope;
 }
 
 const EXTRA = new Set(["layout", "health", "regression"]);
@@ -147,6 +150,7 @@ export function contextOf(f: CheckReportFacts): RunContext {
     problems,
     checks,
     allChecks: [...f.checks],
+    ...(f.scope ? { scope: f.scope } : {}),
   };
 }
 
