@@ -17,9 +17,18 @@ const list = z.union([z.string(), z.array(z.string())], {
 export const SIGNOFF_SCHEMA = z.strictObject({
   name: z.string({ error: "expected a name (a string)" }).optional(),
   aggressors: z
-    .union([z.literal("all"), z.number().int().min(1)], {
-      error: "expected 'all' or a whole number of aggressors per GPU (1 or more)",
-    })
+    .union(
+      [
+        z.literal("all"),
+        z
+          .number()
+          .int()
+          .min(1, "expected 'all' or a whole number of aggressors per GPU (1 or more)"),
+      ],
+      {
+        error: "expected 'all' or a whole number of aggressors per GPU (1 or more)",
+      },
+    )
     .optional(),
   faults: list.optional(),
   suites: list.optional(),
