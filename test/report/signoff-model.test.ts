@@ -2,13 +2,17 @@
 // tenants and how many were verified isolated, each requirement's result, and the page of an
 // older run.json (no allChecks) still rendered as before.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { FAULTS } from "../../src/chaos/history.js";
+import { printEnd, printJson } from "../../src/cli/commands/run-print.js";
 import { complianceHtml } from "../../src/report/compliance.js";
 import type { ContextInstance, RunContext } from "../../src/report/context.js";
 import { scenariosOf } from "../../src/report/signoff/isolation.js";
 import { signoffModel } from "../../src/report/signoff/model.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { DEFAULT_POLICY } from "../../src/verdicts/coverage.js";
+import { tempDir } from "../helpers/tmp.js";
 
 let n = 0;
 function check(p: Partial<CheckRecord> & Pick<CheckRecord, "suite" | "title">): CheckRecord {
@@ -359,5 +363,37 @@ describe("sign-off model", () => {
       ],
     );
     assert.equal(s!.allPassed, false);
+  });
+
+  it("the end of `run` and `run --json` carry the page's headline, from the run.json it wrote", () => {
+    const lines = (c: RunContext, json: boolean) => {
+      const dir = tempDir("signoff-print");
+      writeFileSync(join(dir, "run.json"), JSON.stringify(c));
+      const out: string[] = [];
+      const io = { out: (l: string) => out.push(...l.split("\n")), err: () => {} };
+      const r = {
+        runId: "sc-test",
+        exitCode: 0,
+        interrupted: false,
+        checks: c.allChecks!,
+        nodes: [],
+        outDir: dir,
+      };
+      if (json) printJson(r, "sc-test", io, dir);
+      else printEnd(r, { runId: "sc-test", outDir: dir, allure: false }, io);
+      return out;
+    };
+    const partial = lines(ctx([layout(), health(), ...allScenarios([A])]), false);
+    assert.match(
+      partial.join("\n"),
+      /^sign-off: PARTIAL: tested 5 of 10 fault scenarios the policy asks \(policy: default\)$/m,
+    );
+    assert.match(partial.join("\n"), /^ {2}not covered: sim01 GPU 0: aggressors 1 of 2/m);
+    assert.match(partial.at(-1)!, /^run sc-test: PASSED/, "the verdict stays the last line");
+    const j = JSON.parse(lines(ctx(full()), true).join("\n"));
+    assert.equal(j.signoff.headline, "COMPLIANT");
+    assert.deepEqual([j.signoff.tested, j.signoff.required], [10, 10]);
+    assert.equal(j.signoff.gpus[0].verified, 2);
+    assert.equal(j.signoff.policy.source, "default");
   });
 });

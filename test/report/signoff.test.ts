@@ -422,13 +422,13 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
     assert.match(await shown(p.locator("#tagline")), /^tested 10 of 10 fault scenarios/);
     assert.match(
       await shown(p.locator('#scope tr[data-key="policy"]')),
-      /staging smoke \(slicecheck\.config\.yaml:3\): every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; windows of at least 1 s/,
+      /staging smoke \(slicecheck\.config\.yaml:2\): every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; windows of at least 1 s/,
     );
     assert.equal(await shown(p.locator('#gpus tr[data-node="sim03"] .verified')), "2 of 2");
     assert.equal(runs.full!.ctx.scope?.policy.minWindowS, 1);
     assert.match(
       runs.full!.stdout,
-      /^sign-off: COMPLIANT: .*\(policy: staging smoke, slicecheck\.config\.yaml:3\)$/m,
+      /^sign-off: COMPLIANT: .*\(policy: staging smoke, slicecheck\.config\.yaml:2\)$/m,
     );
     await p.close();
   });
