@@ -52,7 +52,10 @@ describe("reports without analytics (allure-commandline 2.x, Java)", function ()
     // What gets through anyway is stripped, and the report's own scripts stay.
     assert.deepEqual(stripAnalytics(out), [join(out, "index.html")]);
     assert.deepEqual(withAnalytics(out), []);
-    assert.match(readFileSync(join(out, "index.html"), "utf8"), /<script src="assets\/index-[\w-]+\.js"><\/script>/);
+    assert.match(
+      readFileSync(join(out, "index.html"), "utf8"),
+      /<script src="assets\/index-[\w-]+\.js"><\/script>/,
+    );
   });
 
   it("generateReport: no file of the report or its single-file copy names an analytics address", () => {
