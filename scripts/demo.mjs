@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job on the built-in simulated cluster. Four nodes (real sshd each,
 // simulated A100 and H100 GPUs): doctor, nvidia-smi on every node, an offline plan, then a run
-// that applies a MIG layout, stresses every instance, and restores the original layout.
+// that applies a MIG layout, stresses every instance, and restores the original layout; a
+// driver upgrade with a planted regression caught by `diff`; and the isolation story the
+// compliance page shows: an OOM and a crash in one instance of each H100 while its neighbours
+// are measured, clean on sim03, and on sim04 a planted isolation violation that is caught.
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -112,13 +115,46 @@ try {
     ["diff", "--before", demoLabel("before"), "--after", demoLabel("after")],
     [1],
   );
-  ok &&= step("the Allure report (history carried over) and the compliance PDF of the last run", [
-    "report",
-    "--results",
-    `reports/demo/${demoLabel("after")}/allure-results`,
-    "--single-file",
-    "--pdf",
-  ]);
+  // The isolation story: one instance of each H100 runs out of memory, then crashes, while its
+  // neighbours' throughput, memory and kernel log are measured. sim04's simulated GPU gets a
+  // planted violation first (a neighbour's fault reaches the others), which must be caught.
+  ok &&= step(
+    "plant an isolation violation on sim04: a fault in one MIG instance reaches its neighbours",
+    ["sim", "fault", "sim04", "isolation-broken", "--inventory", inv],
+  );
+  const isoOut = `reports/demo/isolation-${stamp}`;
+  ok &&= step(
+    "OOM and crash in one instance of each H100, neighbours measured (exit 1 expected: sim04's violation is caught)",
+    [
+      "run",
+      "-i",
+      inv,
+      "--nodes",
+      "sim03,sim04",
+      "--layout",
+      "fixtures/layouts/default.yaml",
+      "-c",
+      "all-balanced",
+      "--suites",
+      "layout,isolation",
+      "--faults",
+      "oom,crash",
+      "--aggressors",
+      "1",
+      "--duration",
+      "3",
+      "--label",
+      demoLabel("isolation"),
+      "--out",
+      isoOut,
+    ],
+    [1],
+  );
+  ok &&= step(
+    "the Allure report and the compliance page and PDF of the isolation run (exit 1: its verdict)",
+    ["report", "--results", `${isoOut}/allure-results`, "--single-file", "--pdf", "--exit-code"],
+    [1],
+  );
 } finally {
   step("stop the simulated cluster", ["sim", "down", "--inventory", inv]);
 }

@@ -105,6 +105,11 @@ if (purpose === "test" && !onPath("xmllint"))
   );
 else if (onPath("xmllint")) say("xmllint is installed");
 
+// The sign-off tests read the compliance PDF's text (page numbers, scope) with poppler's pdftotext.
+if (purpose === "test" && !onPath("pdftotext"))
+  apt(["poppler-utils"], "pdftotext reads the compliance PDF in the sign-off tests");
+else if (onPath("pdftotext")) say("pdftotext is installed");
+
 // The store tests start a real PostgreSQL (initdb + postgres as `nobody` in a temporary
 // folder): `--db postgres://…` is the records database a fleet's runs share.
 const hasPostgres = () =>

@@ -6,6 +6,7 @@ import { isSlicecheckError } from "../errors.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
 import type { CheckSink } from "../verdicts/checks.js";
+import { DEFAULT_POLICY } from "../verdicts/coverage.js";
 import type { HarnessRunOptions } from "./run.js";
 import type { NodeSession } from "./session.js";
 import { trace } from "./tasks.js";
@@ -54,6 +55,12 @@ export function writeReports(
       allure: o.allure,
       executor: executorInfo({ runId: o.runId, label: o.label }),
       startedMs: r.startedMs,
+      scope: {
+        windowS: o.durationS,
+        faults: [...o.faults],
+        aggressors: o.aggressors,
+        policy: o.signoffPolicy ?? DEFAULT_POLICY,
+      },
     });
   } catch (e) {
     // The checks are kept (terminal, records); but a run whose reports are missing cannot

@@ -12,6 +12,7 @@ import type { LayoutConfig } from "../mig/layout/index.js";
 import { CATEGORIES, environmentOf } from "../report/suites.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
+import type { SignoffPolicy } from "../verdicts/coverage.js";
 import { regressionChecks } from "../verdicts/regression.js";
 import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
@@ -64,6 +65,8 @@ export interface HarnessRunOptions {
   list?: boolean;
   allure: boolean;
   concurrency: number;
+  /** The sign-off policy the compliance page judges this run by (run.json `scope`). */
+  signoffPolicy?: SignoffPolicy;
   /** Each node's planned steps and phase changes, for the terminal (src/harness/progress.ts). */
   events?(e: ProgressEvent): void;
   onCheck?(c: CheckRecord): void;

@@ -121,6 +121,7 @@ export function gatherViaSlurm(
   const codes: number[] = [];
   const lines = { measurements: [] as string[], history: [] as string[] };
   let layout: RunFacts["layout"] = null;
+  let scope: RunFacts["scope"];
   for (const j of jobs) {
     const dir = join(o.outDir, j.node);
     const code = read(join(dir, "exit-code"));
@@ -137,6 +138,8 @@ export function gatherViaSlurm(
       checks.push(missing(j, dir, j.exitCode));
     } else {
       layout ??= ctx.layout;
+      // Every task ran with the same flags: the first one's scope is the run's.
+      scope ??= ctx.scope;
       codes.push(j.exitCode ?? ctx.exitCode);
     }
     nodes.push({
@@ -168,6 +171,7 @@ export function gatherViaSlurm(
     allure: o.allure,
     executor: executorInfo({ runId: o.runId, label: o.label }),
     completeAllure: false,
+    ...(scope ? { scope } : {}),
   });
   // After writeCheckReports: the nodes' results were given their attachments on the nodes.
   if (o.allure)

@@ -28,18 +28,46 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-export async function printPdf(htmlFile: string, pdfFile: string): Promise<void> {
+/** The PDF's running header and footer (Chromium fills the pageNumber and totalPages spans). */
+export function pdfTemplates(title: string): { header: string; footer: string } {
+  const esc = (t: string) =>
+    t.replace(/[<>&"]/g, (c) => `&${{ "<": "lt", ">": "gt", "&": "amp", '"': "quot" }[c]};`);
+  const style = "font:8px system-ui,sans-serif;color:#444;width:100%;padding:0 10mm;";
+  return {
+    header: `<div style="${style}">${esc(title)}</div>`,
+    footer: `<div style="${style}text-align:right">page <span class="pageNumber"></span> of <span class="totalPages"></span></div>`,
+  };
+}
+
+// Run in the page (a string: this code is compiled without the DOM's types).
+const UNLINK_FILES = `for (const a of Array.from(document.querySelectorAll("a[href]"))) {
+  if ((a.getAttribute("href") || "").startsWith("#")) continue;
+  const span = document.createElement("span");
+  span.className = "link";
+  span.textContent = a.textContent;
+  a.replaceWith(span);
+}`;
+
+/** Prints the page to A4 with a header and numbered pages. Links to files become their text: a
+ * PDF resolves a relative link against where it was printed (a file:// path of this machine);
+ * in-page links (#…) stay links. */
+export async function printPdf(htmlFile: string, pdfFile: string, title = ""): Promise<void> {
   const { pathToFileURL } = await import("node:url");
   const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.goto(pathToFileURL(htmlFile).href, { waitUntil: "load" });
     await page.emulateMedia({ media: "print" });
+    await page.evaluate(UNLINK_FILES);
+    const t = pdfTemplates(title || (await page.title()));
     await page.pdf({
       path: pdfFile,
       format: "A4",
       printBackground: true,
-      margin: { top: "12mm", bottom: "12mm", left: "10mm", right: "10mm" },
+      displayHeaderFooter: true,
+      headerTemplate: t.header,
+      footerTemplate: t.footer,
+      margin: { top: "16mm", bottom: "14mm", left: "10mm", right: "10mm" },
     });
   } finally {
     await browser.close();

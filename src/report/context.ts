@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import type { CheckRecord } from "../verdicts/checks.js";
+import type { SignoffPolicy } from "../verdicts/coverage.js";
 
 export interface ContextNode {
   node: string;
@@ -60,6 +61,19 @@ export interface RunContext {
   /** Every check record of the run, as the one sink received them: read from checks.jsonl,
    * never stored in run.json, so no report can count from a copy that went stale. */
   allChecks: CheckRecord[];
+  /** What the run was asked to cover and the sign-off policy in effect (absent in older runs:
+   * their window is unknown and the default policy judges them). */
+  scope?: RunScope;
+}
+
+export interface RunScope {
+  /** `--duration`: how long each workload (and each victims' window) ran, in seconds. */
+  windowS: number;
+  /** `--faults` as given. */
+  faults: string[];
+  /** `--aggressors` as given; null: every instance. */
+  aggressors: number | null;
+  policy: SignoffPolicy;
 }
 
 /** What run.json holds: the run's facts, no check and no count. */

@@ -11,7 +11,13 @@ import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import { completeAllureResults } from "./allure-complete.js";
 import { enrichAllureResults, environmentProperties, writeEnvironment } from "./allure-extra.js";
-import { type ContextNode, RUN_CONTEXT_FILE, type RunContext, type RunFacts } from "./context.js";
+import {
+  type ContextNode,
+  RUN_CONTEXT_FILE,
+  type RunContext,
+  type RunFacts,
+  type RunScope,
+} from "./context.js";
 
 export interface CheckReportFacts {
   runId: string;
@@ -38,6 +44,8 @@ export interface CheckReportFacts {
   /** Write an Allure result for every check that has none (false: the caller merges results
    * from elsewhere first and completes them itself, as `run --via slurm` does). */
   completeAllure?: boolean;
+  /** What the run was asked to cover and the sign-off policy (the compliance page's scope). */
+  scope?: RunScope;
 }
 
 /** The run's facts as run.json keeps them: no check and no count (those are checks.jsonl's). */
@@ -77,6 +85,7 @@ export function factsOf(f: CheckReportFacts): RunFacts {
     layout: f.layout,
     suites: f.suites,
     nodes,
+    ...(f.scope ? { scope: f.scope } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // the previous report's history/ goes into the results before generating (Allure 2 reads it
 // from there), and the new history is kept beside the report for the next run.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../errors.js";
@@ -17,15 +17,49 @@ function javaPresent(): boolean {
   return r.status === 0;
 }
 
+/** Addresses of analytics a report must never call (a secured site opens it offline). */
+export const ANALYTICS = /googletagmanager\.com|google-analytics\.com|\bgtag\(/;
+
+/** allure-commandline 2.x adds Google Analytics to index.html (and pings it while generating)
+ * unless ALLURE_NO_ANALYTICS is "true" (read with Boolean.parseBoolean: "1" does not work). */
+export const NO_ANALYTICS_ENV = { ALLURE_NO_ANALYTICS: "true" } as const;
+
+/** Removes any analytics <script> left in the report's HTML files, whatever the Allure version
+ * did with the switch; returns the files changed. */
+export function stripAnalytics(dir: string): string[] {
+  const changed: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(".html")) {
+        const text = readFileSync(p, "utf8");
+        if (!ANALYTICS.test(text)) continue;
+        const clean = text.replace(/<script\b[^>]*>[^<]*<\/script>\s*/g, (tag) =>
+          ANALYTICS.test(tag) || /dataLayer/.test(tag) ? "" : tag,
+        );
+        writeFileSync(p, clean);
+        changed.push(p);
+      }
+    }
+  };
+  walk(dir);
+  return changed;
+}
+
 function generate(results: string, out: string, singleFile: boolean, name: string): void {
   const args = ["generate", results, "-o", out, "--clean", "--name", name];
   if (singleFile) args.push("--single-file");
-  const r = spawnSync(allureBin(), args, { encoding: "utf8" });
+  const r = spawnSync(allureBin(), args, {
+    encoding: "utf8",
+    env: { ...process.env, ...NO_ANALYTICS_ENV },
+  });
   if (r.status !== 0)
     throw new SlicecheckError(
       "REPORT",
       `allure generate exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(-800)}`,
     );
+  stripAnalytics(out);
 }
 
 export interface GenerateOptions {

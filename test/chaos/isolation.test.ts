@@ -93,7 +93,15 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     ]);
     for (const x of rollups) {
       assert.equal(x.evidence.figures.tenants, 2);
-      assert.equal(x.evidence.figures.verifiedIsolated, 2);
+      // One aggressor of two: it was never a victim, its neighbour never faulted. Neither is
+      // verified isolated (its own faults contained AND a neighbour's survived); it passes,
+      // and the sign-off policy says the run did not cover enough.
+      assert.equal(x.evidence.figures.verifiedIsolated, 0);
+      assert.equal(x.status, "passed", x.summary);
+      assert.match(
+        x.summary,
+        /0 of 2 tenant\(s\) verified isolated \(2 were not both an aggressor and a victim/,
+      );
     }
     assert.equal(
       s.rows.length - rollups.length - routes.length,

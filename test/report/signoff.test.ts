@@ -1,15 +1,20 @@
 // The sign-off page end to end (real sshd, simulated nodes, Debian's Chromium): a stress-only run
-// is NOT ASSESSED for isolation; after a driver upgrade with a planted regression the page lists
+// is PARTIAL (isolation not assessed); a healthy run with one aggressor and two fault kinds is
+// PARTIAL ("tested 2 of 8"), none of its instances verified, on the page, the terminal, --json
+// and the numbered PDF; a full-coverage run under a site policy is COMPLIANT and names it; after a driver upgrade with a planted regression the page lists
 // the regression and the 1g instances below their share and says NOT COMPLIANT; the isolation
 // matrix of a node with broken isolation carries the broken pair's ratio in the failed colour;
 // the slice map shows the placements `plan` gives for the applied layout; junit.xml validates.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Locator, Page } from "playwright-core";
+import { main } from "../../src/cli/main.js";
 import { launchChromium } from "../../src/report/browser.js";
 import { type RunContext, readRunContext } from "../../src/report/context.js";
+import { ANALYTICS } from "../../src/report/generate.js";
 import { FILL } from "../../src/report/svg/common.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";
@@ -19,15 +24,67 @@ import { xsdErrors } from "../helpers/junit-xsd.js";
 const shown = (l: Locator) => l.innerText();
 const LAYOUT = ["--layout", "fixtures/layouts/default.yaml", "-c", "all-balanced"];
 
+/** The CLI in-process in folder `cwd` (where its slicecheck.config.yaml is found). */
+async function cliIn(cwd: string, ...args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await main(
+    ["node", "slicecheck", ...args],
+    {
+      out: (l) => {
+        stdout += `${l}\n`;
+      },
+      err: (l) => {
+        stderr += `${l}\n`;
+      },
+    },
+    { cwd, env: process.env },
+  );
+  return { code, stdout, stderr };
+}
+
+/** Every file under `dir` whose text holds an analytics address. */
+function analyticsIn(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile()) continue;
+    const p = join(e.parentPath, e.name);
+    if (statSync(p).size < 50_000_000 && ANALYTICS.test(readFileSync(p, "latin1"))) out.push(p);
+  }
+  return out;
+}
+
+const pdfText = (file: string) => {
+  const r = spawnSync("pdftotext", ["-layout", file, "-"], { encoding: "utf8" });
+  assert.equal(r.status, 0, `pdftotext (poppler-utils, npm test installs it): ${r.stderr}`);
+  return r.stdout;
+};
+
 describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)", function () {
-  this.timeout(300_000);
+  // Six runs and their reports (two with isolation scenarios) on a shared, loaded machine.
+  this.timeout(900_000);
   let c: TestCluster;
   let browser: Browser;
-  const runs: Record<string, { out: string; code: number; report: string; ctx: RunContext }> = {};
+  const runs: Record<
+    string,
+    {
+      out: string;
+      code: number;
+      report: string;
+      ctx: RunContext;
+      stdout: string;
+      reportOut: string;
+    }
+  > = {};
 
   async function runAndReport(name: string, nodes: string, ...args: string[]) {
+    return runAndReportIn(process.cwd(), name, nodes, ...args);
+  }
+
+  async function runAndReportIn(cwd: string, name: string, nodes: string, ...args: string[]) {
     const out = join(c.dir, name);
-    const r = await cli(
+    const r = await cliIn(
+      cwd,
       "run",
       "-i",
       c.inventoryPath,
@@ -41,21 +98,25 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
       join(c.dir, "journal"),
       "--out",
       out,
-      ...LAYOUT,
+      "--layout",
+      resolve("fixtures/layouts/default.yaml"),
+      ...(args.includes("-c") ? [] : LAYOUT.slice(2)),
       ...args,
     );
     const report = join(c.dir, `${name}-report`);
-    const rep = await cli(
+    const rep = await cliIn(
+      cwd,
       "report",
       "--results",
       join(out, "allure-results"),
       "--out",
       report,
       "--exit-code",
+      ...(name === "one" ? ["--pdf"] : []),
     );
     assert.equal(rep.code, r.code, `report --exit-code gives the run's verdict\n${rep.stderr}`);
     const ctx = readRunContext(out);
-    runs[name] = { out, code: r.code, report, ctx };
+    runs[name] = { out, code: r.code, report, ctx, stdout: r.stdout, reportOut: rep.stdout };
     return r;
   }
 
@@ -68,6 +129,7 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
   before(async () => {
     c = await startCluster([
       { gpu: "A100-80GB", driver: "550.54.15" },
+      { gpu: "H100-80GB", driver: "580.65.06" },
       { gpu: "H100-80GB", driver: "580.65.06" },
     ]);
     const inv = c.inventoryPath;
@@ -100,6 +162,36 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
       "1",
     );
     assert.equal(iso.code, 1, iso.stderr + iso.stdout);
+    // Healthy, but one aggressor of four and two fault kinds of five, no health suite.
+    const one = await runAndReport(
+      "one",
+      "sim03",
+      "--suites",
+      "stress,isolation,layout",
+      "--faults",
+      "crash,oom",
+      "--aggressors",
+      "1",
+    );
+    assert.equal(one.code, 0, one.stderr + one.stdout);
+    // Everything a site policy asks (every instance the aggressor for every fault kind,
+    // health and layout, 1 s windows), on two 3g.40gb instances, from a project folder.
+    const project = join(c.dir, "project");
+    mkdirSync(join(project, ".git"), { recursive: true });
+    writeFileSync(
+      join(project, "slicecheck.config.yaml"),
+      "# the site's sign-off policy\nsignoff:\n  name: staging smoke\n  min_window: 1s\n",
+    );
+    const all = await runAndReportIn(
+      project,
+      "full",
+      "sim03",
+      "-c",
+      "all-3g.40gb",
+      "--suites",
+      "layout,stress,isolation,health",
+    );
+    assert.equal(all.code, 0, all.stderr + all.stdout);
     browser = await launchChromium();
   });
   after(async () => {
@@ -129,9 +221,9 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
     assert.ok(was.every((x) => x.status === "passed" && typeof x.figures.ratio === "number"));
   });
 
-  it("stress only: NOT ASSESSED, naming the GPU isolation was not assessed on", async () => {
+  it("stress only: PARTIAL, naming the GPU isolation was not assessed on", async () => {
     const p = await page("before");
-    assert.equal(await shown(p.locator("#verdict")), "NOT ASSESSED");
+    assert.equal(await shown(p.locator("#verdict")), "PARTIAL");
     assert.match(await shown(p.locator("#reasons")), /isolation not assessed on sim01 GPU 0/);
     const iso = p.locator('#requirements tr[data-key="isolation"] .res');
     assert.equal(await shown(iso), "NOT ASSESSED");
@@ -261,6 +353,92 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
     assert.match(env, /^run\.nodes=1$/m);
     assert.match(env, /^run\.instances=4$/m);
     assert.match(env, /^sim01\.route=GPU 0: MIG \(4 tenant\(s\)\)$/m);
+  });
+
+  it("--aggressors 1, two fault kinds, no health: PARTIAL everywhere, 0 of 4 verified isolated", async () => {
+    const p = await page("one");
+    assert.equal(await shown(p.locator("#verdict")), "PARTIAL");
+    assert.match(await shown(p.locator("#tagline")), /^tested 2 of 20 fault scenarios/);
+    const reasons = await shown(p.locator("#reasons"));
+    assert.match(
+      reasons,
+      /sim03 GPU 0: aggressors 1 of 4, fault kinds 2 of 5 \(not run: kill, hang, noisy\)/,
+    );
+    assert.match(reasons, /health not run/);
+    assert.match(reasons, /windows of 1 s, the policy asks at least 30 s/);
+    const gpu = p.locator('#gpus tr[data-node="sim03"]');
+    assert.equal(await shown(gpu.locator(".aggressors")), "1 of 4");
+    // The aggressor never was a victim, the victims never faulted: none is verified.
+    assert.equal(await shown(gpu.locator(".verified")), "0 of 4");
+    // The scope comes first: date, run, driver, duration, what ran, what did not, the policy.
+    const scope = await shown(p.locator("#scope"));
+    for (const k of ["date", "run", "driver", "duration", "what ran", "what did not", "policy"])
+      assert.match(scope, new RegExp(`${k}\\s`), scope);
+    assert.match(
+      await shown(p.locator('#scope tr[data-key="what did not"]')),
+      /health \(not run\).*kill, hang, noisy.*3 instance\(s\) never an aggressor/,
+    );
+    assert.match(
+      await shown(p.locator('#scope tr[data-key="policy"]')),
+      /^policy\s+default: every instance an aggressor once/,
+    );
+    // The page ends with the block a reviewer signs.
+    const last = await p.locator("body > *").last().getAttribute("id");
+    assert.equal(last, "signoff");
+    assert.match(await shown(p.locator("#signoff")), /reviewer[\s\S]*date[\s\S]*signature/);
+    // Every link is relative to the report folder, none an absolute path of this machine.
+    const hrefs = await p
+      .locator("a[href]")
+      .evaluateAll((as) => as.map((a) => a.getAttribute("href")!));
+    assert.ok(
+      hrefs.some((h) => h.endsWith(".log")),
+      "the stress logs are linked",
+    );
+    for (const h of hrefs) assert.doesNotMatch(h, /^(file:|\/)/, h);
+    // The terminal and `report` say the same headline.
+    assert.match(
+      runs.one!.stdout,
+      /^sign-off: PARTIAL: tested 2 of 20 fault scenarios .*\(policy: default\)$/m,
+    );
+    assert.match(runs.one!.reportOut, /^sign-off: PARTIAL: tested 2 of 20/m);
+    await p.close();
+  });
+
+  it("the PDF opens with the scope, ends with the sign-off block, numbers its pages, links no file://", () => {
+    const pdf = join(runs.one!.report, "compliance.pdf");
+    const text = pdfText(pdf);
+    const pages = text.split("\f").filter((x) => x.trim());
+    assert.ok(pages.length >= 2, `${pages.length} page(s)`);
+    for (const [i, pg] of pages.entries())
+      assert.match(pg, new RegExp(`page ${i + 1} of ${pages.length}`));
+    assert.match(pages[0]!, /date\s+2\d{3}-\d\d-\d\d[\s\S]*what did[\s\S]*PARTIAL/);
+    assert.match(pages.at(-1)!, /Sign-off[\s\S]*reviewer[\s\S]*signature/);
+    assert.doesNotMatch(readFileSync(pdf, "latin1"), /file:\/\//);
+  });
+
+  it("full coverage under a site policy (slicecheck.config.yaml): COMPLIANT, naming the policy", async () => {
+    const p = await page("full");
+    assert.equal(await shown(p.locator("#verdict")), "COMPLIANT", await shown(p.locator("body")));
+    assert.match(await shown(p.locator("#tagline")), /^tested 10 of 10 fault scenarios/);
+    assert.match(
+      await shown(p.locator('#scope tr[data-key="policy"]')),
+      /staging smoke \(slicecheck\.config\.yaml:2\): every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; windows of at least 1 s/,
+    );
+    assert.equal(await shown(p.locator('#gpus tr[data-node="sim03"] .verified')), "2 of 2");
+    assert.equal(runs.full!.ctx.scope?.policy.minWindowS, 1);
+    assert.match(
+      runs.full!.stdout,
+      /^sign-off: COMPLIANT: .*\(policy: staging smoke, slicecheck\.config\.yaml:2\)$/m,
+    );
+    await p.close();
+  });
+
+  it("no file of any report it wrote names an analytics address (Allure's is switched off)", () => {
+    for (const name of ["before", "after", "iso", "one", "full"]) {
+      const found = analyticsIn(runs[name]!.report);
+      assert.deepEqual(found, [], `${name}: ${found.join(", ")}`);
+      assert.ok(readdirSync(runs[name]!.report).includes("index.html"));
+    }
   });
 
   it("report --open with nothing to open is refused before any server starts", async () => {

@@ -8,6 +8,8 @@ import { complianceHtml } from "../../report/compliance.js";
 import { readRunContext } from "../../report/context.js";
 import { generateReport, openReport } from "../../report/generate.js";
 import { countOf } from "../../verdicts/checks.js";
+import { signoffModel } from "../../report/signoff/model.js";
+import { signoffLines, summaryOfModel } from "../../report/signoff/summary.js";
 import { displayPath, type Out } from "../context.js";
 
 export interface ReportCliOptions {
@@ -59,12 +61,17 @@ export async function reportCommand(o: ReportCliOptions, io: Out): Promise<numbe
     name: `slicecheck ${ctx.runId}${ctx.label ? ` (${ctx.label})` : ""}`,
   });
   const html = join(out, "compliance.html");
+  const signoff = summaryOfModel(signoffModel(ctx));
   writeFileSync(html, complianceHtml(ctx, relative(out, singleFile ?? index), out));
   let pdf: string | null = null;
   if (o.pdf) {
     pdf = join(out, "compliance.pdf");
     const { printPdf } = await import("../../report/browser.js");
-    await printPdf(html, pdf);
+    await printPdf(
+      html,
+      pdf,
+      `slicecheck compliance · run ${ctx.runId} · ${signoff.headline} · ${ctx.startedAt.slice(0, 10)}`,
+    );
   }
   // From the check records (checks.jsonl), as the run's own terminal line, JUnit and the
   // compliance page count them: a skipped check is skipped, never passed.
@@ -78,6 +85,7 @@ export async function reportCommand(o: ReportCliOptions, io: Out): Promise<numbe
   if (singleFile)
     io.out(`Allure single-file report (opens from file://): ${displayPath(singleFile)}`);
   io.out(`compliance summary: ${displayPath(html)}${pdf ? `, ${displayPath(pdf)}` : ""}`);
+  for (const l of signoffLines(signoff)) io.out(l);
   io.out(
     `JUnit: ${displayPath(join(dirname(results), "junit.xml"))}; generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );

@@ -5,6 +5,7 @@ import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { styleText } from "node:util";
 import type { HarnessRunResult } from "../../harness/run.js";
+import { signoffLines, signoffOfRun } from "../../report/signoff/summary.js";
 import { type CheckRecord, countOf } from "../../verdicts/checks.js";
 import { displayPath, type Out, table } from "../context.js";
 
@@ -92,6 +93,9 @@ export function printEnd(
   io.out(reportsLine(o.outDir, o.allure));
   const k = countOf(r.checks);
   io.out(`${k.passed} passed, ${k.failed} failed, ${k.broken} broken, ${k.skipped} skipped`);
+  // The compliance page's headline, judged by the run's sign-off policy (run.json scope).
+  const s = r.checks.length > 0 ? signoffOfRun(o.outDir) : null;
+  if (s) for (const l of signoffLines(s)) io.out(l);
   const v = verdictOf(r);
   const style = r.exitCode === 0 ? "green" : r.exitCode === 1 ? "red" : "yellow";
   io.out(`run ${o.runId}: ${paint(style, v)}`);
@@ -154,7 +158,7 @@ export function printList(
 }
 
 /** `run --json`: every check, the counts, the nodes and the exit code; returns the exit code. */
-export function printJson(r: HarnessRunResult, runId: string, io: Out): number {
+export function printJson(r: HarnessRunResult, runId: string, io: Out, outDir?: string): number {
   io.out(
     JSON.stringify(
       {
@@ -162,6 +166,8 @@ export function printJson(r: HarnessRunResult, runId: string, io: Out): number {
         exitCode: r.exitCode,
         interrupted: r.interrupted,
         counts: countOf(r.checks),
+        // The compliance page's headline and coverage (null when run.json could not be written).
+        signoff: outDir && r.checks.length > 0 ? signoffOfRun(outDir) : null,
         nodes: r.nodes,
         checks: r.checks,
       },

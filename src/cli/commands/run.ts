@@ -9,6 +9,8 @@ import { DEFAULT_JOURNAL_DIR, validateOffline } from "../../mig/apply/index.js";
 import { selectConfig } from "../../mig/layout/index.js";
 import { dbPath } from "../../store/db.js";
 import { newRunId } from "../../transport/open.js";
+import { DEFAULT_POLICY } from "../../verdicts/coverage.js";
+import { currentSettings } from "../config/resolve.js";
 import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
 import { loadLayoutInput } from "../input.js";
 import { checkRunPaths } from "../options.js";
@@ -105,6 +107,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     list: o.list,
     allure: o.allure !== false,
     concurrency: o.concurrency ?? 64,
+    signoffPolicy: currentSettings().signoff ?? DEFAULT_POLICY,
     events: (e) => view.event(e),
     onCheck: (c) => {
       const line = o.json ? null : liveCheck(c);
@@ -113,7 +116,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     err: (line) => view.message(line),
   }).finally(() => view.stop());
   if (o.list) return printList(r.listed ?? [], suites.length, nodes.length, runId, o.json, io);
-  if (o.json) return printJson(r, runId, io);
+  if (o.json) return printJson(r, runId, io, outDir);
   printEnd(r, { runId, outDir, allure: o.allure !== false }, io);
   return r.exitCode;
 }

@@ -8,7 +8,9 @@ import { z } from "zod";
 import { SlicecheckError } from "../../errors.js";
 import { closest } from "../../util/closest.js";
 import { yamlToJs } from "../../util/yaml.js";
+import type { SignoffPolicy } from "../../verdicts/coverage.js";
 import { SETTING_KEYS, SETTINGS, type SettingKind } from "./settings.js";
+import { signoffPolicyFrom } from "./signoff.js";
 
 export const CONFIG_FILE = "slicecheck.config.yaml";
 
@@ -18,6 +20,8 @@ export interface ConfigFile {
   file: string;
   /** Setting key → its value and the 1-based line of its key. */
   values: Map<string, { value: ConfigValue; line: number }>;
+  /** The `signoff:` section as a policy; null when the file has none (the default applies). */
+  signoff: SignoffPolicy | null;
 }
 
 /**
@@ -53,9 +57,11 @@ const KIND_SCHEMA: Record<SettingKind, z.ZodType> = {
   bool: z.boolean({ error: "expected true or false" }),
 };
 
-const schema = z.strictObject(
-  Object.fromEntries(SETTINGS.map((s) => [s.key, KIND_SCHEMA[s.kind].optional()])),
-);
+// `signoff:` is a section, not a flag's value: checked on its own (signoff.ts).
+const schema = z.strictObject({
+  ...Object.fromEntries(SETTINGS.map((s) => [s.key, KIND_SCHEMA[s.kind].optional()])),
+  signoff: z.unknown().optional(),
+});
 
 function fail(file: string, line: number, what: string): never {
   throw new SlicecheckError("CONFIG", `${file}:${line}: ${what}`, { file, line });
@@ -112,8 +118,13 @@ export function loadConfigFile(file: string): ConfigFile {
     fail(file, lineOfKey(key), `${key}: ${issue.message}; fix the value or remove the line`);
   }
   const values = new Map<string, { value: ConfigValue; line: number }>();
-  for (const [key, value] of Object.entries(parsed.data as Record<string, ConfigValue>)) {
+  const { signoff: section, ...rest } = parsed.data as Record<string, unknown>;
+  for (const [key, value] of Object.entries(rest as Record<string, ConfigValue>)) {
     if (value !== undefined) values.set(key, { value, line: lineOfKey(key) });
   }
-  return { file, values };
+  const signoff =
+    section === undefined
+      ? null
+      : signoffPolicyFrom(section, file, text, `${CONFIG_FILE}:${lineOfKey("signoff")}`);
+  return { file, values, signoff };
 }

@@ -5,6 +5,7 @@
 import { dirname, relative, resolve } from "node:path";
 import type { Command, Option } from "commander";
 import { isSlicecheckError, SlicecheckError } from "../../errors.js";
+import type { SignoffPolicy } from "../../verdicts/coverage.js";
 import { type ConfigFile, type ConfigValue, findConfigFile, loadConfigFile } from "./file.js";
 import { SETTINGS, type Setting } from "./settings.js";
 
@@ -26,6 +27,8 @@ export interface Resolved {
   file: string | null;
   /** Commander attribute → where its value came from (settings only). */
   origins: Map<string, Origin>;
+  /** The config file's sign-off policy (`signoff:`); absent: the default applies. */
+  signoff?: SignoffPolicy | null;
 }
 
 // One command runs per process (and per in-process test call, one after the other), so the
@@ -140,6 +143,7 @@ export function applySettings(cmd: Command, ctx: ConfigContext): Resolved {
   const resolved = setCurrent({ cwd: ctx.cwd, file: path, origins });
   // Loaded even when flags override every value: a broken file is refused, not ignored.
   const file: ConfigFile | null = path ? loadConfigFile(path) : null;
+  resolved.signoff = file?.signoff ?? null;
   for (const { s, opt } of wanted) {
     if (cmd.getOptionValueSource(s.attr) === "cli") {
       origins.set(s.attr, { kind: "flag" });

@@ -1,7 +1,8 @@
 // What the isolation checks of one GPU say, read back from their records: per scenario (an
 // aggressor and a fault) the victims with their baseline and under-fault TFLOP/s (the
 // victimsUnaffected check's figures `<label> baseline TFLOP/s`, `<label> under fault TFLOP/s`),
-// and the verdicts' statuses. The matrix and the "verified isolated" count both read this.
+// and the verdicts' statuses, for the matrix (the "verified isolated" count is the coverage
+// ledger's: src/verdicts/coverage.ts).
 import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
 
 export interface Scenario {
@@ -74,14 +75,4 @@ export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: n
       tolerance: num(v?.figures.tolerance),
     };
   });
-}
-
-/** Instances that took part in at least one scenario (as aggressor or victim) and every
- * scenario they took part in passed all its verdicts. */
-export function verifiedIsolated(scenarios: readonly Scenario[]): Set<string> {
-  const seen = new Map<string, boolean>();
-  for (const s of scenarios)
-    for (const label of [s.aggressor, ...s.victims.map((v) => v.label)])
-      seen.set(label, (seen.get(label) ?? true) && s.allPassed);
-  return new Set([...seen].filter(([, ok]) => ok).map(([l]) => l));
 }

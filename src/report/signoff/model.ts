@@ -2,11 +2,22 @@
 // its partitioning route, layout, driver and tenants; per requirement PASS, FAIL, BROKEN or NOT
 // ASSESSED; and the headline. Pure: the page, the PDF and the tests read the same model.
 import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
+import {
+  type Coverage,
+  type CoverageGpu,
+  coverageOf,
+  DEFAULT_POLICY,
+  judge,
+  type PolicyJudgement,
+  type SignoffPolicy,
+} from "../../verdicts/coverage.js";
 import type { ContextInstance, RunContext } from "../context.js";
-import { type Scenario, scenariosOf, verifiedIsolated } from "./isolation.js";
+import { type Scenario, scenariosOf } from "./isolation.js";
 
 export type Result = "PASS" | "FAIL" | "BROKEN" | "NOT ASSESSED";
-export type Headline = "COMPLIANT" | "NOT COMPLIANT" | "NOT ASSESSED";
+/** COMPLIANT only when the policy is met and nothing failed or was left undecided; NOT
+ * COMPLIANT when a check failed; PARTIAL otherwise ("tested X of Y"). */
+export type Headline = "COMPLIANT" | "NOT COMPLIANT" | "PARTIAL";
 
 export interface GpuSummary {
   node: string;
@@ -23,6 +34,10 @@ export interface GpuSummary {
   instances: ContextInstance[];
   tenants: number;
   verified: number;
+  /** Instances used as aggressor (of a decided scenario). */
+  aggressors: number;
+  /** Fault kinds run on this GPU (decided). */
+  faults: string[];
   /** Isolation checks ran on this GPU and none was broken or skipped. */
   isolationAssessed: boolean;
   scenarios: Scenario[];
@@ -38,17 +53,33 @@ export interface RequirementRow {
   skipped: number;
   /** Where it did not pass (node, GPU, instance), for the reviewer to look at first. */
   where: string[];
+  /** What the verdict covered (aggressors N of M, fault kinds, routes, window), in words. */
+  coverage: string;
 }
 
 export interface SignoffModel {
   headline: Headline;
+  /** One line under the headline: "tested X of Y fault scenarios" or what failed. */
+  tagline: string;
   reasons: string[];
+  policy: SignoffPolicy;
+  coverage: Coverage;
+  judgement: PolicyJudgement;
   gpus: GpuSummary[];
   requirements: RequirementRow[];
   checks: readonly CheckRecord[];
 }
 
-const BUILTIN = new Set(["layout", "stress", "nccl", "isolation", "health", "regression", "run"]);
+const BUILTIN = new Set([
+  "layout",
+  "stress",
+  "nccl",
+  "isolation",
+  "health",
+  "regression",
+  "slurm",
+  "run",
+]);
 
 export const RESULT_OF: Record<CheckStatus, Result> = {
   passed: "PASS",
@@ -80,6 +111,7 @@ function row(key: string, title: string, list: readonly CheckRecord[]): Requirem
     result: resultOf(list),
     ...n,
     where: where.length > 6 ? [...where.slice(0, 6), `+${where.length - 6} more`] : where,
+    coverage: "",
   };
 }
 
@@ -108,7 +140,7 @@ const composition = (list: readonly ContextInstance[]) => {
   return [...n].map(([p, k]) => (k > 1 ? `${k} × ${p}` : p)).join(", ");
 };
 
-function gpusOf(ctx: RunContext, checks: readonly CheckRecord[]): GpuSummary[] {
+function gpusOf(ctx: RunContext, checks: readonly CheckRecord[], cov: Coverage): GpuSummary[] {
   const out: GpuSummary[] = [];
   for (const n of ctx.nodes) {
     const insts = instancesOf(ctx, n.node);
@@ -125,7 +157,8 @@ function gpusOf(ctx: RunContext, checks: readonly CheckRecord[]): GpuSummary[] {
         (c) => c.suite === "isolation" && c.node === n.node && c.gpu === gpu,
       );
       const scenarios = scenariosOf(checks, n.node, gpu);
-      const verified = verifiedIsolated(scenarios);
+      const c = cov.gpus.find((x) => x.node === n.node && x.gpu === gpu);
+      const verified = new Set(c?.verified ?? []);
       out.push({
         node: n.node,
         gpu,
@@ -139,6 +172,8 @@ function gpusOf(ctx: RunContext, checks: readonly CheckRecord[]): GpuSummary[] {
         instances: mine,
         tenants: mine.length,
         verified: mine.filter((i) => verified.has(i.label)).length,
+        aggressors: mine.filter((i) => c?.aggressors.includes(i.label)).length,
+        faults: c?.faults ?? [],
         isolationAssessed:
           iso.length > 0 && iso.every((c) => c.status === "passed" || c.status === "failed"),
         scenarios,
@@ -154,10 +189,72 @@ const TITLES: Record<string, string> = {
   nccl: "nccl-tests completes on every instance without wrong results",
   health: "the GPUs stay healthy: the driver answers, no uncorrected ECC error, no unexplained Xid",
   regression: "no performance regression against the previous driver",
+  slurm: "a Slurm job gets the instance it asked for and reaches nothing else",
   run: "every selected node can be checked",
 };
 
-function requirementsOf(checks: readonly CheckRecord[]): RequirementRow[] {
+/** The GPUs of the run for the ledger: per node the GPU indices its instances, its GPU list
+ * and its checks name, with the instances' labels. */
+function ledgerGpus(ctx: RunContext, checks: readonly CheckRecord[]): CoverageGpu[] {
+  const out: CoverageGpu[] = [];
+  for (const n of ctx.nodes) {
+    const insts = instancesOf(ctx, n.node);
+    const indices = new Set<number>([
+      ...n.gpus.map((g) => g.index),
+      ...insts.map((i) => i.gpu),
+      ...checks.filter((c) => c.node === n.node && c.gpu !== null).map((c) => c.gpu as number),
+    ]);
+    for (const gpu of [...indices].sort((a, b) => a - b)) {
+      const mine = insts.filter((i) => i.gpu === gpu);
+      out.push({
+        node: n.node,
+        gpu,
+        instances: mine.map((i) => i.label),
+        mig: mine.some((i) => i.mig),
+      });
+    }
+  }
+  return out;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** What one requirement's verdict covered, in words. */
+function coverageText(key: string, cov: Coverage, checks: readonly CheckRecord[]): string {
+  const window = cov.windowS === null ? "window unknown" : `window ${cov.windowS} s`;
+  const state = (s: string) => cov.suites.find((x) => x.suite === s)?.state ?? "not run";
+  if (key.startsWith("isolation")) {
+    const fault = key.split(":")[1];
+    const mig = cov.gpus.filter((g) => g.mig && g.instances.length > 1);
+    if (!mig.length && !fault) return "not run on any MIG GPU";
+    const per = mig.map((g) => {
+      const agg = new Set(
+        g.scenarios
+          .filter((s) => s.decided && (!fault || s.fault === fault))
+          .map((s) => s.aggressor),
+      );
+      return `${g.node} GPU ${g.gpu}: aggressors ${agg.size} of ${g.instances.length}`;
+    });
+    const routes = cov.routes.length ? `route ${cov.routes.join(", ")}` : "route unknown";
+    const kinds = fault
+      ? `fault ${fault}`
+      : `fault kinds ${cov.faults.length} of ${cov.allFaults.length}`;
+    return [...per, kinds, routes, window].join("; ");
+  }
+  if (key === "stress") {
+    const measured = new Set(
+      checks.filter((c) => c.suite === "stress" && c.instance).map((c) => c.instance!.uuid),
+    );
+    const all = cov.gpus.reduce((a, g) => a + g.instances.length, 0);
+    return `${measured.size} of ${plural(all, "instance")} measured; ${window}`;
+  }
+  if (key === "run") return `${plural(new Set(cov.gpus.map((g) => g.node)).size, "node")}`;
+  const suite = key.replace(/^suite:/, "");
+  const s = cov.suites.find((x) => x.suite === suite);
+  return `${state(suite)}${s?.checks ? ` (${plural(s.checks, "check")})` : ""}`;
+}
+
+function requirementsOf(checks: readonly CheckRecord[], cov: Coverage): RequirementRow[] {
   const of = (suite: string) => checks.filter((c) => c.suite === suite);
   const rows: RequirementRow[] = [];
   if (of("run").length) rows.push(row("run", TITLES.run!, of("run")));
@@ -166,7 +263,14 @@ function requirementsOf(checks: readonly CheckRecord[]): RequirementRow[] {
     rows.push(row(s, TITLES[s]!, of(s)));
   }
   const iso = of("isolation");
-  const faults = [...new Set(iso.map((c) => c.parameters.fault).filter((f): f is string => !!f))];
+  // The route and the tenants count are per GPU, not a fault's: they go with the isolation row.
+  const faults = [
+    ...new Set(
+      iso
+        .map((c) => c.parameters.fault)
+        .filter((f): f is string => !!f && f !== "route" && f !== "all"),
+    ),
+  ];
   if (faults.length === 0)
     rows.push(
       row(
@@ -183,38 +287,69 @@ function requirementsOf(checks: readonly CheckRecord[]): RequirementRow[] {
         iso.filter((c) => c.parameters.fault === f),
       ),
     );
-  for (const s of ["health", "regression"]) rows.push(row(s, TITLES[s]!, of(s)));
+  const perGpu = iso.filter((c) => ["route", "all"].includes(c.parameters.fault ?? ""));
+  if (faults.length && perGpu.length)
+    rows.push(
+      row(
+        "isolation:tenants",
+        "isolation, per GPU: the route as found and the tenants verified isolated",
+        perGpu,
+      ),
+    );
+  for (const s of ["health", "regression", "slurm"]) {
+    if (s === "slurm" && !of(s).length) continue;
+    rows.push(row(s, TITLES[s]!, of(s)));
+  }
   const user = [...new Set(checks.map((c) => c.suite).filter((s) => !BUILTIN.has(s)))];
   for (const s of user) rows.push(row(`suite:${s}`, `site suite ${s}`, of(s)));
+  for (const r of rows) r.coverage = coverageText(r.key, cov, checks);
   return rows;
+}
+
+/** The policy a run was judged by: the one it recorded, else the documented default. */
+export function policyOf(ctx: RunContext): SignoffPolicy {
+  return ctx.scope?.policy ?? DEFAULT_POLICY;
 }
 
 export function signoffModel(ctx: RunContext): SignoffModel {
   const checks = ctx.allChecks ?? [];
-  const gpus = gpusOf(ctx, checks);
-  const requirements = requirementsOf(checks);
+  const policy = policyOf(ctx);
+  const coverage = coverageOf({
+    checks,
+    gpus: ledgerGpus(ctx, checks),
+    suites: ctx.suites,
+    windowS: ctx.scope?.windowS ?? null,
+  });
+  const judgement = judge(policy, coverage);
+  const gpus = gpusOf(ctx, checks, coverage);
+  const requirements = requirementsOf(checks, coverage);
   const failed = checks.filter((c) => c.status === "failed");
   const broken = checks.filter((c) => c.status === "broken");
   const reasons: string[] = [];
+  const base = { policy, coverage, judgement, gpus, requirements, checks };
+  const tested = `tested ${judgement.tested} of ${judgement.required} fault scenarios the policy asks`;
   if (failed.length) {
     for (const r of requirements.filter((x) => x.result === "FAIL"))
       reasons.push(`failed: ${r.title} (${r.where.join(", ")})`);
-    return { headline: "NOT COMPLIANT", reasons, gpus, requirements, checks };
+    return {
+      headline: "NOT COMPLIANT",
+      tagline: `${failed.length} check(s) failed; ${tested}`,
+      reasons,
+      ...base,
+    };
   }
-  const partitioned = gpus.filter((g) => g.partitioned);
-  if (partitioned.length === 0) reasons.push("no MIG-partitioned GPU was checked");
-  for (const g of partitioned)
+  for (const g of gpus.filter((x) => x.partitioned))
     if (!g.isolationAssessed) reasons.push(`isolation not assessed on ${g.node} GPU ${g.gpu}`);
+  for (const i of judgement.items.filter((x) => !x.met)) reasons.push(`not covered: ${i.missing}`);
   for (const n of ctx.nodes.filter((x) => x.error)) reasons.push(`${n.node} could not be checked`);
   if (broken.length)
     reasons.push(
       `${broken.length} check(s) broken, the harness could not decide: ${[...new Set(broken.map(whereOf))].slice(0, 6).join(", ")}`,
     );
   return {
-    headline: reasons.length ? "NOT ASSESSED" : "COMPLIANT",
+    headline: reasons.length ? "PARTIAL" : "COMPLIANT",
+    tagline: reasons.length ? tested : `${tested}; every check passed`,
     reasons,
-    gpus,
-    requirements,
-    checks,
+    ...base,
   };
 }

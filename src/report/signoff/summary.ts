@@ -1,0 +1,68 @@
+// The sign-off in a few lines for the terminal and `--json`, from the same model the compliance
+// page draws, so the headline a run prints is the one its page opens with.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { describePolicy } from "../../verdicts/coverage.js";
+import { RUN_CONTEXT_FILE, readRunContext } from "../context.js";
+import { type SignoffModel, signoffModel } from "./model.js";
+
+export interface SignoffSummary {
+  headline: SignoffModel["headline"];
+  tagline: string;
+  policy: { source: string; name: string | null; text: string };
+  /** Why it is not COMPLIANT (what failed, what was not covered or not decided). */
+  reasons: string[];
+  tested: number;
+  required: number;
+  /** Per GPU: tenants, verified isolated, aggressors used, fault kinds run. */
+  gpus: {
+    node: string;
+    gpu: number;
+    tenants: number;
+    verified: number;
+    aggressors: number;
+    faults: string[];
+  }[];
+  suites: { suite: string; state: string }[];
+  windowS: number | null;
+}
+
+export function summaryOfModel(m: SignoffModel): SignoffSummary {
+  return {
+    headline: m.headline,
+    tagline: m.tagline,
+    policy: { source: m.policy.source, name: m.policy.name, text: describePolicy(m.policy) },
+    reasons: m.reasons,
+    tested: m.judgement.tested,
+    required: m.judgement.required,
+    gpus: m.gpus
+      .filter((g) => g.partitioned)
+      .map((g) => ({
+        node: g.node,
+        gpu: g.gpu,
+        tenants: g.tenants,
+        verified: g.verified,
+        aggressors: g.aggressors,
+        faults: g.faults,
+      })),
+    suites: m.coverage.suites.map((s) => ({ suite: s.suite, state: s.state })),
+    windowS: m.coverage.windowS,
+  };
+}
+
+/** The sign-off of the run written in `outDir`; null when its run.json is missing. */
+export function signoffOfRun(outDir: string): SignoffSummary | null {
+  if (!existsSync(join(outDir, RUN_CONTEXT_FILE))) return null;
+  return summaryOfModel(signoffModel(readRunContext(outDir)));
+}
+
+export const policyName = (p: SignoffSummary["policy"]) =>
+  `${p.name ? `${p.name}, ` : ""}${p.source}`;
+
+/** The lines the terminal prints: the headline and why. */
+export function signoffLines(s: SignoffSummary): string[] {
+  const out = [`sign-off: ${s.headline}: ${s.tagline} (policy: ${policyName(s.policy)})`];
+  for (const r of s.reasons.slice(0, 8)) out.push(`  ${r}`);
+  if (s.reasons.length > 8) out.push(`  … ${s.reasons.length - 8} more on the compliance page`);
+  return out;
+}
