@@ -7,9 +7,9 @@ import { PREVIOUS_RUN } from "../../harness/out-dir.js";
 import { complianceHtml } from "../../report/compliance.js";
 import { readRunContext } from "../../report/context.js";
 import { generateReport, openReport } from "../../report/generate.js";
-import { countOf } from "../../verdicts/checks.js";
 import { signoffModel } from "../../report/signoff/model.js";
 import { signoffLines, summaryOfModel } from "../../report/signoff/summary.js";
+import { countOf } from "../../verdicts/checks.js";
 import { displayPath, type Out } from "../context.js";
 
 export interface ReportCliOptions {
