@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describePolicy } from "../../verdicts/coverage.js";
-import { RUN_CONTEXT_FILE, readRunContext } from "../context.js";
+import { CHECKS_FILE, RUN_CONTEXT_FILE, readRunContext } from "../context.js";
 import { type SignoffModel, signoffModel } from "./model.js";
 
 export interface SignoffSummary {
@@ -50,9 +50,10 @@ export function summaryOfModel(m: SignoffModel): SignoffSummary {
   };
 }
 
-/** The sign-off of the run written in `outDir`; null when its run.json is missing. */
+/** The sign-off of the run written in `outDir`; null when its run.json or its check records
+ * are missing (reports that could not be written: the run's end says so elsewhere). */
 export function signoffOfRun(outDir: string): SignoffSummary | null {
-  if (!existsSync(join(outDir, RUN_CONTEXT_FILE))) return null;
+  if (![RUN_CONTEXT_FILE, CHECKS_FILE].every((f) => existsSync(join(outDir, f)))) return null;
   return summaryOfModel(signoffModel(readRunContext(outDir)));
 }
 
