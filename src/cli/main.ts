@@ -4,7 +4,7 @@ import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.
 import { closest } from "../util/closest.js";
 import { addConfigCommand } from "./config/command.js";
 import { applySettings, type ConfigContext } from "./config/resolve.js";
-import { gpuIndexOption, type Out, stdio } from "./context.js";
+import { exitOnlyHandlers, gpuIndexOption, type Out, stdio } from "./context.js";
 import {
   parseConcurrency,
   parseDuration,
@@ -363,6 +363,7 @@ export function exitOnInterrupt(): void {
     const handler = () => {
       if (process.listenerCount(sig) === 1) process.exit(sig === "SIGINT" ? 130 : 143);
     };
+    exitOnlyHandlers.add(handler);
     process.on(sig, handler);
   }
 }
