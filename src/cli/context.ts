@@ -112,6 +112,7 @@ const PLAIN_CHARS = {
 export function table(rows: string[][]): string {
   const cols = Math.max(...rows.map((r) => r.length));
   const full = rows.map((r) => Array.from({ length: cols }, (_, c) => r[c] ?? ""));
+  if (full.every((r) => r.every((c) => PRINTABLE_ASCII.test(c)))) return asciiTable(full, cols);
   const blocks: string[][][] = [];
   for (let i = 0; i < full.length; i += TABLE_BLOCK) blocks.push(full.slice(i, i + TABLE_BLOCK));
   const layout = (block: string[][], colWidths: number[]) => {
@@ -139,7 +140,25 @@ export function table(rows: string[][]): string {
     .join("\n");
 }
 
-const TABLE_BLOCK = 500;
+const TABLE_BLOCK = 100;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/** The same layout as cli-table3's for one-line printable ASCII cells, where a character is one
+ * column wide (cli-table3 costs about 0.2 ms a row: 20 s for 100 000 nodes). Columns are at
+ * least 1 wide, as there. */
+function asciiTable(rows: string[][], cols: number): string {
+  const widths: number[] = Array.from({ length: cols }, () => 1);
+  for (const r of rows)
+    for (let c = 0; c < cols; c++) widths[c] = Math.max(widths[c]!, r[c]!.length);
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
 
 export function parsePositiveInt(name: string) {
   return (v: string): number => {
