@@ -27,7 +27,8 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-const only = process.env.BENCH; // "planner", "workloads", "exec", "records" or "slurm"; all by default
+// "planner", "workloads", "exec", "records", "slurm" or "inventory"; all by default
+const only = process.env.BENCH;
 
 /** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
 async function benchPlanner() {
@@ -122,6 +123,7 @@ function benchWorkloads() {
 
 try {
   if (!only || only === "planner") await benchPlanner();
+  if (!only || only === "inventory") (await import("./bench-inventory.mjs")).benchInventory(root);
   if (!only || only === "workloads") benchWorkloads();
   if (!only || only === "exec") benchExec();
   // These two need PostgreSQL and Slurm (npm test installs them); without them, say so.

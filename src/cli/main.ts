@@ -5,7 +5,7 @@ import { MIN_LEASE_S } from "../transport/remote-scripts.js";
 import { closest } from "../util/closest.js";
 import { addConfigCommand } from "./config/command.js";
 import { applySettings, type ConfigContext } from "./config/resolve.js";
-import { gpuIndexOption, type Out, stdio } from "./context.js";
+import { exitOnlyHandlers, gpuIndexOption, type Out, stdio } from "./context.js";
 import {
   parseConcurrency,
   parseDuration,
@@ -379,6 +379,7 @@ export function exitOnInterrupt(): void {
     const handler = () => {
       if (process.listenerCount(sig) === 1) process.exit(sig === "SIGINT" ? 130 : 143);
     };
+    exitOnlyHandlers.add(handler);
     process.on(sig, handler);
   }
 }

@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
-import { checkPostgresUrl, isPostgresUrl } from "../store/store.js";
+import { checkDbScheme, isPostgresUrl } from "../store/store.js";
 import { durationSeconds } from "../util/duration.js";
 import { settingLabel } from "./config/resolve.js";
 
@@ -165,7 +165,7 @@ export function checkRunPaths(o: { db?: string; out?: string }, db: string): voi
     o.db === undefined && process.env.SLICECHECK_DB !== undefined
       ? "$SLICECHECK_DB"
       : settingLabel("db", "--db");
-  if (isPostgresUrl(db)) checkPostgresUrl(db, from);
-  else checkDbPath(db, from);
+  checkDbScheme(db, from);
+  if (!isPostgresUrl(db)) checkDbPath(db, from);
   checkOutDir(o.out ?? join("reports", "runs"), o.out ? settingLabel("out", "--out") : "--out");
 }

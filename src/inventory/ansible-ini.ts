@@ -13,16 +13,21 @@ import { readFileSync } from "node:fs";
 import {
   type AnsibleModel,
   addHost,
+  expandListed,
   groupOf,
   inventoryError,
   newModel,
   type Vars,
 } from "./ansible.js";
-import { expandHostRange } from "./host-range.js";
+import { MAX_HOSTS } from "./host-range.js";
 import { shellSplit } from "./ssh-args.js";
 
-export function modelFromIni(file: string, text = readFileSync(file, "utf8")): AnsibleModel {
-  const m = newModel();
+export function modelFromIni(
+  file: string,
+  text = readFileSync(file, "utf8"),
+  max = MAX_HOSTS,
+): AnsibleModel {
+  const m = newModel(max);
   let section = "ungrouped";
   let kind: "hosts" | "vars" | "children" = "hosts";
   text.split("\n").forEach((raw, i) => {
@@ -95,12 +100,7 @@ export function modelFromIni(file: string, text = readFileSync(file, "utf8")): A
         );
       vars[a.slice(0, eq)] = { value: literal(a.slice(eq + 1)), where };
     }
-    let names: string[];
-    try {
-      names = expandHostRange(hostPattern);
-    } catch (e) {
-      throw inventoryError(where, `${hostPattern}: ${(e as Error).message}`);
-    }
+    const names = expandListed(m, hostPattern, where, hostPattern);
     for (const h of names) addHost(m, section === "ungrouped" ? "all" : section, h, vars, where, h);
   });
   return m;

@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SlicecheckError } from "../errors.js";
-import { expandHostRange } from "./host-range.js";
+import { expandHostRange, MAX_HOSTS } from "./host-range.js";
 import type { AnsibleGroup } from "./schema.js";
 import { hostKeyPolicyOf, parseSshArgs } from "./ssh-args.js";
 import type { Sourced } from "./ssh-config.js";
@@ -20,7 +20,8 @@ export type Vars = Record<string, Sourced<unknown>>;
 export interface GroupDef {
   name: string;
   vars: Vars;
-  hosts: string[];
+  /** In the order listed; a Set, so listing a host again costs nothing (100 000 hosts). */
+  hosts: Set<string>;
   children: string[];
 }
 
@@ -36,10 +37,19 @@ export interface HostDef {
 export interface AnsibleModel {
   groups: Map<string, GroupDef>;
   hosts: Map<string, HostDef>;
+  /** Host names listed so far, a host listed in two groups counted twice: bounded too, or a
+   * file of many lines each naming the same 100 000 hosts would still take hours. */
+  listed: number;
+  /** The most hosts it may name (MAX_HOSTS; smaller in tests). */
+  max: number;
 }
 
-export function newModel(): AnsibleModel {
-  const m: AnsibleModel = { groups: new Map(), hosts: new Map() };
+/** Listings (after ranges are expanded) one inventory may hold, as a multiple of the hosts it
+ * may name: a host in several groups is listed once per group. */
+export const LISTINGS_PER_HOST = 10;
+
+export function newModel(max = MAX_HOSTS): AnsibleModel {
+  const m: AnsibleModel = { groups: new Map(), hosts: new Map(), listed: 0, max };
   groupOf(m, "all");
   return m;
 }
@@ -47,10 +57,34 @@ export function newModel(): AnsibleModel {
 export function groupOf(m: AnsibleModel, name: string): GroupDef {
   let g = m.groups.get(name);
   if (!g) {
-    g = { name, vars: {}, hosts: [], children: [] };
+    g = { name, vars: {}, hosts: new Set(), children: [] };
     m.groups.set(name, g);
   }
   return g;
+}
+
+/** The names `pattern` expands to, refused (file:line) past the inventory's bounds. */
+export function expandListed(
+  m: AnsibleModel,
+  pattern: string,
+  where: string,
+  label: string,
+): string[] {
+  let names: string[];
+  try {
+    names = expandHostRange(pattern, m.max);
+  } catch (e) {
+    throw inventoryError(where, `${label}: ${(e as Error).message}`);
+  }
+  m.listed += names.length;
+  const most = LISTINGS_PER_HOST * m.max;
+  if (m.listed > most) {
+    throw inventoryError(
+      where,
+      `${label}: the inventory lists more than ${most.toLocaleString("en-US")} hosts (ranges expanded, a host counted once per group it is listed in); split it into several inventories`,
+    );
+  }
+  return names;
 }
 
 export function addHost(
@@ -63,9 +97,18 @@ export function addHost(
 ): void {
   const h = m.hosts.get(name);
   if (h) Object.assign(h.vars, vars);
-  else m.hosts.set(name, { name, vars: { ...vars }, where, label });
-  const g = groupOf(m, group);
-  if (!g.hosts.includes(name)) g.hosts.push(name);
+  else {
+    if (m.hosts.size >= m.max) throw tooManyHosts(where, label, m.max);
+    m.hosts.set(name, { name, vars: { ...vars }, where, label });
+  }
+  groupOf(m, group).hosts.add(name);
+}
+
+export function tooManyHosts(where: string, label: string, max: number): SlicecheckError {
+  return inventoryError(
+    where,
+    `${label}: the inventory names more than ${max.toLocaleString("en-US")} hosts, the most slicecheck reads from one inventory; split it into several inventories`,
+  );
 }
 
 export function inventoryError(where: string, msg: string): SlicecheckError {
@@ -80,8 +123,9 @@ export function inventoryError(where: string, msg: string): SlicecheckError {
 export function modelFromYaml(
   src: YamlSource,
   root: Record<string, AnsibleGroup | null>,
+  max = MAX_HOSTS,
 ): AnsibleModel {
-  const m = newModel();
+  const m = newModel(max);
   const at = (path: (string | number)[]) => {
     const line = src.lineOf(path);
     return `${src.file}${line ? `:${line}` : ""}`;
@@ -95,21 +139,11 @@ export function modelFromYaml(
     Object.assign(g.vars, varsAt(group?.vars, [...path, "vars"]));
     for (const [pattern, hostVars] of Object.entries(group?.hosts ?? {})) {
       const hostPath = [...path, "hosts", pattern];
-      let names: string[];
-      try {
-        names = expandHostRange(pattern);
-      } catch (e) {
-        throw inventoryError(at(hostPath), `${hostPath.join(".")}: ${(e as Error).message}`);
-      }
+      const where = at(hostPath);
+      const names = expandListed(m, pattern, where, hostPath.join("."));
+      const vars = varsAt(hostVars, hostPath);
       for (const h of names)
-        addHost(
-          m,
-          name,
-          h,
-          varsAt(hostVars, hostPath),
-          at(hostPath),
-          hostPath.join(".").replace(pattern, h),
-        );
+        addHost(m, name, h, vars, where, hostPath.join(".").replace(pattern, h));
     }
     for (const [child, childGroup] of Object.entries(group?.children ?? {})) {
       if (!g.children.includes(child)) g.children.push(child);
@@ -139,18 +173,21 @@ export function resolveAnsible(m: AnsibleModel, file: string): ResolvedAnsible {
   const dir = dirname(file);
   const all = groupOf(m, "all");
   const isChild = new Set([...m.groups.values()].flatMap((g) => g.children));
+  const allChildren = new Set(all.children);
   for (const g of m.groups.values()) {
-    if (g.name !== "all" && !isChild.has(g.name) && !all.children.includes(g.name))
+    if (g.name !== "all" && !isChild.has(g.name) && !allChildren.has(g.name)) {
       all.children.push(g.name);
+      allChildren.add(g.name);
+    }
   }
   // Hosts listed in no group but `all` are Ansible's `ungrouped`.
-  const inSomeGroup = new Set(
-    [...m.groups.values()].filter((g) => g.name !== "all").flatMap((g) => g.hosts),
-  );
-  const ungrouped = all.hosts.filter((h) => !inSomeGroup.has(h));
+  const inSomeGroup = new Set<string>();
+  for (const g of m.groups.values())
+    if (g.name !== "all") for (const h of g.hosts) inSomeGroup.add(h);
+  const ungrouped = [...all.hosts].filter((h) => !inSomeGroup.has(h));
   if (ungrouped.length) {
     const u = groupOf(m, "ungrouped");
-    for (const h of ungrouped) if (!u.hosts.includes(h)) u.hosts.push(h);
+    for (const h of ungrouped) u.hosts.add(h);
     if (!all.children.includes("ungrouped")) all.children.push("ungrouped");
   }
 
@@ -199,22 +236,34 @@ export function resolveAnsible(m: AnsibleModel, file: string): ResolvedAnsible {
     if (v) groupFiles.set(g.name, v);
   }
 
+  // Each host's groups, in merge order: one pass over the memberships (not hosts × groups).
+  const groupsOf = new Map<string, GroupDef[]>();
+  for (const g of sortedGroups) {
+    if (g.name === "all") continue;
+    for (const h of members(g.name)) {
+      const list = groupsOf.get(h);
+      if (list) list.push(g);
+      else groupsOf.set(h, [g]);
+    }
+  }
   const hosts: ResolvedHost[] = [];
   for (const h of m.hosts.values()) {
-    const mine = sortedGroups.filter((g) => g.name === "all" || members(g.name).has(h.name));
-    const vars: Vars = {};
+    const mine = groupsOf.get(h.name) ?? [];
+    const vars: Vars = { ...all.vars };
     for (const g of mine) Object.assign(vars, g.vars);
     Object.assign(vars, groupFiles.get("all") ?? {});
-    for (const g of mine) if (g.name !== "all") Object.assign(vars, groupFiles.get(g.name) ?? {});
+    for (const g of mine) Object.assign(vars, groupFiles.get(g.name) ?? {});
     Object.assign(vars, h.vars);
     Object.assign(vars, varsFromDir(join(dir, "host_vars"), h.name, varFiles) ?? {});
     hosts.push({ name: h.name, vars, where: h.where, label: h.label });
   }
   const groups: Record<string, string[]> = {};
-  const hostOrder = [...m.hosts.keys()];
+  const index = new Map([...m.hosts.keys()].map((h, i) => [h, i]));
   for (const g of m.groups.values()) {
-    const s = g.name === "all" ? new Set(hostOrder) : members(g.name);
-    groups[g.name] = hostOrder.filter((h) => s.has(h));
+    groups[g.name] =
+      g.name === "all"
+        ? [...m.hosts.keys()]
+        : [...members(g.name)].sort((a, b) => index.get(a)! - index.get(b)!);
   }
   return { hosts, groups, varFiles };
 }

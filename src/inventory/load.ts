@@ -14,8 +14,10 @@ import {
   inventoryError,
   modelFromYaml,
   resolveAnsible,
+  tooManyHosts,
 } from "./ansible.js";
 import { modelFromIni } from "./ansible-ini.js";
+import { MAX_HOSTS } from "./host-range.js";
 import { type RawNode, resolveNodes, resolvePath } from "./resolve-nodes.js";
 import {
   ansibleInventory,
@@ -34,6 +36,8 @@ export interface LoadOptions {
   sshConfig?: string | null;
   /** Where relative ssh_config Include paths start (default ~/.ssh; tests). */
   sshDir?: string;
+  /** The most hosts the inventory may name (default MAX_HOSTS; tests). */
+  maxHosts?: number;
 }
 
 export function loadInventory(path: string, opts: LoadOptions = {}): Inventory {
@@ -64,7 +68,7 @@ function isIni(file: string): boolean {
   } catch {
     return false; // readYaml reports the missing file
   }
-  const doc = parseDocument(text);
+  const doc = parseDocument(text, { uniqueKeys: false }); // the YAML loader checks keys
   return doc.errors.length > 0 || !isMap(doc.contents);
 }
 
@@ -109,7 +113,13 @@ function valueAt(value: unknown, path: readonly (string | number)[]): unknown {
 function loadNative(src: YamlSource, opts: LoadOptions): Inventory {
   const nodesData = (src.data as { nodes?: unknown }).nodes;
   if (nodesData && typeof nodesData === "object" && !Array.isArray(nodesData)) {
-    for (const name of Object.keys(nodesData)) {
+    const max = opts.maxHosts ?? MAX_HOSTS;
+    const names = Object.keys(nodesData);
+    if (names.length > max) {
+      const line = src.lineOf(["nodes", names[max]!]);
+      throw tooManyHosts(`${src.file}${line ? `:${line}` : ""}`, `nodes.${names[max]}`, max);
+    }
+    for (const name of names) {
       if (!NODE_NAME.test(name)) {
         throw yamlError(
           src,
@@ -162,7 +172,7 @@ function loadNative(src: YamlSource, opts: LoadOptions): Inventory {
 function loadAnsibleYaml(src: YamlSource, opts: LoadOptions): Inventory {
   const parsed = ansibleInventory.safeParse(src.data);
   if (!parsed.success) throw zodFail(src, [], parsed.error, src.data);
-  return loadAnsible(src.file, modelFromYaml(src, parsed.data), opts);
+  return loadAnsible(src.file, modelFromYaml(src, parsed.data, opts.maxHosts), opts);
 }
 
 function loadAnsibleIni(file: string, opts: LoadOptions): Inventory {
@@ -177,7 +187,7 @@ function loadAnsibleIni(file: string, opts: LoadOptions): Inventory {
       { cause: err },
     );
   }
-  return loadAnsible(file, modelFromIni(file, text), opts);
+  return loadAnsible(file, modelFromIni(file, text, opts.maxHosts), opts);
 }
 
 function loadAnsible(file: string, model: AnsibleModel, opts: LoadOptions): Inventory {
@@ -199,7 +209,11 @@ function loadAnsible(file: string, model: AnsibleModel, opts: LoadOptions): Inve
       );
     }
     const mapped = ansibleFields(h);
-    for (const w of mapped.warnings) warnedHosts.set(w, [...(warnedHosts.get(w) ?? []), h.name]);
+    for (const w of mapped.warnings) {
+      const list = warnedHosts.get(w);
+      if (list) list.push(h.name);
+      else warnedHosts.set(w, [h.name]);
+    }
     const whereOf = (field: string | number | null) =>
       (field !== null && mapped.origins[String(field)]?.replace(/ \(.*$/s, "")) || h.where;
     const checked = nodeFields.safeParse(mapped.fields);

@@ -2,13 +2,14 @@
 // completed from ssh_config the way `ssh -G` would (HostName, Port, User, IdentityFile,
 // ProxyJump, ProxyCommand…), checked, and turned into NodeSpecs that remember where every
 // value came from (`slicecheck inventory --host`).
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import type { SlicecheckError } from "../errors.js";
 import { inventoryError } from "./ansible.js";
 import type { LoadOptions } from "./load.js";
-import type { defaultsFields } from "./schema.js";
+import { type defaultsFields, hostProblem } from "./schema.js";
 import { hostKeyPolicyOf } from "./ssh-args.js";
 import { loadSshConfig, type SshConfigResolver } from "./ssh-config.js";
 import { expandTokens, localUserName } from "./ssh-tokens.js";
@@ -58,6 +59,16 @@ export function resolveNodes(
     warned.add(w);
   };
 
+  const folders = new Map<string, boolean>();
+  const isFolder = (p: string): boolean => {
+    let yes = folders.get(p);
+    if (yes === undefined) {
+      yes = statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+      folders.set(p, yes);
+    }
+    return yes;
+  };
+
   const base = (r: RawNode): Base => {
     const f = r.fields;
     const o = r.origins;
@@ -87,6 +98,14 @@ export function resolveNodes(
       return dflt;
     };
     const host = hit.hostName?.value ?? alias;
+    // The name reached through the node's name or ssh_config's HostName is checked here
+    // (an inventory's own host: was checked with the schema).
+    const problem = f.connection === "local" ? null : hostProblem(host);
+    if (problem) {
+      throw hit.hostName
+        ? inventoryError(hit.hostName.where, `HostName ${host} for node ${r.name}: ${problem}`)
+        : r.err(f.host !== undefined ? "host" : null, `host ${JSON.stringify(host)}: ${problem}`);
+    }
     origins.host = hit.hostName
       ? `${hit.hostName.where} (ssh_config HostName)`
       : (o.host ?? "the inventory name");
@@ -120,6 +139,12 @@ export function resolveNodes(
             "default",
           );
     if (f.known_hosts !== undefined) origins.knownHosts = o.known_hosts ?? "inventory";
+    if (isFolder(knownHosts)) {
+      const msg = `known_hosts ${knownHosts} is a folder; give the path of a known_hosts file (it is created if missing)`;
+      throw f.known_hosts !== undefined || !khFromCfg
+        ? r.err(f.known_hosts !== undefined ? "known_hosts" : null, msg)
+        : inventoryError(khFromCfg.where, `UserKnownHostsFile for node ${r.name}: ${msg}`);
+    }
     let cfgPolicy: { value: HostKeyPolicy; where: string } | undefined;
     if (hit.strictHostKeyChecking) {
       const p = hostKeyPolicyOf(hit.strictHostKeyChecking.value);
@@ -290,7 +315,30 @@ export function resolveNodes(
       origins,
     };
   });
+  refuseTwoNames(nodes, byName);
   return { file, format, nodes, groups, warnings, files };
+}
+
+/** One machine under two names would be tested twice, and its lock taken by itself: two nodes
+ * that reach the same address and port by the same way (jump hosts, ProxyCommand) are refused.
+ * Host names compare without case, as DNS does. */
+function refuseTwoNames(nodes: NodeSpec[], byName: Map<string, RawNode>): void {
+  const seen = new Map<string, string>();
+  for (const n of nodes) {
+    if (n.transport === "local") continue;
+    const hop = (h: { host: string; port: number }) => `${h.host.toLowerCase()}:${h.port}`;
+    const key = [n.proxyCommand ?? "", ...n.jump.map(hop), hop(n)].join(" > ");
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw byName
+        .get(n.name)!
+        .err(
+          null,
+          `nodes ${first} and ${n.name} both reach ${n.host}:${n.port}${n.jump.length || n.proxyCommand ? " the same way" : ""}: one machine under two names would be tested, and locked, twice; keep one of them`,
+        );
+    }
+    seen.set(key, n.name);
+  }
 }
 
 function pickHop(b: Base): Omit<JumpHost, "name"> {

@@ -1,12 +1,33 @@
 // zod schemas of the two inventory formats. Field names follow the YAML (snake_case); the
 // loader turns them into NodeSpec.
+import { isIPv4, isIPv6 } from "node:net";
 import { z } from "zod";
 import { durationSeconds } from "../util/duration.js";
 
 // Node names reach shells, file names and report labels: keep them to a safe alphabet.
 export const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 // A host is a DNS name, an IPv4 address or an IPv6 address; never something starting with '-'.
-const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+\]?)$/;
+const DNS_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+const HOST_HELP = "expected a host name or address (letters, digits, '.', '-', ':')";
+
+/** What is wrong with `host` as an address to connect to, or null. */
+export function hostProblem(host: string): string | null {
+  if (host.includes(":") || host.startsWith("[")) {
+    if (isIPv6(host.replace(/^\[(.*)\]$/, "$1"))) return null;
+    const hp = /^([^:]*):(\d+)$/.exec(host);
+    if (hp)
+      return `'${host}' is host:port; give the host alone and the port apart (port: ${hp[2]})`;
+    return `${HOST_HELP}; '${host}' is not an IPv6 address`;
+  }
+  if (/^[\d.]+$/.test(host))
+    return isIPv4(host) ? null : `'${host}' is not an IPv4 address (four numbers 0-255)`;
+  if (!DNS_NAME.test(host)) return HOST_HELP;
+  if (host.length > 253) return `a DNS name has at most 253 characters, this one ${host.length}`;
+  const label = host.split(".").find((l) => l.length > 63);
+  if (label)
+    return `a DNS name's labels have at most 63 characters, '${label.slice(0, 16)}…' has ${label.length}`;
+  return null;
+}
 
 const port = z
   .number({ error: "expected a port number (integer 1-65535)" })
@@ -17,7 +38,10 @@ const port = z
 export const nodeFields = z.strictObject({
   host: z
     .string({ error: "expected a host name or address" })
-    .regex(HOST, "expected a host name or address (letters, digits, '.', '-', ':')")
+    .superRefine((v, ctx) => {
+      const problem = hostProblem(v);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
     .optional(),
   port: port.optional(),
   user: z

@@ -97,6 +97,13 @@ function readConf(file: string, sshDir: string, depth: number): ConfFile {
     const keyword = m[1]!.toLowerCase();
     const rest = m[2]!;
     const args = splitArgs(rest, file, no);
+    // OpenSSH refuses the whole file: `no argument after keyword "host"`.
+    if ((keyword === "host" || keyword === "match") && args.length === 0)
+      throw confError(
+        file,
+        no,
+        `no argument after keyword "${keyword}" (ssh refuses this file too); give a pattern, e.g. Host gpu*`,
+      );
     const entry: ConfLine = { file, line: no, keyword, args, rest };
     if (keyword === "include") {
       if (depth >= MAX_DEPTH) throw confError(file, no, `Include nested deeper than ${MAX_DEPTH}`);

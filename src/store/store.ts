@@ -35,8 +35,32 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** sslmode values node-postgres acts on (libpq's, but `allow`, and its own no-verify). */
+const SSLMODES = ["disable", "prefer", "require", "verify-ca", "verify-full", "no-verify"];
+
+/** A `--db` value: a postgres:// URL is checked; any other `scheme://` is refused (it would
+ * otherwise be taken for a SQLite file name); a plain path is left to checkDbPath. */
+export function checkDbScheme(location: string, option = "--db"): void {
+  if (isPostgresUrl(location)) return checkPostgresUrl(location, option);
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(location)?.[1];
+  if (scheme)
+    throw new SlicecheckError(
+      "USAGE",
+      `${option} ${redactUrl(location)}: unknown scheme '${scheme}://'; give a file path (SQLite) or a postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL`,
+      { option },
+    );
+}
+
 /** A `postgres://` URL that names a host and a database, refused before any work otherwise. */
 export function checkPostgresUrl(url: string, option = "--db"): void {
+  const bad = (why: string) =>
+    new SlicecheckError("USAGE", `${option} ${redactUrl(url)}: ${why}`, { option });
+  if (/\s/.test(url))
+    throw bad("holds a space; a URL has none (write a space in a password as %20)");
+  if (/%(?![0-9A-Fa-f]{2})/.test(url))
+    throw bad(
+      "bad percent-encoding: '%' must start %XX (two hex digits); write a '%' itself as %25",
+    );
   let u: URL;
   try {
     u = new URL(url);
@@ -47,6 +71,16 @@ export function checkPostgresUrl(url: string, option = "--db"): void {
       { option },
     );
   }
+  for (const part of [u.username, u.password, u.pathname]) {
+    try {
+      decodeURIComponent(part);
+    } catch {
+      throw bad("bad percent-encoding: its %XX bytes are not UTF-8");
+    }
+  }
+  const sslmode = u.searchParams.get("sslmode");
+  if (sslmode !== null && !SSLMODES.includes(sslmode))
+    throw bad(`sslmode=${sslmode} is not one of ${SSLMODES.join(", ")}`);
   const host = u.hostname || u.searchParams.get("host");
   if (!host || u.pathname.replace(/^\//, "") === "")
     throw new SlicecheckError(
@@ -58,8 +92,8 @@ export function checkPostgresUrl(url: string, option = "--db"): void {
 
 /** Opens (and brings to the current schema) the store a `--db` value names. */
 export async function openStore(location: string, o: { mustExist?: boolean } = {}): Promise<Store> {
+  checkDbScheme(location);
   if (isPostgresUrl(location)) {
-    checkPostgresUrl(location);
     return (await import("./postgres.js")).openPostgres(location, o);
   }
   return (await import("./sqlite.js")).openSqlite(location, o);

@@ -20,9 +20,12 @@ interface Entry {
   key: Buffer;
 }
 
-/** The name OpenSSH looks up: `host` on port 22, `[host]:port` elsewhere. */
+/** The name OpenSSH looks up (put_host_port): `host` on port 22, `[host]:port` elsewhere, the
+ * host in lower case as ssh forces it. An entry without a port is for port 22 only: ssh does not
+ * fall back to it for another port (ssh-keygen -F agrees; test/transport/known-hosts.test.ts). */
 export function hostKeyName(host: string, port: number): string {
-  return port === 22 ? host : `[${host}]:${port}`;
+  const h = host.toLowerCase();
+  return port === 22 ? h : `[${h}]:${port}`;
 }
 
 export function fingerprint(key: Buffer): string {
@@ -69,6 +72,7 @@ function patternMatches(pattern: string, name: string): boolean {
       .replace(/[.+^${}()|\\[\]]/g, "\\$&")
       .replaceAll("*", ".*")
       .replaceAll("?", ".")}$`,
+    "i", // match_hostname() compares plain patterns without case; hashed ones hash the name
   );
   return re.test(name);
 }

@@ -30,6 +30,18 @@ export function yamlToJs(
   file: string,
   code: ErrorCode,
 ): unknown {
+  // A tag the YAML 1.2 core schema does not know (`!!python/object:os.system`, `!custom`) asks
+  // a loader to build something: refused, not read as the text it wraps.
+  const tag = doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
+  if (tag) {
+    const line = lineCounter.linePos(tag.pos[0]).line;
+    const name = /Unresolved tag: (\S+)/.exec(tag.message)?.[1] ?? "?";
+    throw new SlicecheckError(
+      code,
+      `${file}:${line}: YAML tag ${name} is not one slicecheck reads (only plain values: strings, numbers, booleans, lists, mappings); remove the tag.`,
+      { file, line },
+    );
+  }
   try {
     return doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
   } catch (e) {

@@ -8,18 +8,22 @@ import { tempDir } from "../helpers/tmp.js";
 const dir = tempDir("invcmd");
 
 describe("slicecheck inventory", () => {
-  // Addresses nothing listens on: a command that connected would fail or hang.
+  // Addresses nothing listens on: a command that connected would fail or hang. One address per
+  // node: two nodes at one address:port are refused (one machine under two names).
   const inv = join(dir, "hosts");
   writeFileSync(
     inv,
     [
       "ctl ansible_connection=local",
       "[gpus]",
-      "gpu[01:03] ansible_host=192.0.2.1 ansible_user=ops",
+      "gpu01 ansible_host=192.0.2.1 ansible_user=ops",
       "[gpus:vars]",
       "ansible_port=2222",
       "ansible_become=true",
       "ansible_ssh_common_args='-J jump@198.51.100.1:2022 -o ServerAliveInterval=5'",
+      "[gpus]",
+      "gpu02 ansible_host=192.0.2.2 ansible_user=ops",
+      "gpu03 ansible_host=192.0.2.3 ansible_user=ops",
       "",
     ].join("\n"),
   );
@@ -60,7 +64,7 @@ describe("slicecheck inventory", () => {
     const line = (k: string) => r.stdout.split("\n").find((l) => l.trimStart().startsWith(k)) ?? "";
     const file = resolve(inv).replace(`${process.cwd()}/`, "");
     assert.match(line("port"), new RegExp(`2222 +from ${file}:5 \\(ansible_port\\)`));
-    assert.match(line("user"), new RegExp(`ops +from ${file}:3 \\(ansible_user\\)`));
+    assert.match(line("user"), new RegExp(`ops +from ${file}:9 \\(ansible_user\\)`));
     assert.match(
       line("via"),
       /jump@198\.51\.100\.1:2022 +from .*:7 \(ansible_ssh_common_args: -J jump@198\.51\.100\.1:2022\)/,

@@ -35,10 +35,12 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
   const c = useCluster(2);
   let good = "";
   let head = "";
+  let first = ""; // sim01's host and port: `{host: …, port: …}`
 
   before(() => {
     const [a, b] = c.inventory.nodes;
     head = `defaults: {user: ${a!.user}, identity_file: ${a!.identityFile}, known_hosts: ${a!.knownHosts}, ssh_config: none}\nnodes:\n  sim01: {host: ${a!.host}, port: ${a!.port}}\n  sim02: {host: ${b!.host}, port: ${b!.port}}\n`;
+    first = `{host: ${a!.host}, port: ${a!.port}}`;
     good = join(c.dir, "good.yaml");
     writeFileSync(good, head);
     writeFileSync(join(c.dir, "a-file"), "not a folder\n");
@@ -48,7 +50,141 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
 
   // Inventory text: the good one with `extra` appended (line 5 on) or a line replaced.
   const inv = (extra: string) => () => `${head}${extra}`;
+  const entry = (lines: string) =>
+    `version: v1\nmig-configs:\n  cfg:\n    - ${lines}\n      mig-enabled: true\n      mig-devices: {"1g.10gb": 1}\n`;
   const rows: (Omit<Row, "files"> & { files?: Record<string, string | (() => string)> })[] = [
+    // --- issue 26: the malformed inputs a fault campaign found mishandled ---
+    {
+      name: "inventory: host:port in host",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv('  sim03: {host: "127.0.0.1:42301"}\n') },
+      expect:
+        "i.yaml:5: nodes.sim03.host: '127.0.0.1:42301' is host:port; give the host alone and the port apart (port: 42301)",
+    },
+    {
+      name: "inventory: invalid IPv4",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: {host: 127.0.0.300}\n") },
+      expect:
+        "i.yaml:5: nodes.sim03.host: '127.0.0.300' is not an IPv4 address (four numbers 0-255)",
+    },
+    {
+      name: "inventory: 300-character host",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv(`  sim03: {host: ${"a".repeat(300)}}\n`) },
+      expect: "i.yaml:5: nodes.sim03.host: a DNS name has at most 253 characters, this one 300",
+    },
+    {
+      name: "inventory: 70-character label in a node name used as its host",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv(`  ${"b".repeat(70)}.example.org: {port: 22}\n`) },
+      expect: `i.yaml:5: nodes.${"b".repeat(70)}.example.org: host "${"b".repeat(70)}.example.org": a DNS name's labels have at most 63 characters`,
+    },
+    {
+      name: "inventory: YAML !!python/object tag",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": inv("  sim03: !!python/object:os.system {host: 127.0.0.99}\n") },
+      expect:
+        "i.yaml:5: YAML tag tag:yaml.org,2002:python/object:os.system is not one slicecheck reads",
+    },
+    {
+      name: "inventory: known_hosts that is a folder",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: {
+        "i.yaml": () => `${head}  sim03: {host: 127.0.0.99, known_hosts: ${c.dir}/a-folder}\n`,
+      },
+      expect: "i.yaml:5: nodes.sim03.known_hosts: known_hosts {dir}/a-folder is a folder",
+    },
+    {
+      name: "inventory: two nodes with the same host:port",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": () => `${head}  sim03: ${first}\n` },
+      expect: "i.yaml:5: nodes.sim03: nodes sim01 and sim03 both reach",
+    },
+    {
+      name: "inventory: node names differing only in case, same host",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: { "i.yaml": () => `${head}  SIM01: ${first}\n` },
+      expect: "i.yaml:5: nodes.SIM01: nodes sim01 and SIM01 both reach",
+    },
+    {
+      name: "ssh_config: Host line without a pattern",
+      args: ["exec", "-i", "{dir}/i.yaml", "--", "true"],
+      files: {
+        "bad-ssh-config": "Host\n  User bob\n",
+        "i.yaml": () => head.replace("ssh_config: none", `ssh_config: ${c.dir}/bad-ssh-config`),
+      },
+      expect: 'bad-ssh-config:1: no argument after keyword "host" (ssh refuses this file too)',
+    },
+    {
+      name: "inventory: INI range past the host limit",
+      args: ["inventory", "-i", "{dir}/i.ini", "--list"],
+      files: { "i.ini": "[gpus]\ngpu[1:1000]x[1:1000]\n" },
+      expect:
+        "i.ini:2: gpu[1:1000]x[1:1000]: expands to 1,000,000 hosts; one inventory may name at most 100,000",
+    },
+    {
+      name: "run --grep '(' (not a regular expression)",
+      args: ["run", "-i", "{inv}", "--grep", "(", "--db", "{dir}/r.db", "--out", "{dir}/out"],
+      expect: '--grep "(": not a regular expression',
+    },
+    {
+      name: "run --db URL with a bad percent-encoding",
+      args: ["run", "-i", "{inv}", "--db", "postgres://u:p%zz@127.0.0.1/db", "--out", "{dir}/out"],
+      expect: "bad percent-encoding: '%' must start %XX",
+    },
+    {
+      name: "run --db URL whose %XX bytes are not UTF-8",
+      args: ["run", "-i", "{inv}", "--db", "postgres://u%C3%28@127.0.0.1/db", "--out", "{dir}/out"],
+      expect: "bad percent-encoding: its %XX bytes are not UTF-8",
+    },
+    {
+      name: "run --db sslmode=bogus",
+      args: [
+        "run",
+        "-i",
+        "{inv}",
+        "--db",
+        "postgres://u@127.0.0.1/db?sslmode=bogus",
+        "--out",
+        "{dir}/out",
+      ],
+      expect:
+        "sslmode=bogus is not one of disable, prefer, require, verify-ca, verify-full, no-verify",
+    },
+    {
+      name: "run --db URL with a space",
+      args: ["run", "-i", "{inv}", "--db", "postgres://u@127.0.0.1/my db", "--out", "{dir}/out"],
+      expect: "holds a space; a URL has none",
+    },
+    {
+      name: "run --db mysql://",
+      args: ["run", "-i", "{inv}", "--db", "mysql://u@127.0.0.1/db", "--out", "{dir}/out"],
+      expect: "--db mysql://u@127.0.0.1/db: unknown scheme 'mysql://'",
+    },
+    {
+      name: "run --db file://",
+      args: ["run", "-i", "{inv}", "--db", "file:///tmp/x.db", "--out", "{dir}/out"],
+      expect: "--db file:///tmp/x.db: unknown scheme 'file://'",
+    },
+    {
+      name: "apply: devices [0, 0]",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": entry("devices: [0, 0]") },
+      expect: "GPU index 0 is listed twice",
+    },
+    {
+      name: "apply: devices [99]",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": entry("devices: [99]") },
+      expect: "GPU index 99: no node holds more than 64 GPUs",
+    },
+    {
+      name: "apply: device-filter ''",
+      args: ["apply", "-i", "{inv}", "{dir}/l.yaml"],
+      files: { "l.yaml": entry("devices: all\n      device-filter: ''") },
+      expect: "an empty device-filter matches no GPU",
+    },
     // --- inventories (file:line named) ---
     {
       name: "inventory: YAML alias bomb",

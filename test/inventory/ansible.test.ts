@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
-import { expandHostRange } from "../../src/inventory/host-range.js";
+import { expandHostRange, hostRangeSize, MAX_HOSTS } from "../../src/inventory/host-range.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import type { Inventory, NodeSpec } from "../../src/inventory/types.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -222,5 +222,53 @@ describe("Ansible hosts and ssh_config together", () => {
       ["10.9.0.2", 22],
       "Host gpuB matched the name, not the HostName",
     );
+  });
+});
+
+describe("inventory size limits", () => {
+  it("computes a range's size from its bounds and refuses one past the limit", () => {
+    assert.equal(hostRangeSize("gpu[1:1000]x[1:1000]"), 1_000_000);
+    assert.equal(hostRangeSize("n[0:10:2]"), 6);
+    assert.equal(expandHostRange(`n[1:${MAX_HOSTS}]`).length, MAX_HOSTS);
+    assert.throws(
+      () => expandHostRange(`n[0:${MAX_HOSTS}]`),
+      /expands to 100,001 hosts; one inventory may name at most 100,000/,
+    );
+    assert.throws(() => expandHostRange("n[1:99999999999999999999]"), /too large/);
+  });
+
+  it("refuses a native inventory with more nodes than the limit, at the first node past it", () => {
+    const p = write(
+      "nodes:\n  a: {host: 192.0.2.1}\n  b: {host: 192.0.2.2}\n  c: {host: 192.0.2.3}\n",
+      "native-limit.yaml",
+    );
+    assert.equal(loadInventory(p, { sshConfig: null, maxHosts: 3 }).nodes.length, 3);
+    assert.throws(
+      () => loadInventory(p, { sshConfig: null, maxHosts: 2 }),
+      /native-limit\.yaml:4: nodes\.c: the inventory names more than 2 hosts/,
+    );
+  });
+
+  it("refuses an Ansible YAML inventory past the limit, naming the host's line", () => {
+    const p = write(
+      "all:\n  children:\n    a:\n      hosts:\n        n[1:2]:\n    b:\n      hosts:\n        m1:\n",
+      "yaml-limit.yml",
+    );
+    assert.equal(loadInventory(p, { sshConfig: null, maxHosts: 3 }).nodes.length, 3);
+    assert.throws(
+      () => loadInventory(p, { sshConfig: null, maxHosts: 2 }),
+      /yaml-limit\.yml:8: all\.children\.b\.hosts\.m1: the inventory names more than 2 hosts/,
+    );
+  });
+
+  it("bounds listings too: the same hosts listed in group after group", () => {
+    const groups = Array.from({ length: 11 }, (_, i) => `[g${i}]\nn[1:2]\n`).join("");
+    const p = write(groups, "listings.ini");
+    assert.throws(
+      () => loadInventory(p, { sshConfig: null, maxHosts: 2 }),
+      /listings\.ini:22: n\[1:2\]: the inventory lists more than 20 hosts/,
+    );
+    const fewer = write(groups.split("[g10]")[0]!, "listings-ok.ini");
+    assert.equal(loadInventory(fewer, { sshConfig: null, maxHosts: 2 }).nodes.length, 2);
   });
 });

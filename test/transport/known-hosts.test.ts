@@ -92,4 +92,67 @@ describe("known_hosts", () => {
     }).split(" ")[1];
     assert.equal(fingerprint(a.blob), expected);
   });
+
+  it("finds what OpenSSH finds: ssh-keygen -F on the name ssh looks up, for every entry form", () => {
+    // Entry forms ssh and ssh-keygen write or accept: plain, [host]:port, port 22 in brackets,
+    // upper case, wildcards inside brackets, negation, hashed plain and hashed [host]:port.
+    const kh = join(dir, "openssh-compare");
+    const hashed = join(dir, "openssh-compare-hashed");
+    writeFileSync(hashed, `hashme ${a.line}\n[hashport]:2022 ${a.line}\n`);
+    execFileSync("ssh-keygen", ["-q", "-H", "-f", hashed], { stdio: "ignore" });
+    writeFileSync(
+      kh,
+      [
+        `plain ${a.line}`,
+        `[withport]:2222 ${a.line}`,
+        `[bracket22]:22 ${a.line}`,
+        `UPPER,[UpPort]:2200 ${a.line}`,
+        `[w?]:2300,gpu*.lab,!gpu9.lab ${a.line}`,
+        `10.1.2.3 ${a.line}`,
+        readFileSync(hashed, "utf8").trim(),
+        "",
+      ].join("\n"),
+    );
+    const queries: [string, number][] = [
+      ["plain", 22],
+      ["plain", 2222], // no port in the entry: ssh looks up [plain]:2222 and does not find it
+      ["PLAIN", 22],
+      ["withport", 2222],
+      ["withport", 22],
+      ["withport", 2223],
+      ["WithPort", 2222],
+      ["bracket22", 22], // ssh looks up "bracket22" for port 22, not "[bracket22]:22"
+      ["upper", 22],
+      ["upport", 2200],
+      ["w1", 2300],
+      ["w12", 2300],
+      ["gpu5.lab", 22],
+      ["gpu9.lab", 22],
+      ["10.1.2.3", 22],
+      ["10.1.2.3", 2222],
+      ["hashme", 22],
+      ["HASHME", 22],
+      ["hashport", 2022],
+      ["HashPort", 2022],
+      ["hashport", 22],
+    ];
+    const differ: string[] = [];
+    for (const [host, port] of queries) {
+      // ssh lowercases the host, then looks up `host` on port 22 and `[host]:port` elsewhere.
+      const name = port === 22 ? host.toLowerCase() : `[${host.toLowerCase()}]:${port}`;
+      let openssh: boolean;
+      try {
+        execFileSync("ssh-keygen", ["-F", name, "-f", kh], { stdio: "ignore" });
+        openssh = true;
+      } catch {
+        openssh = false;
+      }
+      const ours = checkHostKey(kh, host, port, a.blob).status === "known";
+      if (ours !== openssh) differ.push(`${host}:${port}: ssh-keygen -F ${openssh}, ours ${ours}`);
+    }
+    assert.deepEqual(differ, []);
+    // Both answers occur, so the comparison can tell them apart.
+    assert.equal(checkHostKey(kh, "plain", 2222, a.blob).status, "unknown");
+    assert.equal(checkHostKey(kh, "HashPort", 2022, a.blob).status, "known");
+  });
 });

@@ -3,10 +3,9 @@
 // where each value came from. It connects to nothing: this is how a user checks that an
 // Ansible inventory and ~/.ssh/config were read as Ansible and ssh would read them.
 import { SlicecheckError } from "../../errors.js";
-import { loadInventory } from "../../inventory/load.js";
 import { selectNodes } from "../../inventory/selectors.js";
 import type { NodeSpec } from "../../inventory/types.js";
-import { displayPath, inventoryPath, type Out, table } from "../context.js";
+import { displayPath, inventoryPath, type Out, readInventory, table } from "../context.js";
 
 export interface InventoryCliOptions {
   inventory?: string;
@@ -35,7 +34,20 @@ export interface NodeInventoryJson {
   origins: Record<string, string>;
 }
 
-function nodeJson(n: NodeSpec, groups: Record<string, string[]>): NodeInventoryJson {
+/** Each node's groups, found in one pass over the memberships (not nodes × groups). */
+function groupsByNode(groups: Record<string, string[]>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [g, members] of Object.entries(groups)) {
+    for (const m of members) {
+      const list = out.get(m);
+      if (list) list.push(g);
+      else out.set(m, [g]);
+    }
+  }
+  return out;
+}
+
+function nodeJson(n: NodeSpec, groupsOf: Map<string, string[]>): NodeInventoryJson {
   return {
     name: n.name,
     host: n.host,
@@ -51,9 +63,7 @@ function nodeJson(n: NodeSpec, groups: Record<string, string[]>): NodeInventoryJ
     transport: n.transport ?? "ssh",
     tags: n.tags,
     slurmNode: n.slurmNode,
-    groups: Object.entries(groups)
-      .filter(([, m]) => m.includes(n.name))
-      .map(([g]) => g),
+    groups: groupsOf.get(n.name) ?? [],
     origins: Object.fromEntries(
       Object.entries(n.origins ?? {}).map(([k, v]) => [k, shortenPaths(v)]),
     ),
@@ -76,7 +86,7 @@ export function inventoryCommand(o: InventoryCliOptions, io: Out): number {
   if (o.list && o.host !== undefined) {
     throw new SlicecheckError("USAGE", "give --list or --host NAME, not both");
   }
-  const inv = loadInventory(inventoryPath(o.inventory));
+  const inv = readInventory(inventoryPath(o.inventory));
   for (const w of inv.warnings ?? []) io.err(`slicecheck: warning: ${shortenPaths(w)}`);
   if (o.host !== undefined) {
     const n = inv.nodes.find((x) => x.name === o.host);
@@ -87,7 +97,7 @@ export function inventoryCommand(o: InventoryCliOptions, io: Out): number {
         { term: o.host },
       );
     }
-    const j = nodeJson(n, inv.groups);
+    const j = nodeJson(n, groupsByNode(inv.groups));
     if (o.json) {
       io.out(JSON.stringify(j, null, 2));
       return 0;
@@ -111,7 +121,8 @@ export function inventoryCommand(o: InventoryCliOptions, io: Out): number {
     io.out(table(rows.map(([k, v, from]) => [`  ${k}`, v, from ? `from ${from}` : ""])));
     return 0;
   }
-  const nodes = selectNodes(inv, o.nodes).map((n) => nodeJson(n, inv.groups));
+  const groupsOf = groupsByNode(inv.groups);
+  const nodes = selectNodes(inv, o.nodes).map((n) => nodeJson(n, groupsOf));
   if (o.json) {
     io.out(
       JSON.stringify(

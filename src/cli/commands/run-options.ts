@@ -8,6 +8,17 @@ import type { NodeSpec } from "../../inventory/types.js";
 import type { RunCliOptions } from "./run.js";
 
 export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]): void {
+  // mocha compiles --grep as a regular expression once the nodes are reached: check it first.
+  if (o.grep !== undefined) {
+    try {
+      new RegExp(o.grep);
+    } catch (e) {
+      throw new SlicecheckError(
+        "USAGE",
+        `--grep ${JSON.stringify(o.grep)}: not a regular expression (${(e as Error).message.replace(/^Invalid regular expression: /, "")}); escape ( ) [ ] * + ? with a backslash to match them as text`,
+      );
+    }
+  }
   if (!o.layout && suites.some((s) => s.name === "layout"))
     throw new SlicecheckError(
       "USAGE",

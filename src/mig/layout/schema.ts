@@ -23,6 +23,11 @@ export const ENTRY_FIELDS = [
   "placements",
 ];
 
+/** The highest GPU index a layout may name: nvidia-smi numbers GPUs from 0, and no server
+ * holds more than 16 (HGX boards have 8; a few chassis 16). 63 leaves room and still catches
+ * a typo such as 99. */
+export const MAX_GPU_INDEX = 63;
+
 export const entrySchema = z
   .strictObject(
     {
@@ -61,7 +66,14 @@ export const entrySchema = z
           ? [e["device-filter"]]
           : e["device-filter"];
     filters.forEach((f, i) => {
-      if (f !== "" && normaliseDeviceId(f) === null) {
+      if (f === "") {
+        ctx.addIssue({
+          code: "custom",
+          path: typeof e["device-filter"] === "string" ? ["device-filter"] : ["device-filter", i],
+          message:
+            'an empty device-filter matches no GPU; give a PCI device id such as "0x233010DE", or leave device-filter out for every GPU',
+        });
+      } else if (normaliseDeviceId(f) === null) {
         ctx.addIssue({
           code: "custom",
           path: typeof e["device-filter"] === "string" ? ["device-filter"] : ["device-filter", i],
@@ -69,6 +81,26 @@ export const entrySchema = z
         });
       }
     });
+    // A GPU index listed twice, or one no node has: the entry would silently apply to fewer
+    // GPUs than written. Indices a node lacks below MAX_GPU_INDEX are only known at discovery.
+    if (Array.isArray(e.devices)) {
+      const seen = new Set<number>();
+      e.devices.forEach((d, i) => {
+        if (seen.has(d))
+          ctx.addIssue({
+            code: "custom",
+            path: ["devices", i],
+            message: `GPU index ${d} is listed twice; list each GPU once`,
+          });
+        else if (d > MAX_GPU_INDEX)
+          ctx.addIssue({
+            code: "custom",
+            path: ["devices", i],
+            message: `GPU index ${d}: no node holds more than ${MAX_GPU_INDEX + 1} GPUs (indices 0-${MAX_GPU_INDEX})`,
+          });
+        seen.add(d);
+      });
+    }
     const devices = e["mig-devices"];
     if (e["mig-enabled"] && devices === undefined) {
       ctx.addIssue({
