@@ -41,7 +41,10 @@ const SSLMODES = ["disable", "prefer", "require", "verify-ca", "verify-full", "n
 /** A `--db` value: a postgres:// URL is checked; any other `scheme://` is refused (it would
  * otherwise be taken for a SQLite file name); a plain path is left to checkDbPath. */
 export function checkDbScheme(location: string, option = "--db"): void {
-  if (isPostgresUrl(location)) return checkPostgresUrl(location, option);
+  if (isPostgresUrl(location)) {
+    checkPostgresUrl(location, option);
+    return;
+  }
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(location)?.[1];
   if (scheme)
     throw new SlicecheckError(
