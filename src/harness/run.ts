@@ -150,6 +150,8 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   const pre: PreCheck[] = [];
   const early = (c: PreCheck) => pre.push(c);
   let listed: HarnessRunResult["listed"];
+  /** The tests the run selected over all nodes (after --grep); null until the suites load. */
+  let selected: number | null = null;
   let exitCode = 0;
   try {
     // 1. One session per node, locked for the whole run.
@@ -361,6 +363,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
             preChecks: pre.splice(0),
             planned: (steps) => {
               for (const [node, list] of steps) progress.plan(node, list);
+              selected = [...steps.values()].flat().reduce((n, st) => n + st.units, 0);
             },
             labels: (suite) =>
               SUITE_LABELS[suite] ?? { epic: "Site checks", feature: suite, severity: "normal" },
@@ -407,6 +410,14 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
     for (const n of o.nodes) progress.end(n.name);
   }
   exitCode = tasks.interrupted ? interruptExitCode(tasks.interruptedBy) : exitOf(sink.checks);
+  if (o.grep !== undefined && !tasks.interrupted && (o.list ? listed?.length : selected) === 0) {
+    // A --grep that selects nothing would otherwise pass with no check: a typo in a nightly job's
+    // pattern must not turn into a green run. Known only once the nodes' tests exist.
+    o.err(
+      `slicecheck: --grep ${JSON.stringify(o.grep)} matched no test on ${o.nodes.length} node(s); \`slicecheck run --list\` shows the titles it is matched against`,
+    );
+    exitCode = 3;
+  }
   // Before the reports, so that a lost record is in them too.
   const lost = await recorder?.flush();
   if (lost) {

@@ -100,7 +100,7 @@ describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", functio
     assert.equal(n1.state, "IDLE+DRAIN");
     assert.match(
       n1.reason ?? "",
-      /^slicecheck sc-\S+: 1 check\(s\) failed: health: has no uncorrected ECC errors: HEALTH$/,
+      /^slicecheck sc-\S+: 1 check\(s\) failed: health: has no uncorrected ECC errors: ECC_UNCORRECTED$/,
     );
     assert.match(r.stderr, /sim01: left drained for Slurm: slicecheck sc-/);
     // Without --report-to-slurm the same failing run resumes the node it drained.

@@ -135,6 +135,12 @@ describe("user suites and the suite API (slicecheck run --suites FILE, real sshd
       json(ran.stdout).checks.map((x) => x.title),
       ["has at least one GPU", "has at least one GPU"],
     );
+    // --grep that selects nothing is a usage error, listed or run: never a pass with no check
+    const none = await run("--suites", `${SUITES}/failing.mjs`, "--grep", "no such title");
+    assert.equal(none.code, 3, none.stderr);
+    assert.match(none.stderr, /--grep "no such title" matched no test on 2 node\(s\)/);
+    const noneListed = await cli("run", "-i", c.inventoryPath, "--list", "--grep", "no such title");
+    assert.equal(noneListed.code, 3, noneListed.stderr);
   });
 
   it("an unknown suite or a missing file is refused before any node is touched (exit 3)", async () => {

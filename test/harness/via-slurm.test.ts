@@ -133,7 +133,7 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
       join(r.out, "report"),
     );
     assert.equal(rep.code, 0, rep.stderr);
-    assert.match(rep.stdout, /4 passed, 0 failed, 0 broken on 4 node\(s\)/);
+    assert.match(rep.stdout, /4 passed, 0 failed, 0 broken, 0 skipped on 4 node\(s\)/);
     // Every task recorded into the one shared database, as one run.
     const db = new pg.Client({ connectionString: server.url });
     await db.connect();
@@ -359,12 +359,13 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
       jobs: { node: string; exitCode: number | null }[];
     };
     assert.equal(via.interrupted, true);
-    // Each task ran slicecheck to its own interrupted end (130), and wrote what it had.
+    // Each task ran slicecheck to its own interrupted end, and wrote what it had: the tasks get
+    // scancel's SIGTERM, so each exits 143 (128 + SIGTERM), as a direct run stopped that way does.
     assert.deepEqual(
       via.jobs.map((j) => [j.node, j.exitCode]),
       [
-        ["sim02", 130],
-        ["sim03", 130],
+        ["sim02", 143],
+        ["sim03", 143],
       ],
     );
     const checks = readFileSync(join(out, "checks.jsonl"), "utf8")

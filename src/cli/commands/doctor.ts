@@ -15,7 +15,8 @@ if command -v timeout >/dev/null 2>&1; then deadline="timeout -k 2 ${smiTimeoutS
 if command -v nvidia-smi >/dev/null 2>&1; then
   q=$($deadline nvidia-smi --query-gpu=index,name,uuid,driver_version,mig.mode.current,mig.mode.pending --format=csv,noheader 2>&1); rc=$?
   echo "nvsmi_rc=$rc"; printf '%s\\n' "$q" | sed 's/^/gpu=/'
-  echo "cuda=$($deadline nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9][0-9.]*\\).*/\\1/p' | head -n 1)"
+  # The banner only after the query answered: a hung driver would hang it too, doubling the wait.
+  if [ "$rc" -eq 0 ]; then echo "cuda=$($deadline nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\\([0-9][0-9.]*\\).*/\\1/p' | head -n 1)"; fi
 else echo nvsmi_rc=missing; fi
 p=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
 if [ -n "$p" ]; then echo "nvcc=$("$p" --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p')"; else echo nvcc=missing; fi

@@ -91,11 +91,12 @@ export function printEnd(
   io.out("");
   if (r.checks.length > 0) io.out(perNode(r.checks));
   io.out(reportsLine(o.outDir, o.allure));
-  const k = countOf(r.checks);
-  io.out(`${k.passed} passed, ${k.failed} failed, ${k.broken} broken, ${k.skipped} skipped`);
-  // The compliance page's headline, judged by the run's sign-off policy (run.json scope).
+  // The compliance page's headline, judged by the run's sign-off policy (run.json scope); above
+  // the counts, so that the last two lines stay the counts and the verdict, as scripts read them.
   const s = r.checks.length > 0 ? signoffOfRun(o.outDir) : null;
   if (s) for (const l of signoffLines(s)) io.out(l);
+  const k = countOf(r.checks);
+  io.out(`${k.passed} passed, ${k.failed} failed, ${k.broken} broken, ${k.skipped} skipped`);
   const v = verdictOf(r);
   const style = r.exitCode === 0 ? "green" : r.exitCode === 1 ? "red" : "yellow";
   io.out(`run ${o.runId}: ${paint(style, v)}`);

@@ -115,7 +115,11 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     },
     err: (line) => view.message(line),
   }).finally(() => view.stop());
-  if (o.list) return printList(r.listed ?? [], suites.length, nodes.length, runId, o.json, io);
+  if (o.list) {
+    const code = printList(r.listed ?? [], suites.length, nodes.length, runId, o.json, io);
+    // A --grep that listed nothing is the run's usage error (3), as it would be when running.
+    return r.exitCode === 3 ? 3 : code;
+  }
   if (o.json) return printJson(r, runId, io, outDir);
   printEnd(r, { runId, outDir, allure: o.allure !== false }, io);
   return r.exitCode;

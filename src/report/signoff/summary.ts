@@ -54,7 +54,13 @@ export function summaryOfModel(m: SignoffModel): SignoffSummary {
  * are missing (reports that could not be written: the run's end says so elsewhere). */
 export function signoffOfRun(outDir: string): SignoffSummary | null {
   if (![RUN_CONTEXT_FILE, CHECKS_FILE].every((f) => existsSync(join(outDir, f)))) return null;
-  return summaryOfModel(signoffModel(readRunContext(outDir)));
+  try {
+    return summaryOfModel(signoffModel(readRunContext(outDir)));
+  } catch {
+    // A run.json cut short (a full disk): the run's end already reports the write that failed,
+    // and no headline can be claimed from a half-written run.
+    return null;
+  }
 }
 
 export const policyName = (p: SignoffSummary["policy"]) =>
