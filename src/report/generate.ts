@@ -12,20 +12,36 @@ export function allureBin(): string {
   return join(dirname(require.resolve("allure-commandline/package.json")), "dist", "bin", "allure");
 }
 
+/** How long `allure generate` may take (a JVM on a large run's results: minutes, not hours). */
+export const ALLURE_TIMEOUT_MS = 10 * 60_000;
+
 function javaPresent(): boolean {
-  const r = spawnSync("java", ["-version"], { stdio: "ignore" });
+  // A java that does not answer `-version` in 30 s is no java to generate with.
+  const r = spawnSync("java", ["-version"], { stdio: "ignore", timeout: 30_000 });
   return r.status === 0;
+}
+
+/** Runs a report tool to its end, but not past `timeoutMs`: killed (SIGKILL) then, and said so. */
+export function runBounded(bin: string, args: readonly string[], timeoutMs: number): void {
+  const r = spawnSync(bin, args, { encoding: "utf8", timeout: timeoutMs, killSignal: "SIGKILL" });
+  const what = `${bin.split("/").pop()} ${args[0] ?? ""}`.trim();
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT")
+    throw new SlicecheckError(
+      "REPORT",
+      `${what} did not finish within ${timeoutMs / 1000} s and was killed; its output so far: ${(r.stderr || r.stdout || "").trim().slice(-400)}`,
+      { timeoutMs },
+    );
+  if (r.status !== 0)
+    throw new SlicecheckError(
+      "REPORT",
+      `${what} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(-800)}`,
+    );
 }
 
 function generate(results: string, out: string, singleFile: boolean, name: string): void {
   const args = ["generate", results, "-o", out, "--clean", "--name", name];
   if (singleFile) args.push("--single-file");
-  const r = spawnSync(allureBin(), args, { encoding: "utf8" });
-  if (r.status !== 0)
-    throw new SlicecheckError(
-      "REPORT",
-      `allure generate exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(-800)}`,
-    );
+  runBounded(allureBin(), args, ALLURE_TIMEOUT_MS);
 }
 
 export interface GenerateOptions {
@@ -88,7 +104,8 @@ function fillBuildOrder(results: string, history: string): void {
 }
 
 /** `allure open DIR`: serves the report on a local port and opens a browser, until it is
- * interrupted (Ctrl-C reaches it through the terminal's process group). Resolves its exit. */
+ * interrupted (Ctrl-C reaches it through the terminal's process group). Resolves its exit.
+ * Deliberately unbounded: serving until the user stops it is what it is for. */
 export function openReport(dir: string): Promise<number> {
   if (!existsSync(join(dir, "index.html")))
     return Promise.reject(
