@@ -147,7 +147,8 @@ export async function openPostgres(url: string, o: OpenOptions = {}): Promise<St
   const pool = new pg.Pool({
     connectionString: url,
     max: 4,
-    connectionTimeoutMillis: timeoutMs,
+    // A wrong host still fails in seconds, not minutes, whatever the timeout.
+    connectionTimeoutMillis: Math.min(timeoutMs, 10_000),
     query_timeout: timeoutMs,
     statement_timeout: timeoutMs,
   });
