@@ -8,6 +8,7 @@ import { applySettings, type ConfigContext } from "./config/resolve.js";
 import { exitOnlyHandlers, gpuIndexOption, type Out, stdio } from "./context.js";
 import {
   parseConcurrency,
+  parseDbTimeout,
   parseDuration,
   parseIntIn,
   parsePercent,
@@ -301,6 +302,12 @@ export function buildProgram(
       "--db <path|url>",
       "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
     )
+    .option(
+      "--db-timeout <duration>",
+      "bound on every wait for the records database (connect, write, commit; SQLite's lock wait at most 10 s); past it the run's records are reported lost (1 s to 1 h, default 30s)",
+      parseDbTimeout,
+      30,
+    )
     .option("--json", "print every check, the counts and the exit code as JSON")
     .option("--quiet", "no live progress: only the checks that did not pass and the verdict")
     .option("--no-allure", "do not write Allure results (<out>/allure-results)")
@@ -343,6 +350,12 @@ export function buildProgram(
     .option(
       "--db <path|url>",
       "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
+    )
+    .option(
+      "--db-timeout <duration>",
+      "bound on every wait for the records database (connect, write, commit; SQLite's lock wait at most 10 s); past it the run's records are reported lost (1 s to 1 h, default 30s)",
+      parseDbTimeout,
+      30,
     )
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await (await import("./commands/diff.js")).diffCommand(o, io)));

@@ -58,6 +58,8 @@ export interface HarnessRunOptions {
   reservation?: string | null;
   journalDir: string;
   db: string;
+  /** --db-timeout: the bound on every wait for the records database. */
+  dbTimeoutMs?: number;
   label: string | null;
   argv: string[];
   grep?: string;
@@ -134,6 +136,7 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
         runId: o.runId,
         label: o.label ?? undefined,
         argv: o.argv,
+        timeoutMs: o.dbTimeoutMs,
       }).catch((e: unknown) => {
         // An unreachable database stops the run before any node is touched; the signal
         // handlers must not outlive it (in-process callers go on).

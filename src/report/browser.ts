@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
 import { SlicecheckError } from "../errors.js";
+import { settledWithin } from "../util/time.js";
 
 export const CHROMIUM = process.env.SLICECHECK_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -15,6 +16,8 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    // Playwright's own bound on the start (its default, said here so that it stays one).
+    timeout: 30_000,
     args: [
       "--no-sandbox",
       "--disable-gpu",
@@ -51,11 +54,22 @@ const UNLINK_FILES = `for (const a of Array.from(document.querySelectorAll("a[hr
 /** Prints the page to A4 with a header and numbered pages. Links to files become their text: a
  * PDF resolves a relative link against where it was printed (a file:// path of this machine);
  * in-page links (#…) stay links. */
-export async function printPdf(htmlFile: string, pdfFile: string, title = ""): Promise<void> {
+/** How long printing one PDF may take, start of Chromium excluded (it has its own bound). */
+export const PDF_TIMEOUT_MS = 120_000;
+
+export async function printPdf(
+  htmlFile: string,
+  pdfFile: string,
+  title = "",
+  timeoutMs = PDF_TIMEOUT_MS,
+): Promise<void> {
   const { pathToFileURL } = await import("node:url");
   const browser = await launchChromium();
-  try {
+  const print = async () => {
     const page = await browser.newPage();
+    // goto and emulateMedia honour the page's timeout; page.pdf has none of its own, hence
+    // the bound on the whole below.
+    page.setDefaultTimeout(timeoutMs);
     await page.goto(pathToFileURL(htmlFile).href, { waitUntil: "load" });
     await page.emulateMedia({ media: "print" });
     await page.evaluate(UNLINK_FILES);
@@ -69,7 +83,18 @@ export async function printPdf(htmlFile: string, pdfFile: string, title = ""): P
       footerTemplate: t.footer,
       margin: { top: "16mm", bottom: "14mm", left: "10mm", right: "10mm" },
     });
+  };
+  const work = print();
+  try {
+    if (!(await settledWithin(work, timeoutMs)))
+      throw new SlicecheckError(
+        "REPORT",
+        `Chromium did not print ${pdfFile} within ${timeoutMs / 1000} s; the HTML report is written, print it from a browser`,
+        { timeoutMs },
+      );
+    await work;
   } finally {
-    await browser.close();
+    // Closing kills the browser it launched; a wedged one is left to that, not waited on.
+    await settledWithin(browser.close(), 10_000);
   }
 }

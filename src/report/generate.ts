@@ -12,8 +12,12 @@ export function allureBin(): string {
   return join(dirname(require.resolve("allure-commandline/package.json")), "dist", "bin", "allure");
 }
 
+/** How long `allure generate` may take (a JVM on a large run's results: minutes, not hours). */
+export const ALLURE_TIMEOUT_MS = 10 * 60_000;
+
 function javaPresent(): boolean {
-  const r = spawnSync("java", ["-version"], { stdio: "ignore" });
+  // A java that does not answer `-version` in 30 s is no java to generate with.
+  const r = spawnSync("java", ["-version"], { stdio: "ignore", timeout: 30_000 });
   return r.status === 0;
 }
 
@@ -47,6 +51,33 @@ export function stripAnalytics(dir: string): string[] {
   return changed;
 }
 
+/** Runs a report tool to its end, but not past `timeoutMs`: killed (SIGKILL) then, and said so. */
+export function runBounded(
+  bin: string,
+  args: readonly string[],
+  timeoutMs: number,
+  env: Record<string, string> = {},
+): void {
+  const r = spawnSync(bin, args, {
+    encoding: "utf8",
+    timeout: timeoutMs,
+    killSignal: "SIGKILL",
+    env: { ...process.env, ...env },
+  });
+  const what = `${bin.split("/").pop()} ${args[0] ?? ""}`.trim();
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === "ETIMEDOUT")
+    throw new SlicecheckError(
+      "REPORT",
+      `${what} did not finish within ${timeoutMs / 1000} s and was killed; its output so far: ${(r.stderr || r.stdout || "").trim().slice(-400)}`,
+      { timeoutMs },
+    );
+  if (r.status !== 0)
+    throw new SlicecheckError(
+      "REPORT",
+      `${what} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(-800)}`,
+    );
+}
+
 function generate(results: string, out: string, singleFile: boolean, name: string): void {
   const args = ["generate", results, "-o", out, "--clean", "--name", name];
   if (singleFile) args.push("--single-file");
@@ -60,6 +91,9 @@ function generate(results: string, out: string, singleFile: boolean, name: strin
       `allure generate exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || r.error?.message || "").trim().slice(-800)}`,
     );
   stripAnalytics(out);
+}
+
+  runBounded(allureBin(), args, ALLURE_TIMEOUT_MS);
 }
 
 export interface GenerateOptions {
@@ -122,7 +156,8 @@ function fillBuildOrder(results: string, history: string): void {
 }
 
 /** `allure open DIR`: serves the report on a local port and opens a browser, until it is
- * interrupted (Ctrl-C reaches it through the terminal's process group). Resolves its exit. */
+ * interrupted (Ctrl-C reaches it through the terminal's process group). Resolves its exit.
+ * Deliberately unbounded: serving until the user stops it is what it is for. */
 export function openReport(dir: string): Promise<number> {
   if (!existsSync(join(dir, "index.html")))
     return Promise.reject(

@@ -41,10 +41,19 @@ export function migrate(db: Database, path = "the database"): number {
   return at;
 }
 
-export function openDb(path: string, o: { mustExist?: boolean } = {}): Database {
+/** SQLite's busy timeout: how long a write waits for another writer's lock. better-sqlite3
+ * waits synchronously, blocking the controller (heartbeats, sessions) meanwhile, so --db-timeout
+ * is capped here at the 10 s it always was. */
+export const SQLITE_BUSY_CAP_MS = 10_000;
+
+export function openDb(
+  path: string,
+  o: { mustExist?: boolean; timeoutMs?: number } = {},
+): Database {
+  const timeout = Math.min(o.timeoutMs ?? SQLITE_BUSY_CAP_MS, SQLITE_BUSY_CAP_MS);
   if (o.mustExist) {
     try {
-      const db = new Database(path, { fileMustExist: true, timeout: 10_000 });
+      const db = new Database(path, { fileMustExist: true, timeout });
       db.pragma("journal_mode = WAL");
       migrate(db, path);
       return db;
@@ -60,7 +69,7 @@ export function openDb(path: string, o: { mustExist?: boolean } = {}): Database 
   let db: Database | undefined;
   try {
     mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path, { timeout: 10_000 });
+    db = new Database(path, { timeout });
     db.pragma("journal_mode = WAL");
     // NORMAL in WAL mode survives a killed process (only an OS crash can lose the last commits),
     // and keeps one fsync per measurement off the run's path.

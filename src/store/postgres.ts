@@ -4,14 +4,43 @@
 // at once against an empty database migrate it exactly once.
 import pg from "pg";
 import { SlicecheckError } from "../errors.js";
+import { settledWithin } from "../util/time.js";
 import { MIGRATIONS, migrationSql, numberedParams, SCHEMA_VERSION } from "./schema.js";
-import { redactUrl, type Sql, type Store } from "./store.js";
+import {
+  dbTimeoutError,
+  isDbTimeout,
+  type OpenOptions,
+  redactUrl,
+  type Sql,
+  type Store,
+} from "./store.js";
 
 // Any constant: the key of the advisory lock that serialises slicecheck's migrations.
 const MIGRATION_LOCK = 5_110_514;
 
-function dbError(location: string, e: unknown, doing: string): SlicecheckError {
+/** pg's own timeouts: query_timeout (client side), the pool's and the connection's
+ * connectionTimeoutMillis, and the server's statement_timeout (57014). */
+function timedOut(e: unknown): boolean {
+  const msg = e instanceof Error ? e.message : "";
+  return (
+    (e as { code?: unknown }).code === "57014" ||
+    /Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout|timeout expired/.test(
+      msg,
+    )
+  );
+}
+
+function dbError(location: string, e: unknown, doing: string, timeoutMs: number): SlicecheckError {
   if (e instanceof SlicecheckError) return e;
+  if (timedOut(e))
+    return dbTimeoutError(
+      location,
+      doing,
+      timeoutMs,
+      e,
+      "DB",
+      "the server is stopped, overloaded or unreachable; this run's records there are incomplete",
+    );
   const code = (e as { code?: unknown }).code;
   const msg = e instanceof Error ? e.message : String(e);
   return new SlicecheckError(
@@ -34,24 +63,34 @@ function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
   };
 }
 
+/**
+ * Closes a client's socket at once. A stopped server (SIGSTOP, a frozen VM) leaves TCP open and
+ * never answers pg's goodbye, so client.end() and pool.end() would wait for as long as it stays
+ * stopped; pg has no public destroy, hence its connection's stream.
+ */
+function destroy(client: pg.ClientBase): void {
+  (
+    client as unknown as { connection?: { stream?: { destroy(): void } } }
+  ).connection?.stream?.destroy();
+}
+
 async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  // A checked-out client whose server goes away emits 'error' (the pool's handler covers idle
-  // ones only): unheard, that is an uncaught exception that ends the controller. The query in
-  // flight rejects as well, which is what the recorder reports.
-  const onError = () => {};
-  client.on("error", onError);
+  let broken: Error | undefined;
   try {
     await client.query("BEGIN");
     const r = await fn(client);
     await client.query("COMMIT");
     return r;
   } catch (e) {
-    await client.query("ROLLBACK").catch(() => {});
+    // After a client-side timeout the connection still has the query in flight: it cannot be
+    // reused, and a ROLLBACK would only wait as long again. Dropping it rolls back on the server.
+    if (timedOut(e)) broken = e instanceof Error ? e : new Error(String(e));
+    else await client.query("ROLLBACK").catch(() => {});
     throw e;
   } finally {
-    client.off("error", onError);
-    client.release();
+    client.release(broken);
+    if (broken) destroy(client);
   }
 }
 
@@ -90,27 +129,55 @@ async function migrate(pool: pg.Pool, location: string, mustExist: boolean): Pro
   }
 }
 
-export async function openPostgres(url: string, o: { mustExist?: boolean } = {}): Promise<Store> {
+/** Ends the pool, but waits at most `ms` (0 after a timeout: the server is not answering), then
+ * closes every socket still open, so that nothing keeps the controller alive. */
+async function endPool(pool: pg.Pool, clients: Set<pg.ClientBase>, ms: number): Promise<void> {
+  await settledWithin(pool.end(), ms);
+  for (const c of clients) destroy(c);
+}
+
+export async function openPostgres(url: string, o: OpenOptions = {}): Promise<Store> {
   const location = redactUrl(url);
+  const timeoutMs = o.timeoutMs ?? 30_000;
   // A few connections: the recorder writes one transaction at a time; readers (regression,
-  // diff) take another. connectionTimeoutMillis: a wrong host fails in seconds, not minutes.
-  const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000 });
+  // diff) take another. Every wait is bounded by pg's own options: connectionTimeoutMillis
+  // (a wrong host, a server that accepts TCP but never answers, a full pool), query_timeout
+  // (client side: the only one that catches a stopped server, whose TCP stays open) and
+  // statement_timeout (server side: a statement stuck behind a lock).
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 4,
+    // A wrong host still fails in seconds, not minutes, whatever the timeout.
+    connectionTimeoutMillis: Math.min(timeoutMs, 10_000),
+    query_timeout: timeoutMs,
+    statement_timeout: timeoutMs,
+  });
   // An idle connection the server drops must not crash the run: the next query reconnects.
   pool.on("error", () => {});
-  try {
-    await migrate(pool, location, o.mustExist ?? false);
-  } catch (e) {
-    await pool.end().catch(() => {});
-    throw dbError(location, e, "opening");
-  }
-  const direct = sqlOf(pool);
+  const clients = new Set<pg.ClientBase>();
+  pool.on("connect", (c) => {
+    clients.add(c);
+    // A checked-out client whose server goes away emits 'error' (the pool's handler covers
+    // idle ones only): unheard, that is an uncaught exception that ends the controller. The
+    // query in flight rejects as well, which is what the recorder reports.
+    c.on("error", () => {});
+    c.once("end", () => clients.delete(c));
+  });
+  let answering = true;
   const guard = async <R>(doing: string, p: Promise<R>): Promise<R> => {
     try {
       return await p;
     } catch (e) {
-      throw dbError(location, e, doing);
+      const err = dbError(location, e, doing, timeoutMs);
+      if (isDbTimeout(err)) answering = false;
+      throw err;
     }
   };
+  await guard("opening", migrate(pool, location, o.mustExist ?? false)).catch(async (e) => {
+    await endPool(pool, clients, answering ? timeoutMs : 0);
+    throw e;
+  });
+  const direct = sqlOf(pool);
   return {
     kind: "postgres",
     location,
@@ -124,6 +191,6 @@ export async function openPostgres(url: string, o: { mustExist?: boolean } = {})
         "a transaction",
         inTransaction(pool, (c) => fn(sqlOf(c))),
       ),
-    close: () => pool.end(),
+    close: () => endPool(pool, clients, answering ? timeoutMs : 0),
   };
 }

@@ -3,7 +3,9 @@
 // Every call is its own transaction, so a run killed half-way keeps every node that finished
 // (and its run row says `running`, which is how diff and readers tell it was cut short).
 // Calls return at once and are written in order behind them (a shared PostgreSQL must not
-// hold a measurement up); flush() waits for them and says whether any failed.
+// hold a measurement up); flush() waits for them and says whether any failed. Every call is
+// bounded by --db-timeout; after one ran out, the rest are dropped unsent (the database is not
+// answering, and each would wait as long again), so a stopped server costs one timeout.
 
 import type { StepTimings } from "../mig/apply/types.js";
 import { resolveProduct } from "../mig/catalog/catalog.js";
@@ -11,7 +13,7 @@ import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
 import { controllerOf, markAbandoned } from "./abandoned.js";
-import { openStore, type Sql, type Store } from "./store.js";
+import { isDbTimeout, openStore, type Sql, type Store } from "./store.js";
 import type { GpuTopology } from "./topology.js";
 
 export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted" | "abandoned";
@@ -52,30 +54,38 @@ export class Recorder {
 
   static async start(
     location: string,
-    run: { runId: string; label?: string; argv: string[] },
+    run: { runId: string; label?: string; argv: string[]; timeoutMs?: number },
   ): Promise<Recorder> {
-    const store = await openStore(location);
-    await store.run(
-      // A run of many jobs (run --via slurm) shares one id: the first job's row stands.
-      `INSERT INTO runs (id, label, started, status, argv, seq, host, pid)
-       VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-      [
-        run.runId,
-        run.label ?? null,
-        new Date().toISOString(),
-        JSON.stringify(run.argv),
-        ...controllerOf(),
-      ],
-    );
-    // Runs of this machine whose controller died (kill -9) stop reading as `running`.
-    await markAbandoned(store, run.runId);
+    const store = await openStore(location, { timeoutMs: run.timeoutMs });
+    try {
+      await store.run(
+        // A run of many jobs (run --via slurm) shares one id: the first job's row stands.
+        `INSERT INTO runs (id, label, started, status, argv, seq, host, pid)
+         VALUES (?, ?, ?, 'running', ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?)
+         ON CONFLICT (id) DO NOTHING`,
+        [
+          run.runId,
+          run.label ?? null,
+          new Date().toISOString(),
+          JSON.stringify(run.argv),
+          ...controllerOf(),
+        ],
+      );
+      // Runs of this machine whose controller died (kill -9) stop reading as `running`.
+      await markAbandoned(store, run.runId);
+    } catch (e) {
+      // A database that stops answering here must not keep the controller alive either.
+      await store.close().catch(() => {});
+      throw e;
+    }
     return new Recorder(store, run.runId);
   }
 
-  /** Queues one transaction; the first failure is kept for flush(), later writes still try. */
+  /** Queues one transaction; the first failure is kept for flush(); later writes still try,
+   * unless it was a timeout. */
   private write(fn: (tx: Sql) => Promise<void>): void {
     this.queue = this.queue.then(async () => {
+      if (isDbTimeout(this.failure)) return;
       const t0 = performance.now();
       try {
         await this.store.transaction(fn);

@@ -93,11 +93,43 @@ export function checkPostgresUrl(url: string, option = "--db"): void {
     );
 }
 
+/** How long one database call may go unanswered (`--db-timeout`, `db_timeout`) by default. */
+export const DEFAULT_DB_TIMEOUT_MS = 30_000;
+
+export interface OpenOptions {
+  mustExist?: boolean;
+  /** The bound on every wait for the database (connect, statement, commit, lock). */
+  timeoutMs?: number;
+}
+
 /** Opens (and brings to the current schema) the store a `--db` value names. */
-export async function openStore(location: string, o: { mustExist?: boolean } = {}): Promise<Store> {
+export async function openStore(location: string, o: OpenOptions = {}): Promise<Store> {
   checkDbScheme(location);
+  const opts = { ...o, timeoutMs: o.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS };
   if (isPostgresUrl(location)) {
-    return (await import("./postgres.js")).openPostgres(location, o);
+    return (await import("./postgres.js")).openPostgres(location, opts);
   }
-  return (await import("./sqlite.js")).openSqlite(location, o);
+  return (await import("./sqlite.js")).openSqlite(location, opts);
+}
+
+/** A database call that got no answer within the timeout: the records are lost, not late. */
+export function dbTimeoutError(
+  location: string,
+  doing: string,
+  timeoutMs: number,
+  cause: unknown,
+  code: "DB" | "WRITE",
+  why: string,
+): SlicecheckError {
+  return new SlicecheckError(
+    code,
+    `records database ${location}: ${doing} got no answer within ${timeoutMs / 1000} s (--db-timeout); ${why}`,
+    { location, timeoutMs, timedOut: true },
+    { cause },
+  );
+}
+
+/** Whether an error is a database call that ran out of its --db-timeout. */
+export function isDbTimeout(e: unknown): boolean {
+  return e instanceof SlicecheckError && e.context.timedOut === true;
 }

@@ -14,6 +14,7 @@ export interface DiffOptions {
   before: string;
   after: string;
   db?: string;
+  dbTimeout?: number;
   /** A fraction (0.05 = 5 %), as `parsePercent` gives it. */
   tolerance?: number;
   json?: boolean;
@@ -61,7 +62,10 @@ export async function diffCommand(o: DiffOptions, io: Out): Promise<number> {
   }
   const tolerancePct = Number((tolerance * 100).toFixed(4));
   const path = dbPath(o.db);
-  const db = await openStore(path, { mustExist: true });
+  const db = await openStore(path, {
+    mustExist: true,
+    timeoutMs: o.dbTimeout === undefined ? undefined : o.dbTimeout * 1000,
+  });
   let before: Snapshot;
   let after: Snapshot;
   let result: DiffResult;

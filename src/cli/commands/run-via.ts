@@ -40,6 +40,7 @@ export async function viaSlurm(
     String(o.duration),
     "--db",
     isPostgresUrl(db) ? db : resolve(db),
+    ...(o.dbTimeout !== undefined ? ["--db-timeout", String(o.dbTimeout)] : []),
     ...(o.layout ? ["--layout", resolve(o.layout)] : []),
     ...(o.config ? ["-c", o.config] : []),
     ...(o.label ? ["--label", o.label] : []),

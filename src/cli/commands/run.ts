@@ -33,6 +33,7 @@ export interface RunCliOptions extends NodeOptions {
   json?: boolean;
   concurrency?: number;
   db?: string;
+  dbTimeout?: number;
   label?: string;
   faults?: string;
   /** Allowed throughput loss of a victim, as a fraction (default 0.05). */
@@ -100,6 +101,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     reservation: o.reservation ?? null,
     journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
     db: dbPath(o.db),
+    dbTimeoutMs: (o.dbTimeout ?? 30) * 1000,
     label: o.label ?? null,
     argv: process.argv.slice(2),
     grep: o.grep,

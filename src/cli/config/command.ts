@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import type { Out } from "../context.js";
 import {
   parseConcurrency,
+  parseDbTimeout,
   parseDuration,
   parseIntIn,
   parsePercent,
@@ -19,6 +20,7 @@ const PARSERS: Record<string, (v: string) => unknown> = {
   aggressors: parseIntIn("--aggressors", 1),
   timeout: parseSeconds("--timeout"),
   concurrency: parseConcurrency,
+  dbTimeout: parseDbTimeout,
 };
 
 export function addConfigCommand(program: Command, io: Out, setCode: (c: number) => void): void {

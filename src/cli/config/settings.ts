@@ -48,6 +48,16 @@ export const SETTINGS: readonly Setting[] = [
     help: "records database",
   },
   {
+    key: "db_timeout",
+    attr: "dbTimeout",
+    env: "SLICECHECK_DB_TIMEOUT",
+    flag: "--db-timeout",
+    kind: "duration",
+    defaultText: "30s",
+    commands: ["run", "diff"],
+    help: "run, diff: bound on every wait for the records database",
+  },
+  {
     key: "out",
     attr: "out",
     env: "SLICECHECK_OUT",
