@@ -56,8 +56,9 @@ describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", functio
 
   it("drains its nodes, waits for their jobs, resumes only them; others untouched", async () => {
     await c.sh("sim03", "scontrol update nodename=sim03 state=drain reason='bad fan'");
-    // A job on sim01 that the drain must wait for, and one on sim02, which the run does not test.
-    await c.sh("sim01", "sbatch -w sim01 -p gpu -t 2 -o /dev/null --wrap 'sleep 8'");
+    // A job on sim01 that the drain must wait for (15 s: long enough to outlast the run's start on a
+    // loaded machine), and one on sim02, which the run does not test.
+    await c.sh("sim01", "sbatch -w sim01 -p gpu -t 2 -o /dev/null --wrap 'sleep 15'");
     await c.sh("sim02", "sbatch -w sim02 -p gpu -t 5 -o /dev/null --wrap 'sleep 120'");
     for (let i = 0; i < 50 && !/ALLOCATED|MIXED/.test((await node("sim02")).state); i++)
       await new Promise((r) => setTimeout(r, 200));
