@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import * as allure from "allure-js-commons";
 import AllureMochaReporter from "allure-mocha";
 import Mocha from "mocha";
+import { allureStepOf } from "../report/allure-complete.js";
 import { GuardedWriter } from "../report/allure-writer.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { classify } from "../verdicts/checks.js";
@@ -191,18 +192,7 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
                       message: `[${c.code}] ${c.message}`,
                     };
                 }
-                for (const s of r.steps)
-                  result.steps.push({
-                    name: s.name,
-                    status: s.status,
-                    stage: "finished",
-                    start: s.startMs,
-                    stop: s.stopMs,
-                    steps: [],
-                    attachments: [],
-                    parameters: [],
-                    statusDetails: {},
-                  });
+                for (const s of r.steps) result.steps.push(allureStepOf(s));
               },
             },
           ],

@@ -18,6 +18,21 @@ interface ResultFile {
 const idOf = (r: ResultFile) => r.parameters?.find((p) => p.name === "check")?.value;
 
 /** The Allure result of a check no test wrote: its title, status, message, steps and labels. */
+/** A check's step as an Allure step result, with the step's own status. */
+export function allureStepOf(s: CheckRecord["steps"][number]) {
+  return {
+    name: s.name,
+    status: s.status,
+    stage: "finished" as const,
+    start: s.startMs,
+    stop: s.stopMs,
+    steps: [],
+    attachments: [],
+    parameters: [],
+    statusDetails: {},
+  };
+}
+
 export function allureResultOf(c: CheckRecord): Record<string, unknown> {
   const inst = c.instance ? `${c.instance.profile}@${c.instance.placement ?? "-"}` : null;
   const where = [c.node, c.gpu === null ? null : `GPU ${c.gpu}`, inst];
@@ -43,17 +58,7 @@ export function allureResultOf(c: CheckRecord): Record<string, unknown> {
       { name: "check", value: c.id, excluded: true, mode: "hidden" },
     ],
     description: where.filter(Boolean).join(" "),
-    steps: c.steps.map((s) => ({
-      name: s.name,
-      status: s.status,
-      stage: "finished",
-      start: s.startMs,
-      stop: s.stopMs,
-      steps: [],
-      attachments: [],
-      parameters: [],
-      statusDetails: {},
-    })),
+    steps: c.steps.map(allureStepOf),
     attachments: [],
   };
 }

@@ -140,16 +140,26 @@ const composition = (list: readonly ContextInstance[]) => {
   return [...n].map(([p, k]) => (k > 1 ? `${k} × ${p}` : p)).join(", ");
 };
 
+/** A node's GPU indices, in order: those its GPU list, its instances and its checks name (a GPU
+ * lost before discovery may appear in its checks alone). */
+function gpuIndices(
+  n: RunContext["nodes"][number],
+  insts: readonly { gpu: number }[],
+  checks: readonly CheckRecord[],
+): number[] {
+  const indices = new Set<number>([
+    ...n.gpus.map((g) => g.index),
+    ...insts.map((i) => i.gpu),
+    ...checks.filter((c) => c.node === n.node && c.gpu !== null).map((c) => c.gpu as number),
+  ]);
+  return [...indices].sort((a, b) => a - b);
+}
+
 function gpusOf(ctx: RunContext, checks: readonly CheckRecord[], cov: Coverage): GpuSummary[] {
   const out: GpuSummary[] = [];
   for (const n of ctx.nodes) {
     const insts = instancesOf(ctx, n.node);
-    const indices = new Set<number>([
-      ...n.gpus.map((g) => g.index),
-      ...insts.map((i) => i.gpu),
-      ...checks.filter((c) => c.node === n.node && c.gpu !== null).map((c) => c.gpu as number),
-    ]);
-    for (const gpu of [...indices].sort((a, b) => a - b)) {
+    for (const gpu of gpuIndices(n, insts, checks)) {
       const name = n.gpus.find((g) => g.index === gpu)?.name ?? "unknown GPU";
       const mine = insts.filter((i) => i.gpu === gpu);
       const partitioned = mine.some((i) => i.mig);
@@ -199,12 +209,7 @@ function ledgerGpus(ctx: RunContext, checks: readonly CheckRecord[]): CoverageGp
   const out: CoverageGpu[] = [];
   for (const n of ctx.nodes) {
     const insts = instancesOf(ctx, n.node);
-    const indices = new Set<number>([
-      ...n.gpus.map((g) => g.index),
-      ...insts.map((i) => i.gpu),
-      ...checks.filter((c) => c.node === n.node && c.gpu !== null).map((c) => c.gpu as number),
-    ]);
-    for (const gpu of [...indices].sort((a, b) => a - b)) {
+    for (const gpu of gpuIndices(n, insts, checks)) {
       const mine = insts.filter((i) => i.gpu === gpu);
       out.push({
         node: n.node,
