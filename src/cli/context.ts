@@ -87,7 +87,7 @@ export const stdio: Out = {
 };
 
 /** No borders, two spaces between columns: a table that greps and pastes well. */
-const PLAIN_CHARS = {
+export const PLAIN_CHARS = {
   top: "",
   "top-mid": "",
   "top-left": "",

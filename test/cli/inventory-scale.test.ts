@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import Table from "cli-table3";
-import { table } from "../../src/cli/context.js";
+import { PLAIN_CHARS, table } from "../../src/cli/context.js";
 import { cli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -18,23 +18,7 @@ const root = resolve(".");
 /** The layout table() gave before it went through cli-table3 in blocks: one table, all rows. */
 function oneTable(rows: string[][]): string {
   const t = new Table({
-    chars: {
-      top: "",
-      "top-mid": "",
-      "top-left": "",
-      "top-right": "",
-      bottom: "",
-      "bottom-mid": "",
-      "bottom-left": "",
-      "bottom-right": "",
-      left: "",
-      "left-mid": "",
-      mid: "",
-      "mid-mid": "",
-      right: "",
-      "right-mid": "",
-      middle: "  ",
-    },
+    chars: PLAIN_CHARS,
     style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
   });
   for (const r of rows) t.push(r);

@@ -59,7 +59,8 @@ describe("report counts on a mixed run (real Slurm, real sshd, site suites, nccl
         "const run = harness();",
         'describe("site skips", () => forEachNode(run.nodes, (node) => {',
         '  it("answers", async () => { if ((await node.exec(["true"])).exitCode !== 0) throw new Error("no"); });',
-        '  it.skip("is not ready yet", () => {});',
+        // A test without a body is pending in mocha: skipped before it runs, as a site writes one.
+        '  it("is not ready yet");',
         '  it("skips itself on this site", function () { this.skip(); });',
         "}));",
       ].join("\n"),
