@@ -87,6 +87,8 @@ export interface EventData {
   allocatedBytes?: number;
   /** tenants: how many stress processes shared the GPU in this window. */
   tenants?: number;
+  /** The process's start and end in seconds of the node's clock (its end record). */
+  nodeSpan?: { startS: number; endS: number };
   /** utilization: the victims' SM activity (mean %) and memory in use (max MiB) while they were
    * measured under the fault; null where the source has no such figure. */
   utilization?: {

@@ -39,7 +39,7 @@ import {
 } from "./plan.js";
 import { mpsControl, readDmesg, readPciMap, victimUtilization, xidsIn } from "./probes.js";
 import { describeRoute, promisesOf } from "./routes.js";
-import { tenantWindows } from "./tenants.js";
+import { TENANT_GATE_S, tenantWindows } from "./tenants.js";
 
 export class NodeScenarios {
   private readonly node: string;
@@ -90,6 +90,8 @@ export class NodeScenarios {
       transports?: Transport[];
       attempt?: number;
       tenants?: number;
+      /** Start the processes together on the node, waiting at most this many seconds. */
+      startTogetherS?: number;
     },
   ): Promise<InstanceOutcome[]> {
     const attempt = extra.attempt ?? 1;
@@ -116,6 +118,7 @@ export class NodeScenarios {
       graceS: extra.graceS,
       onLine: extra.onLine,
       signal: this.o.signal,
+      ...(extra.startTogetherS !== undefined ? { startTogetherS: extra.startTogetherS } : {}),
     });
     const stall = this.lag.maxBetween(t0, Date.now());
     const interval =
@@ -262,6 +265,7 @@ export class NodeScenarios {
                 this.step(insts, spec, "tenants", "victim", scenario, {
                   graceS: victimGraceS(this.o.durationS),
                   tenants: n,
+                  startTogetherS: TENANT_GATE_S,
                 }),
             );
           } catch (e) {

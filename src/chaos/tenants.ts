@@ -14,6 +14,11 @@ export type TenantStep = (
   tenants: number,
 ) => Promise<InstanceOutcome[]>;
 
+/** How long the first tenant waits on the node for the last before it starts alone: launches
+ * over SSH from a loaded control machine are seconds apart at worst, and a window whose tenants
+ * did not overlap is judged broken anyway (slowdownPerTenants). */
+export const TENANT_GATE_S = 15;
+
 /** The tenant counts `--tenants` names (`2-7`, `2,4,7`), each between 2 and 7. */
 export function parseTenants(s: string): number[] | null {
   const out = new Set<number>();

@@ -36,7 +36,7 @@ export async function recordNodes(
   );
 }
 
-/** One transaction per measurement: what was measured before an interrupt stays. */
+/** One transaction per instance's figures: what was measured before an interrupt stays, whole. */
 export function recordMeasurements(
   recorder: Recorder | null,
   file: string,
@@ -44,15 +44,16 @@ export function recordMeasurements(
   suite: string,
   outcomes: readonly InstanceOutcome[],
 ): void {
-  for (const out of outcomes)
+  for (const out of outcomes) {
     for (const m of out.measurements) {
       try {
         appendFileSync(file, `${JSON.stringify({ runId, suite, ...m })}\n`);
       } catch {
         /* a full disk under --out: the records still get it */
       }
-      recorder?.measurement(suite, m, out.instance.gpuName);
     }
+    recorder?.measurements(suite, out.measurements, out.instance.gpuName);
+  }
 }
 
 export async function recordXids(

@@ -165,29 +165,31 @@ export class Recorder {
     });
   }
 
-  /** One measurement, one transaction: what was measured before a kill stays. */
-  measurement(suite: string, m: Measurement, gpuName: string): void {
-    this.write((tx) =>
-      tx.run(
-        `INSERT INTO measurements (run_id, node, gpu_uuid, instance_uuid, product, profile, placement,
-          suite, workload, metric, value, unit, repetition) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          this.runId,
-          m.node,
-          m.gpuUuid,
-          m.instanceUuid,
-          productKey(gpuName),
-          m.profile,
-          m.placement,
-          suite,
-          m.workload,
-          m.metric,
-          m.value,
-          m.unit,
-          m.repetition,
-        ],
-      ),
-    );
+  /** One instance's figures of one workload, one transaction: a kill keeps whole results, never half. */
+  measurements(suite: string, ms: readonly Measurement[], gpuName: string): void {
+    if (ms.length === 0) return;
+    this.write(async (tx) => {
+      for (const m of ms)
+        await tx.run(
+          `INSERT INTO measurements (run_id, node, gpu_uuid, instance_uuid, product, profile, placement,
+            suite, workload, metric, value, unit, repetition) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          [
+            this.runId,
+            m.node,
+            m.gpuUuid,
+            m.instanceUuid,
+            productKey(gpuName),
+            m.profile,
+            m.placement,
+            suite,
+            m.workload,
+            m.metric,
+            m.value,
+            m.unit,
+            m.repetition,
+          ],
+        );
+    });
   }
 
   /** Apply step times of one GPU, by its index as the apply report names it. */

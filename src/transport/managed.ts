@@ -58,6 +58,7 @@ export class ManagedExecutor {
       env: opts.env,
       stdin: opts.stdin,
       record: opts.record,
+      gate: opts.gate,
     });
     const opened = Date.now();
     const proc = await this.shell.start(line);

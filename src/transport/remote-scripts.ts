@@ -19,6 +19,17 @@ export interface WrapOptions {
   /** The node records the command's exit status and its start and end on its own clock, as
    * the last line of stderr (END_MARKER): what a late exit is judged by. */
   record?: boolean;
+  /** With `record`: start only once `count` commands wait at the same gate (or `waitS` passed),
+   * so that processes meant to share a device start together on the node, however skewed their
+   * launches over SSH were. The recorded start is the gate's opening. */
+  gate?: StartGate;
+}
+
+export interface StartGate {
+  /** Names the gate on the node: letters, digits, `.`, `_` and `-` only. */
+  key: string;
+  count: number;
+  waitS: number;
 }
 
 export const END_MARKER = "@@slicecheck:end ";
@@ -36,11 +47,33 @@ export const END_MARKER = "@@slicecheck:end ";
  */
 const RECORDER = `trap : HUP INT TERM; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
 
+/**
+ * The gate ahead of the recorder (gate dir, count, wait in s, then the command): each member
+ * leaves a mark, the one that sees `count` marks opens the gate for all; after `waitS` a member
+ * goes alone (the verdict then sees the windows did not overlap). The folder is removed when a
+ * member ends; one arriving after that waits out `waitS` and runs alone, never hangs.
+ */
+const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do [ "$(ls "$d" | wc -l)" -ge "$n" ] && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); rm -rf "$d"; printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
+
+const GATE_KEY = /^[A-Za-z0-9._-]{1,120}$/;
+
+function recorded(argv: readonly string[], gate: StartGate | undefined): string[] {
+  if (!gate) return ["sh", "-c", RECORDER, "slicecheck-record", ...argv];
+  if (!GATE_KEY.test(gate.key)) throw new Error(`invalid gate key ${JSON.stringify(gate.key)}`);
+  const dir = `/tmp/slicecheck-gate.${gate.key}`;
+  const w = String(Math.max(1, Math.ceil(gate.waitS)));
+  return ["sh", "-c", GATED_RECORDER, "slicecheck-record", dir, String(gate.count), w, ...argv];
+}
+
 /** What the node recorded of a command's end (RECORDER), or null when the line is unusable. */
 export interface EndRecord {
   exitCode: number;
   /** From the command's start to its end on the node's own clock. */
   elapsedMs: number;
+  /** The start and end themselves, in seconds of the node's clock (a whole-second clock's end
+   * taken a second late): whether commands on one node overlapped. */
+  startS: number;
+  endS: number;
 }
 
 export function parseEndRecord(line: string): EndRecord | null {
@@ -51,7 +84,8 @@ export function parseEndRecord(line: string): EndRecord | null {
   const whole = !m[2]!.includes(".") || !m[3]!.includes(".");
   const elapsedMs = (Number(m[3]) - Number(m[2])) * 1000 + (whole ? 1000 : 0);
   if (!Number.isFinite(elapsedMs) || elapsedMs < 0) return null;
-  return { exitCode: Number(m[1]), elapsedMs };
+  const startS = Number(m[2]);
+  return { exitCode: Number(m[1]), elapsedMs, startS, endS: startS + elapsedMs / 1000 };
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -63,7 +97,7 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
     return quote(`${k}=${v}`);
   });
   const argv = "argv" in cmd ? cmd.argv : ["sh", "-c", cmd.shell];
-  const plain = quoteArgv(o.record ? ["sh", "-c", RECORDER, "slicecheck-record", ...argv] : argv);
+  const plain = quoteArgv(o.record ? recorded(argv, o.gate) : argv);
   // Data for stdin travels in the command line as base64 in a here-document: its alphabet
   // cannot contain the delimiter, and decoding gives back exactly the bytes (no newline added).
   const body =

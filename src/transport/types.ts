@@ -1,5 +1,5 @@
 import type { NodeSpec } from "../inventory/types.js";
-import type { EndRecord } from "./remote-scripts.js";
+import type { EndRecord, StartGate } from "./remote-scripts.js";
 
 /** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line. */
 export type Command = { argv: readonly string[] } | { shell: string };
@@ -15,6 +15,8 @@ export interface ExecOptions {
   /** The node records the command's exit status and its start and end on its own clock
    * (ExecResult.endRecord): a workload's exit that reaches us after its deadline is judged by it. */
   record?: boolean;
+  /** With `record`: start together with the other commands at this gate (WrapOptions.gate). */
+  gate?: StartGate;
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
   signal?: AbortSignal;

@@ -162,6 +162,9 @@ export function slowdownPerTenants(
         figures,
         tailOf(spoilt.data),
       );
+    const apart = notTogether(es);
+    if (apart)
+      return verdict(name, "broken", `${n} tenants did not share the GPU: ${apart}`, figures);
     const per = mean(es.map(typical));
     figures[`tenants ${n} per-tenant TFLOP/s`] = Number(per.toFixed(3));
     figures[`tenants ${n} slowdown`] = Number((alone / per).toFixed(2));
@@ -176,6 +179,22 @@ export function slowdownPerTenants(
     ),
     characterisation: true,
   };
+}
+
+/** Share of each tenant's window all N must have run together for the slowdown to be N's. */
+const MIN_TOGETHER = 0.8;
+
+/** Why the N tenants' windows (the node's record of each start and end) were not one shared
+ * window, or null when they were. No record for a tenant: its overlap is unknown, so broken. */
+export function notTogether(es: readonly ChaosEvent[]): string | null {
+  const spans = es.map((e) => e.data.nodeSpan);
+  if (spans.some((s) => s === undefined))
+    return "the node's record of when each ran is missing, so whether they overlapped is unknown";
+  const ok = spans as { startS: number; endS: number }[];
+  const shared = Math.min(...ok.map((s) => s.endS)) - Math.max(...ok.map((s) => s.startS));
+  const shortest = Math.min(...ok.map((s) => s.endS - s.startS));
+  if (shortest > 0 && shared >= MIN_TOGETHER * shortest) return null;
+  return `they ran together ${Math.max(0, shared).toFixed(1)} s of the shortest tenant's ${shortest.toFixed(1)} s (starts ${(Math.max(...ok.map((s) => s.startS)) - Math.min(...ok.map((s) => s.startS))).toFixed(1)} s apart); so the slowdown measured would not be theirs`;
 }
 
 /** The verdicts of one scenario on its route. */

@@ -2,9 +2,11 @@
 // as many connections as the channel budget needs) and nodes in parallel. Each instance's
 // output streams into its own log file; an instance that dies is a measured event, never a
 // harness crash.
+import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
+import type { StartGate } from "../transport/remote-scripts.js";
 import type { Transport } from "../transport/types.js";
 import { incompleteReason, judgeLateExit, watchdogStopped } from "./completion.js";
 import type { Instance } from "./instances.js";
@@ -44,6 +46,9 @@ export interface InstanceOutcome {
   /** It ended in time on the node's clock, though its exit reached the controller after its
    * deadline (judgeLateExit): said so, never a failure. */
   late?: string | null;
+  /** Its start and end in seconds of the node's clock (the node's record), or null when no
+   * record came: whether processes sharing a device really ran at the same time. */
+  nodeSpan?: { startS: number; endS: number } | null;
   log: string;
   stdout: string;
   measurements: Measurement[];
@@ -58,6 +63,9 @@ export interface LaunchOptions {
   /** Live progress: a line of output from an instance. */
   onLine?: (instance: Instance, line: string) => void;
   signal?: AbortSignal;
+  /** Start every instance's process together on the node (a start gate, waiting at most this
+   * many seconds for the last): tenants sharing one device are measured sharing it. */
+  startTogetherS?: number;
 }
 
 export function logPathFor(
@@ -82,6 +90,10 @@ export async function runOnInstances(
   o: LaunchOptions,
 ): Promise<InstanceOutcome[]> {
   const repetition = o.repetition ?? 1;
+  const gate =
+    o.startTogetherS !== undefined
+      ? { key: randomBytes(8).toString("hex"), count: instances.length, waitS: o.startTogetherS }
+      : undefined;
   // Several processes on one device (tenants of a soft-partitioned GPU) each get their own log.
   return Promise.all(
     instances.map((inst, k) => {
@@ -93,6 +105,7 @@ export async function runOnInstances(
         typeof spec === "function" ? spec(inst) : spec,
         twin ? repetition * 100 + k : repetition,
         o,
+        gate,
       );
     }),
   );
@@ -104,6 +117,7 @@ async function runOne(
   spec: WorkloadSpec,
   repetition: number,
   o: LaunchOptions,
+  gate?: StartGate,
 ): Promise<InstanceOutcome> {
   const log = logPathFor(o.outDir, inst, spec.name, repetition);
   mkdirSync(join(o.outDir, inst.node), { recursive: true });
@@ -137,7 +151,7 @@ async function runOne(
     ...m,
   });
   const base = { instance: inst, workload: spec.name, repetition, log, startMs };
-  const timeoutMs = (spec.durationS + (o.graceS ?? 30)) * 1000;
+  const timeoutMs = (spec.durationS + (o.graceS ?? 30) + (gate?.waitS ?? 0)) * 1000;
   try {
     const r = await t.exec(
       { argv: [spec.program, ...spec.args] },
@@ -145,6 +159,7 @@ async function runOne(
         env: { ...spec.env, CUDA_VISIBLE_DEVICES: inst.uuid },
         timeoutMs,
         record: true,
+        ...(gate ? { gate } : {}),
         onStdout: (c) => {
           seenOut += c;
           lines(c);
@@ -172,6 +187,7 @@ async function runOne(
       harnessError: logError ?? late.unjudged ?? watchdogStopped(r),
       incomplete: incompleteReason(spec, { ...r, timedOut: late.timedOut }),
       late: late.late,
+      nodeSpan: r.endRecord ? { startS: r.endRecord.startS, endS: r.endRecord.endS } : null,
       stdout: r.stdout,
       measurements: metrics.map(measure),
       parseError,

@@ -83,20 +83,22 @@ describe("store: PostgreSQL backend (real server)", function () {
         new Map(),
         null,
       );
-      rec.measurement(
+      rec.measurements(
         "stress",
-        {
-          node: "n1",
-          gpuUuid: "GPU-1",
-          instanceUuid: "MIG-1",
-          profile: "1g.10gb",
-          placement: "0:1",
-          workload: "stress",
-          metric: "tflops",
-          value: 12.345678901234,
-          unit: "TFLOP/s",
-          repetition: 1,
-        },
+        [
+          {
+            node: "n1",
+            gpuUuid: "GPU-1",
+            instanceUuid: "MIG-1",
+            profile: "1g.10gb",
+            placement: "0:1",
+            workload: "stress",
+            metric: "tflops",
+            value: 12.345678901234,
+            unit: "TFLOP/s",
+            repetition: 1,
+          },
+        ],
         "NVIDIA H100 80GB HBM3",
       );
       assert.equal(await rec.finish("passed"), null);

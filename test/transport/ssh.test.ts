@@ -124,6 +124,34 @@ describe("ssh transport (real sshd)", function () {
     );
   });
 
+  it("a start gate starts commands launched seconds apart together, and leaves nothing on the node", async () => {
+    const t = transport(a);
+    const gate = { key: `t${Date.now()}`, count: 3, waitS: 20 };
+    const launch = (delayMs: number) =>
+      new Promise((r) => setTimeout(r, delayMs)).then(() =>
+        t.exec({ shell: "sleep 1" }, { record: true, gate, timeoutMs: 40_000 }),
+      );
+    const rs = await Promise.all([0, 1500, 3000].map(launch));
+    const starts = rs.map((r) => r.endRecord!.startS);
+    assert.ok(Math.max(...starts) - Math.min(...starts) < 0.5, `starts ${starts.join(", ")}`);
+    assert.ok(rs.every((r) => r.exitCode === 0 && r.endRecord!.elapsedMs >= 1000));
+    assert.equal(
+      existsSync(`/tmp/slicecheck-gate.${gate.key}`),
+      false,
+      "the gate's folder is gone",
+    );
+    // One member short: the others wait out the gate, then start alone (never hang).
+    const lone = await t.exec(
+      { shell: "true" },
+      { record: true, gate: { ...gate, key: `${gate.key}b`, waitS: 1 }, timeoutMs: 20_000 },
+    );
+    assert.equal(lone.exitCode, 0);
+    await assert.rejects(
+      t.exec({ shell: "true" }, { record: true, gate: { ...gate, key: "../x" } }),
+      /invalid gate key/,
+    );
+  });
+
   it("kills a command tree on cancel, for a root login too (kill over a second channel)", async () => {
     const run = newRunId();
     const t = transport(a, run);

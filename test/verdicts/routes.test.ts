@@ -120,10 +120,20 @@ describe("route-aware verdicts (pure)", () => {
     const h = [
       ev(V, "baseline", "ok", { scenario: r.baseline, ...stress(12) }),
       ...[1, 2].map((k) =>
-        ev(`${A}-t${k}`, "tenants", "ok", { scenario: r.scenario, tenants: 2, ...stress(6) }),
+        ev(`${A}-t${k}`, "tenants", "ok", {
+          scenario: r.scenario,
+          tenants: 2,
+          nodeSpan: { startS: 100 + k * 0.05, endS: 110 + k * 0.05 },
+          ...stress(6),
+        }),
       ),
       ...[1, 2, 3].map((k) =>
-        ev(`${A}-t${k}`, "tenants", "ok", { scenario: r.scenario, tenants: 3, ...stress(4) }),
+        ev(`${A}-t${k}`, "tenants", "ok", {
+          scenario: r.scenario,
+          tenants: 3,
+          nodeSpan: { startS: 200, endS: 210 },
+          ...stress(4),
+        }),
       ),
     ];
     const v = slowdownPerTenants(h, r, TS);
@@ -135,5 +145,24 @@ describe("route-aware verdicts (pure)", () => {
       i === 4 ? { ...e, data: { ...e.data, incomplete: "stopped early" } } : e,
     );
     assert.equal(slowdownPerTenants(cut, r, TS).status, "broken");
+    // Two tenants that ran one after the other on the node (a skewed launch): their slowdown
+    // is not two tenants' (×1), so no figure, broken.
+    const apart = h.map((e, i) =>
+      i === 2 ? { ...e, data: { ...e.data, nodeSpan: { startS: 109, endS: 119 } } } : e,
+    );
+    const b = slowdownPerTenants(apart, r, TS);
+    assert.equal(b.status, "broken");
+    assert.match(
+      b.summary,
+      /2 tenants did not share the GPU: they ran together 1\.0 s of the shortest tenant's 10\.0 s \(starts 9\.0 s apart\)/,
+    );
+    assert.equal(b.evidence.figures["tenants 2 slowdown"], undefined);
+    const unknown = h.map((e, i) =>
+      i === 5 ? { ...e, data: { ...e.data, nodeSpan: undefined } } : e,
+    );
+    assert.match(
+      slowdownPerTenants(unknown, r, TS).summary,
+      /3 tenants did not share the GPU: the node's record/,
+    );
   });
 });

@@ -14,11 +14,15 @@ describe("late exits: the node's record of a workload's end", () => {
     assert.deepEqual(parseEndRecord("rc=0 start=100.250000000 end=120.500000000"), {
       exitCode: 0,
       elapsedMs: 20_250,
+      startS: 100.25,
+      endS: 120.5,
     });
     // A date without %N prints the seconds and a literal "N": the end may be a second later.
     assert.deepEqual(parseEndRecord("rc=143 start=100.N end=120.N"), {
       exitCode: 143,
       elapsedMs: 21_000,
+      startS: 100,
+      endS: 121,
     });
     assert.equal(parseEndRecord("rc=0 start= end=5"), null);
     assert.equal(parseEndRecord("rc=0 start=9 end=5"), null, "an end before the start");
@@ -33,7 +37,7 @@ describe("late exits: the node's record of a workload's end", () => {
         for (let i = cut; i < text.length; i += step) out += s.feed(text.slice(i, i + step));
         out += s.flush();
         assert.equal(out, "warn: one\nlast words without newline", `cut ${cut} step ${step}`);
-        assert.deepEqual(s.record, { exitCode: 3, elapsedMs: 1500 });
+        assert.deepEqual(s.record, { exitCode: 3, elapsedMs: 1500, startS: 1, endS: 2.5 });
       }
     }
     // A stream without the line: nothing is held back at its end, no record.
