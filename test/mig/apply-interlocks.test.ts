@@ -2,6 +2,7 @@
 // (the simulator's own state file before and after is the oracle); a refused node stops the
 // others of the same apply too.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
@@ -103,6 +104,42 @@ describe("apply interlocks (real sshd, simulated A100 and H100)", function () {
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
     const back = await cli("restore", "-i", inv, "--nodes", "sim02", ...journal());
     assert.equal(back.code, 0, back.stdout + back.stderr);
+  });
+
+  it("a config naming a GPU index the node lacks is bad input for that node, and nothing changes", async () => {
+    const file = join(c.dir, "absent-gpu.yaml");
+    writeFileSync(
+      file,
+      [
+        "version: v1",
+        "mig-configs:",
+        "  four-gpus:",
+        "    - devices: [0, 3]",
+        "      mig-enabled: true",
+        "      mig-devices:",
+        '        "3g.20gb": 2',
+        "",
+      ].join("\n"),
+    );
+    const dir = join(c.dir, ".sim.d/nodes/sim01/state");
+    const before = fullState(dir);
+    const r = await cli(
+      "apply",
+      "-i",
+      c.inventoryPath,
+      "--nodes",
+      "sim01",
+      file,
+      "-c",
+      "four-gpus",
+      ...journal(),
+    );
+    assert.equal(r.code, 3, r.stdout + r.stderr);
+    assert.match(
+      r.stdout + r.stderr,
+      /sim01.*config 'four-gpus', entry 1 \(line 4\) names GPU 3, which this node does not have \(its GPUs: 0\)/s,
+    );
+    assert.deepEqual(fullState(dir), before);
   });
 
   it("driver clients block a MIG mode change, not a change of the geometry alone", async () => {

@@ -16,7 +16,12 @@ import { converge, emptyReport } from "./converge.js";
 import { type GpuToChange, interlocks } from "./interlocks.js";
 import { ensureJournal, type Journal } from "./journal.js";
 import { readNode } from "./read.js";
-import { entryFor, layoutTarget, modeChangeNeedsReset } from "./target.js";
+import {
+  checkDevicesPresent,
+  entryFor,
+  layoutTarget,
+  modeChangeNeedsReset,
+} from "./target.js";
 import type {
   GpuChangePlan,
   GpuListings,
@@ -137,7 +142,8 @@ export function errorReport(node: string, e: unknown, status?: NodeStatus): Node
   };
 }
 
-function layoutTargeter(config: LayoutConfig): Targeter {
+function layoutTargeter(config: LayoutConfig, s: NodeSnapshot): Targeter {
+  checkDevicesPresent(config, s.gpus);
   return (s, g) => {
     const entry = entryFor(config, g);
     if (!entry) return null;
@@ -271,7 +277,7 @@ export async function applyLayout(
     o.runId,
     async (links) => {
       const prepared = await Promise.all(
-        links.map((l) => prepare(l, () => layoutTargeter(config), o)),
+        links.map((l) => prepare(l, (s) => layoutTargeter(config, s), o)),
       );
       return changeNodes(prepared, o, false);
     },
@@ -289,7 +295,7 @@ export async function assertLayout(
     o.runId,
     async (links) => {
       const prepared = await Promise.all(
-        links.map((l) => prepare(l, () => layoutTargeter(config), o)),
+        links.map((l) => prepare(l, (s) => layoutTargeter(config, s), o)),
       );
       return prepared.map((p) => {
         if (isReport(p)) return p;

@@ -90,6 +90,28 @@ export function entryFor(config: LayoutConfig, gpu: GpuSnapshot): LayoutEntry | 
   return hits[0] ?? null;
 }
 
+/**
+ * Refuses a config whose entry names GPU indexes the node does not have (the references are
+ * silent on what mig-parted does then; a layout meant for a bigger node would otherwise leave
+ * those GPUs silently untested). An entry whose device-filter matches none of the node's GPUs
+ * is for other hardware and is ignored, as entryFor ignores it.
+ */
+export function checkDevicesPresent(config: LayoutConfig, gpus: readonly GpuSnapshot[]): void {
+  const have = new Set(gpus.map((g) => g.index));
+  for (const e of config.entries) {
+    if (e.devices === "all") continue;
+    const forThisNode =
+      e.deviceFilter === null ||
+      gpus.some((g) => g.pciDeviceId !== null && entryMatchesDevice(e, g.pciDeviceId));
+    const absent = e.devices.filter((i) => !have.has(i));
+    if (!forThisNode || absent.length === 0) continue;
+    throw layoutError(
+      `config '${config.name}', entry ${e.index + 1} (line ${e.line}) names GPU ${absent.join(", ")}, which this node does not have (its GPUs: ${[...have].sort((a, b) => a - b).join(", ") || "none"}); give this node a config for its GPUs, or select nodes with --nodes`,
+      { config: config.name, entry: e.index + 1, absent },
+    );
+  }
+}
+
 /** Whether a MIG mode change of this GPU makes the driver reset it (Ampere); unknown: assume so. */
 export function modeChangeNeedsReset(gpu: GpuSnapshot): boolean {
   const board = resolveBoard(gpu.pciDeviceId ?? gpu.name) ?? resolveBoard(gpu.name);
