@@ -17,6 +17,7 @@ import {
 import { brokenIf } from "./lib/judge.js";
 
 const {
+  CONFINEMENT_TITLE,
   compareGres,
   gresType,
   isMigCapableGres,
@@ -299,7 +300,7 @@ describe("slurm", () => {
 
     // A tenant's job reaches its own instance and nothing else, as the job itself sees it.
     if (migProfiles.length > 0 || !name)
-      it("a job reaches only its own instance", () => {
+      it(CONFINEMENT_TITLE, () => {
         if (!node.error && !name)
           notAssessed(
             "NOT_ASSESSED",

@@ -18,6 +18,7 @@ import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
 import { type CheckRecord, exitOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
+import { interruptExitCode } from "./tasks.js";
 import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm.js";
 
 export const SLURM_JOB_TITLE = "the node's Slurm job ran slicecheck";
@@ -152,7 +153,10 @@ export function gatherViaSlurm(
   }
   // As a run's own exit: a failed check (1) outranks one that could not be decided (2).
   const all = [exitOf(checks), ...codes];
-  const exitCode = interrupted ? 130 : all.includes(1) ? 1 : Math.max(...all);
+  // Interrupted: 128 + the controller's own signal (the abort's reason), as a direct run exits,
+  // so a scheduler that sent the controller SIGTERM sees 143, not SIGINT's 130.
+  const sig = o.signal?.reason === "SIGTERM" ? "SIGTERM" : "SIGINT";
+  const exitCode = interrupted ? interruptExitCode(sig) : all.includes(1) ? 1 : Math.max(...all);
   const text = (l: string[]) => l.join("\n") + (l.length ? "\n" : "");
   writeFileSync(join(o.outDir, "checks.jsonl"), text(checks.map((c) => JSON.stringify(c))));
   writeFileSync(join(o.outDir, "measurements.jsonl"), text(lines.measurements));

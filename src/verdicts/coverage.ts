@@ -6,6 +6,7 @@
 // terminal and `--json` read the same judgement.
 import { FAULTS } from "../chaos/history.js";
 import type { CheckRecord } from "./checks.js";
+import { CONFINEMENT_TITLE } from "./slurm.js";
 
 export interface SignoffPolicy {
   /** Where the policy comes from, as the page names it: `default`, or `FILE:LINE`. */
@@ -20,7 +21,14 @@ export interface SignoffPolicy {
   suites: readonly string[];
   /** The shortest workload window (seconds, `--duration`) the policy accepts. */
   minWindowS: number;
+  /** Tenant confinement (a tenant's job reaches only its own instance, judged through Slurm)
+   * must be assessed on every node with a MIG GPU. `false` only where the site waives it
+   * explicitly; a policy recorded before this key existed is read as requiring it. */
+  confinement?: boolean;
 }
+
+/** Whether a policy requires tenant confinement: unless waived in so many words. */
+export const requiresConfinement = (p: SignoffPolicy) => p.confinement !== false;
 
 /** The documented default: every instance an aggressor once, every fault kind, health and
  * layout assessed, windows of at least the run's default duration (30 s). */
@@ -31,6 +39,7 @@ export const DEFAULT_POLICY: SignoffPolicy = {
   faults: [...FAULTS],
   suites: ["health", "layout"],
   minWindowS: 30,
+  confinement: true,
 };
 
 export function describePolicy(p: SignoffPolicy): string {
@@ -38,7 +47,10 @@ export function describePolicy(p: SignoffPolicy): string {
     p.aggressors === "all"
       ? "every instance an aggressor once"
       : `at least ${p.aggressors} aggressor(s) per GPU`;
-  return `${agg}; fault kinds ${p.faults.join(", ")}; ${p.suites.length ? `${p.suites.join(" and ")} assessed` : "no other suite required"}; windows of at least ${p.minWindowS} s`;
+  const confined = requiresConfinement(p)
+    ? "tenant confinement assessed"
+    : "tenant confinement waived";
+  return `${agg}; fault kinds ${p.faults.join(", ")}; ${p.suites.length ? `${p.suites.join(" and ")} assessed` : "no other suite required"}; ${confined}; windows of at least ${p.minWindowS} s`;
 }
 
 export interface CoverageGpu {
@@ -90,8 +102,18 @@ export interface SuiteCoverage {
   checks: number;
 }
 
+/** Tenant confinement on one node with a MIG GPU: `assessed` (its check passed), `failed`, or
+ * `not assessed` with why (no scheduler, the slurm suite not run, the probe undecided). */
+export interface NodeConfinement {
+  node: string;
+  state: "assessed" | "failed" | "not assessed";
+  why: string;
+}
+
 export interface Coverage {
   gpus: GpuCoverage[];
+  /** Per node with a MIG GPU, whether tenant confinement was assessed. */
+  confinement: NodeConfinement[];
   faults: string[];
   allFaults: readonly string[];
   routes: string[];
@@ -163,6 +185,53 @@ function suiteState(list: readonly CheckRecord[], selected: boolean): SuiteState
   return decided === 0 ? "not assessed" : "partly assessed";
 }
 
+/** How a reviewer gets confinement assessed, said wherever it was not. */
+export const CONFINEMENT_HOW =
+  "how to assess: --suites slurm, with each node's slurm_node set in the inventory";
+
+/** Each node with a MIG GPU: its confinement check's outcome, or why there is none. */
+export function confinementOf(
+  checks: readonly CheckRecord[],
+  gpus: readonly CoverageGpu[],
+  suites: readonly string[],
+): NodeConfinement[] {
+  const nodes = [...new Set(gpus.filter((g) => g.mig).map((g) => g.node))];
+  return nodes.map((node): NodeConfinement => {
+    const list = checks.filter(
+      (c) => c.suite === "slurm" && c.node === node && c.title === CONFINEMENT_TITLE,
+    );
+    if (list.some((c) => c.status === "failed")) return { node, state: "failed", why: "" };
+    if (list.length && list.every((c) => c.status === "passed"))
+      return { node, state: "assessed", why: "" };
+    const undecided = list.find((c) => c.status !== "passed");
+    if (undecided?.code === "NOT_ASSESSED")
+      return { node, state: "not assessed", why: "no scheduler (no slurm_node)" };
+    if (undecided)
+      return {
+        node,
+        state: "not assessed",
+        why: `the probe was ${undecided.status} (${undecided.code})`,
+      };
+    const ran =
+      suites.includes("slurm") || checks.some((c) => c.suite === "slurm" && c.node === node);
+    return {
+      node,
+      state: "not assessed",
+      why: ran ? "no confinement check ran" : "slurm suite not run",
+    };
+  });
+}
+
+/** The ledger's line for confinement: `NOT ASSESSED — sim01: slurm suite not run; how…`. */
+export function confinementGap(cov: Pick<Coverage, "confinement">): string {
+  const gaps = cov.confinement.filter((n) => n.state === "not assessed");
+  if (!gaps.length) return "";
+  const why = new Map<string, string[]>();
+  for (const g of gaps) why.set(g.why, [...(why.get(g.why) ?? []), g.node]);
+  const text = [...why].map(([w, nodes]) => `${nodes.join(", ")}: ${w}`).join("; ");
+  return `tenant confinement: NOT ASSESSED — ${text}; ${CONFINEMENT_HOW}`;
+}
+
 export function coverageOf(input: CoverageInput): Coverage {
   const gpus = input.gpus.map((g): GpuCoverage => {
     const scenarios = scenarioCoverage(input.checks, g.node, g.gpu);
@@ -186,6 +255,7 @@ export function coverageOf(input: CoverageInput): Coverage {
   ].filter((s, i, a) => a.indexOf(s) === i && s !== "run");
   return {
     gpus,
+    confinement: confinementOf(input.checks, input.gpus, input.suites),
     faults: FAULTS.filter((f) => gpus.some((g) => g.faults.includes(f))),
     allFaults: FAULTS,
     routes: [...new Set(gpus.flatMap((g) => g.routes))],
@@ -275,6 +345,17 @@ export function judge(p: SignoffPolicy, cov: Coverage): PolicyJudgement {
       required: 1,
       met,
       missing: met ? "" : `${s} ${state}`,
+    });
+  }
+  if (requiresConfinement(p) && cov.confinement.length) {
+    const decided = cov.confinement.filter((n) => n.state !== "not assessed").length;
+    items.push({
+      key: "confinement",
+      what: "tenant confinement assessed (a tenant's job reaches only its own instance)",
+      tested: decided,
+      required: cov.confinement.length,
+      met: decided === cov.confinement.length,
+      missing: confinementGap(cov),
     });
   }
   const w = cov.windowS;

@@ -424,6 +424,10 @@ export function parseCgroupConf(text: string): { constrainDevices: string | null
   return { constrainDevices: v };
 }
 
+/** The slurm suite's confinement check, by its title: the sign-off's coverage ledger finds the
+ * tenant-confinement verdict of each node by it (src/verdicts/coverage.ts). */
+export const CONFINEMENT_TITLE = "a job reaches only its own instance";
+
 /** One probe job as the confinement check reads it. */
 export interface ConfinementInput {
   /** `gpu:2g.20gb:1`. */

@@ -35,7 +35,7 @@ describe("signoff: in slicecheck.config.yaml", () => {
     assert.equal(f.values.get("duration")?.value, "5m");
     assert.equal(
       describePolicy(DEFAULT_POLICY),
-      "every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; windows of at least 30 s",
+      "every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; tenant confinement assessed; windows of at least 30 s",
     );
   });
 
@@ -55,7 +55,14 @@ describe("signoff: in slicecheck.config.yaml", () => {
       faults: ["oom", "crash"],
       suites: ["health", "layout", "slurm"],
       minWindowS: 60,
+      confinement: true,
     });
+    // Confinement is waived only in so many words, and the policy's text says so.
+    const waived = loadConfigFile(
+      join(config("signoff:\n  confinement: false\n"), "slicecheck.config.yaml"),
+    ).signoff!;
+    assert.equal(waived.confinement, false);
+    assert.match(describePolicy(waived), /; tenant confinement waived;/);
   });
 
   it("bad values are refused naming the file and the line", () => {
@@ -74,6 +81,10 @@ describe("signoff: in slicecheck.config.yaml", () => {
     assert.match(
       refused("signoff:\n  aggressors: 0\n"),
       /:2: signoff\.aggressors: expected 'all' or a whole number/,
+    );
+    assert.match(
+      refused("signoff:\n  confinement: maybe\n"),
+      /:2: signoff\.confinement: expected true \(required, the default\) or false \(waived\)/,
     );
     assert.match(
       refused("signoff:\n  suites: [isolation, helth]\n"),

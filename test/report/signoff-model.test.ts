@@ -11,6 +11,7 @@ import { scenariosOf } from "../../src/report/signoff/isolation.js";
 import { signoffModel } from "../../src/report/signoff/model.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { DEFAULT_POLICY } from "../../src/verdicts/coverage.js";
+import { CONFINEMENT_TITLE } from "../../src/verdicts/slurm.js";
 import { tempDir } from "../helpers/tmp.js";
 
 let n = 0;
@@ -147,7 +148,25 @@ function allScenarios2(aggressors: ContextInstance[], all: ContextInstance[]): C
   );
 }
 
-const full = () => [layout(), health(), stress(A), stress(B), ...allScenarios([A, B])];
+/** The slurm suite's confinement check on sim01: passed, or not assessed (no scheduler). */
+const confinement = (status: CheckRecord["status"] = "passed") =>
+  check({
+    suite: "slurm",
+    title: CONFINEMENT_TITLE,
+    gpu: null,
+    status,
+    code:
+      status === "skipped" ? "NOT_ASSESSED" : status === "failed" ? "TENANT_NOT_CONFINED" : "OK",
+  });
+
+const full = () => [
+  layout(),
+  health(),
+  stress(A),
+  stress(B),
+  ...allScenarios([A, B]),
+  confinement(),
+];
 
 describe("sign-off model", () => {
   it("stress only on a MIG GPU: PARTIAL, naming the GPU isolation was not assessed on", () => {
@@ -211,6 +230,18 @@ describe("sign-off model", () => {
       "tested 10 of 10",
     ],
     [
+      "the slurm suite not run: tenant confinement not assessed",
+      () => ctx(full().filter((c) => c.suite !== "slurm")),
+      /not covered: tenant confinement: NOT ASSESSED — sim01: slurm suite not run; how to assess: --suites slurm/,
+      "tested 10 of 10",
+    ],
+    [
+      "no scheduler on the node: confinement skipped NOT_ASSESSED",
+      () => ctx([...full().filter((c) => c.suite !== "slurm"), confinement("skipped")]),
+      /tenant confinement: NOT ASSESSED — sim01: no scheduler \(no slurm_node\)/,
+      "tested 10 of 10",
+    ],
+    [
       "2 s windows",
       () => ctx(full(), [A, B], { ...FULL_SCOPE!, windowS: 2 }),
       /windows of 2 s, the policy asks at least 30 s/,
@@ -230,6 +261,49 @@ describe("sign-off model", () => {
       assert.match(m.reasons.join("\n"), reason);
       assert.ok(m.tagline.startsWith(tested), m.tagline);
     });
+
+  it("tenant confinement: a row on every page, NOT ASSESSED with why and how; waived only by a named policy", () => {
+    const none = signoffModel(ctx(full().filter((c) => c.suite !== "slurm")));
+    const row = none.requirements.find((r) => r.key === "confinement")!;
+    assert.equal(row.result, "NOT ASSESSED");
+    assert.match(row.coverage, /sim01: slurm suite not run; how to assess: --suites slurm/);
+    const item = none.judgement.items.find((i) => i.key === "confinement")!;
+    assert.deepEqual([item.met, item.tested, item.required], [false, 0, 1]);
+    // The page says it in the reasons and in the scope's "what did not".
+    const html = complianceHtml(ctx(full().filter((c) => c.suite !== "slurm")), null);
+    assert.match(html, /tenant confinement: NOT ASSESSED — sim01: slurm suite not run/);
+    assert.match(html, /tenant confinement NOT ASSESSED on sim01 \(slurm suite not run\)/);
+    // Assessed: the row passes, and the full run is COMPLIANT (the test above).
+    const ok = signoffModel(ctx(full()));
+    assert.equal(ok.requirements.find((r) => r.key === "confinement")!.result, "PASS");
+    assert.match(
+      ok.requirements.find((r) => r.key === "confinement")!.coverage,
+      /^assessed on sim01$/,
+    );
+    // A site that waives it (signoff: confinement: false) may sign without it, and the row
+    // still says NOT ASSESSED, naming the waiver.
+    const policy = { ...DEFAULT_POLICY, source: "slicecheck.config.yaml:2", confinement: false };
+    const waived = signoffModel(
+      ctx(
+        full().filter((c) => c.suite !== "slurm"),
+        [A, B],
+        { ...FULL_SCOPE!, policy },
+      ),
+    );
+    assert.equal(waived.headline, "COMPLIANT", waived.reasons.join("; "));
+    const w = waived.requirements.find((r) => r.key === "confinement")!;
+    assert.equal(w.result, "NOT ASSESSED");
+    assert.match(
+      w.coverage,
+      /slurm suite not run.*; waived by the policy \(slicecheck\.config\.yaml:2\)$/,
+    );
+    // A job that reaches a neighbour: the row fails and the run is NOT COMPLIANT.
+    const bad = signoffModel(
+      ctx([...full().filter((c) => c.suite !== "slurm"), confinement("failed")]),
+    );
+    assert.equal(bad.headline, "NOT COMPLIANT");
+    assert.equal(bad.requirements.find((r) => r.key === "confinement")!.result, "FAIL");
+  });
 
   it("a victim-only instance is not verified isolated, nor an aggressor that was never a victim", () => {
     const C = inst("gpu0/gi3/ci0", "1g.10gb", "2:1");
@@ -253,6 +327,7 @@ describe("sign-off model", () => {
       faults: ["oom"],
       suites: [],
       minWindowS: 1,
+      confinement: false,
     };
     const m = signoffModel(
       ctx([stress(A), stress(B), ...isolation(A, B)], [A, B], {

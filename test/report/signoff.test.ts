@@ -180,7 +180,7 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
     mkdirSync(join(project, ".git"), { recursive: true });
     writeFileSync(
       join(project, "slicecheck.config.yaml"),
-      "# the site's sign-off policy\nsignoff:\n  name: staging smoke\n  min_window: 1s\n",
+      "# the site's sign-off policy\nsignoff:\n  name: staging smoke\n  min_window: 1s\n  confinement: false\n",
     );
     const all = await runAndReportIn(
       project,
@@ -365,6 +365,15 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
       /sim03 GPU 0: aggressors 1 of 4, fault kinds 2 of 5 \(not run: kill, hang, noisy\)/,
     );
     assert.match(reasons, /health not run/);
+    // No slurm suite: tenant confinement was not assessed, and the page says why and how.
+    assert.match(
+      reasons,
+      /tenant confinement: NOT ASSESSED — sim03: slurm suite not run; how to assess: --suites slurm/,
+    );
+    assert.equal(
+      await shown(p.locator('#requirements tr[data-key="confinement"] .res')),
+      "NOT ASSESSED",
+    );
     assert.match(reasons, /windows of 1 s, the policy asks at least 30 s/);
     const gpu = p.locator('#gpus tr[data-node="sim03"]');
     assert.equal(await shown(gpu.locator(".aggressors")), "1 of 4");
@@ -401,6 +410,7 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
       /^sign-off: PARTIAL: tested 2 of 20 fault scenarios .*\(policy: default\)$/m,
     );
     assert.match(runs.one!.reportOut, /^sign-off: PARTIAL: tested 2 of 20/m);
+    assert.match(runs.one!.stdout, /^ {2}not covered: tenant confinement: NOT ASSESSED — sim03/m);
     await p.close();
   });
 
@@ -413,6 +423,11 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
       assert.match(pg, new RegExp(`page ${i + 1} of ${pages.length}`));
     assert.match(pages[0]!, /date\s+2\d{3}-\d\d-\d\d[\s\S]*what did[\s\S]*PARTIAL/);
     assert.match(pages.at(-1)!, /Sign-off[\s\S]*reviewer[\s\S]*signature/);
+    assert.match(
+      text,
+      /tenant\s+confinement:?\s+NOT\s+ASSESSED/,
+      "the PDF says confinement was not assessed",
+    );
     assert.doesNotMatch(readFileSync(pdf, "latin1"), /file:\/\//);
   });
 
@@ -422,9 +437,16 @@ describe("sign-off page: headline, requirements, pictures (real sshd, Chromium)"
     assert.match(await shown(p.locator("#tagline")), /^tested 10 of 10 fault scenarios/);
     assert.match(
       await shown(p.locator('#scope tr[data-key="policy"]')),
-      /staging smoke \(slicecheck\.config\.yaml:2\): every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; windows of at least 1 s/,
+      /staging smoke \(slicecheck\.config\.yaml:2\): every instance an aggressor once; fault kinds oom, crash, kill, hang, noisy; health and layout assessed; tenant confinement waived; windows of at least 1 s/,
     );
     assert.equal(await shown(p.locator('#gpus tr[data-node="sim03"] .verified')), "2 of 2");
+    // Waived, not hidden: the confinement row still says NOT ASSESSED and names the waiver.
+    const conf = p.locator('#requirements tr[data-key="confinement"]');
+    assert.equal(await shown(conf.locator(".res")), "NOT ASSESSED");
+    assert.match(
+      await shown(conf.locator(".coverage")),
+      /waived by the policy \(slicecheck\.config\.yaml:2\)/,
+    );
     assert.equal(runs.full!.ctx.scope?.policy.minWindowS, 1);
     assert.match(
       runs.full!.stdout,

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../../errors.js";
 import type { SuiteFile } from "../../harness/suites.js";
+import { interruptExitCode } from "../../harness/tasks.js";
 import { runViaSlurm } from "../../harness/via-slurm.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import { dbPath } from "../../store/db.js";
@@ -64,8 +65,8 @@ export async function viaSlurm(
   io.err(
     `run ${r.runId} via Slurm: a job array, one task per node, on ${r.nodes.length} node(s); output in ${outDir}`,
   );
-  // First SIGINT/SIGTERM: cancel the array and gather what the nodes wrote (exit 130); a second
-  // one stops waiting.
+  // First SIGINT/SIGTERM: cancel the array and gather what the nodes wrote (exit 130 or 143, as
+  // a direct run); a second one stops waiting.
   const ac = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     if (!ac.signal.aborted) {
@@ -76,7 +77,7 @@ export async function viaSlurm(
     io.err(
       `slicecheck: ${sig} again: stopped waiting; \`scancel -n slicecheck-${r.runId}\` ends the tasks left`,
     );
-    process.exit(130);
+    process.exit(interruptExitCode(sig));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);

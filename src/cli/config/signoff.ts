@@ -32,6 +32,9 @@ export const SIGNOFF_SCHEMA = z.strictObject({
     .optional(),
   faults: list.optional(),
   suites: list.optional(),
+  confinement: z
+    .boolean({ error: "expected true (required, the default) or false (waived)" })
+    .optional(),
   min_window: z
     .union([z.string(), z.number()], { error: "expected a duration (30, 30s, 5m)" })
     .optional(),
@@ -107,5 +110,6 @@ export function signoffPolicyFrom(
     faults,
     suites,
     minWindowS,
+    confinement: v.confinement ?? true,
   };
 }

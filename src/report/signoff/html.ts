@@ -22,6 +22,16 @@ const anchor = (id: string) => `ev-${id}`.replace(/[^\w-]/g, "_");
 
 const list = (xs: readonly string[]) => (xs.length ? xs.join(", ") : "none");
 
+/** The nodes whose tenant confinement was not assessed, for the scope's "what did not". */
+function confinementLeft(m: SignoffModel): string {
+  const left = m.coverage.confinement.filter((n) => n.state === "not assessed");
+  return left.length
+    ? esc(
+        `; tenant confinement NOT ASSESSED on ${left.map((n) => `${n.node} (${n.why})`).join(", ")}`,
+      )
+    : "";
+}
+
 /** What ran and what did not, before anything else: a reviewer signs a scope, not a colour. */
 function scope(ctx: RunContext, m: SignoffModel): string {
   const drivers = [...new Set(ctx.nodes.map((n) => n.driver ?? "unknown"))];
@@ -59,7 +69,8 @@ function scope(ctx: RunContext, m: SignoffModel): string {
             (g) =>
               `; ${esc(g.node)} GPU ${g.gpu}: ${g.tenants - g.aggressors} instance(s) never an aggressor`,
           )
-          .join(""),
+          .join("") +
+        confinementLeft(m),
     ],
     [
       "policy",

@@ -5,12 +5,15 @@ import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
 import {
   type Coverage,
   type CoverageGpu,
+  confinementGap,
   coverageOf,
   DEFAULT_POLICY,
   judge,
   type PolicyJudgement,
+  requiresConfinement,
   type SignoffPolicy,
 } from "../../verdicts/coverage.js";
+import { CONFINEMENT_TITLE } from "../../verdicts/slurm.js";
 import type { ContextInstance, RunContext } from "../context.js";
 import { type Scenario, scenariosOf } from "./isolation.js";
 
@@ -201,6 +204,8 @@ const TITLES: Record<string, string> = {
   regression: "no performance regression against the previous driver",
   slurm: "a Slurm job gets the instance it asked for and reaches nothing else",
   run: "every selected node can be checked",
+  confinement:
+    "tenant confinement: a tenant's Slurm job reaches only its own instance, as the job itself sees it",
 };
 
 /** The GPUs of the run for the ledger: per node the GPU indices its instances, its GPU list
@@ -225,7 +230,12 @@ function ledgerGpus(ctx: RunContext, checks: readonly CheckRecord[]): CoverageGp
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 /** What one requirement's verdict covered, in words. */
-function coverageText(key: string, cov: Coverage, checks: readonly CheckRecord[]): string {
+function coverageText(
+  key: string,
+  cov: Coverage,
+  checks: readonly CheckRecord[],
+  policy: SignoffPolicy,
+): string {
   const window = cov.windowS === null ? "window unknown" : `window ${cov.windowS} s`;
   const state = (s: string) => cov.suites.find((x) => x.suite === s)?.state ?? "not run";
   if (key.startsWith("isolation")) {
@@ -254,12 +264,31 @@ function coverageText(key: string, cov: Coverage, checks: readonly CheckRecord[]
     return `${measured.size} of ${plural(all, "instance")} measured; ${window}`;
   }
   if (key === "run") return `${plural(new Set(cov.gpus.map((g) => g.node)).size, "node")}`;
+  if (key === "confinement") return confinementText(cov, policy);
   const suite = key.replace(/^suite:/, "");
   const s = cov.suites.find((x) => x.suite === suite);
   return `${state(suite)}${s?.checks ? ` (${plural(s.checks, "check")})` : ""}`;
 }
 
-function requirementsOf(checks: readonly CheckRecord[], cov: Coverage): RequirementRow[] {
+/** Where confinement stands, and whether the policy waived it: the reviewer sees it either way. */
+function confinementText(cov: Coverage, policy: SignoffPolicy): string {
+  const gap = confinementGap(cov);
+  const done = cov.confinement.filter((n) => n.state !== "not assessed").map((n) => n.node);
+  const text = [
+    done.length ? `assessed on ${done.join(", ")}` : "",
+    gap,
+    cov.confinement.length ? "" : "no MIG GPU: no tenants to confine",
+  ]
+    .filter(Boolean)
+    .join("; ");
+  return requiresConfinement(policy) ? text : `${text}; waived by the policy (${policy.source})`;
+}
+
+function requirementsOf(
+  checks: readonly CheckRecord[],
+  cov: Coverage,
+  policy: SignoffPolicy,
+): RequirementRow[] {
   const of = (suite: string) => checks.filter((c) => c.suite === suite);
   const rows: RequirementRow[] = [];
   if (of("run").length) rows.push(row("run", TITLES.run!, of("run")));
@@ -305,9 +334,17 @@ function requirementsOf(checks: readonly CheckRecord[], cov: Coverage): Requirem
     if (s === "slurm" && !of(s).length) continue;
     rows.push(row(s, TITLES[s]!, of(s)));
   }
+  // Always a row, run or not: a reviewer must see that confinement was not assessed.
+  rows.push(
+    row(
+      "confinement",
+      TITLES.confinement!,
+      of("slurm").filter((c) => c.title === CONFINEMENT_TITLE),
+    ),
+  );
   const user = [...new Set(checks.map((c) => c.suite).filter((s) => !BUILTIN.has(s)))];
   for (const s of user) rows.push(row(`suite:${s}`, `site suite ${s}`, of(s)));
-  for (const r of rows) r.coverage = coverageText(r.key, cov, checks);
+  for (const r of rows) r.coverage = coverageText(r.key, cov, checks, policy);
   return rows;
 }
 
@@ -327,7 +364,7 @@ export function signoffModel(ctx: RunContext): SignoffModel {
   });
   const judgement = judge(policy, coverage);
   const gpus = gpusOf(ctx, checks, coverage);
-  const requirements = requirementsOf(checks, coverage);
+  const requirements = requirementsOf(checks, coverage, policy);
   const failed = checks.filter((c) => c.status === "failed");
   const broken = checks.filter((c) => c.status === "broken");
   const reasons: string[] = [];

@@ -24,6 +24,8 @@ export interface SignoffSummary {
     faults: string[];
   }[];
   suites: { suite: string; state: string }[];
+  /** Per node with a MIG GPU: tenant confinement assessed, failed, or not assessed and why. */
+  confinement: { node: string; state: string; why: string }[];
   windowS: number | null;
 }
 
@@ -46,6 +48,7 @@ export function summaryOfModel(m: SignoffModel): SignoffSummary {
         faults: g.faults,
       })),
     suites: m.coverage.suites.map((s) => ({ suite: s.suite, state: s.state })),
+    confinement: m.coverage.confinement.map((n) => ({ ...n })),
     windowS: m.coverage.windowS,
   };
 }
