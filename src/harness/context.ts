@@ -223,12 +223,7 @@ export class HarnessContext implements SuiteContext {
           }),
         );
       },
-      eachNode: (fn) =>
-        nodeWork(
-          (f) => this.nodeLimit(f),
-          nodes.map((n) => n.name),
-          (name) => fn(nodes.find((n) => n.name === name)!),
-        ),
+      eachNode: (fn) => nodeWork((f) => this.nodeLimit(f), nodes, fn),
       health: (node) => this.services.health(this.session(node.name)),
       layout: (node) => this.services.layout(this.session(node.name)),
       regressions: () => this.services.regressions(),

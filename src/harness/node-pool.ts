@@ -15,21 +15,21 @@ export interface NodeWork<T> {
   result(node: { name: string }): Promise<T>;
 }
 
-/** `fn` for each of `names`, in that order, through `slot`. A rejected node's promise is
+/** `fn` for each of `nodes`, in that order, through `slot`. A rejected node's promise is
  * handled here too, so a node nobody asks about never becomes an unhandled rejection. */
-export function nodeWork<T>(
+export function nodeWork<N extends { name: string }, T>(
   slot: Slot,
-  names: readonly string[],
-  fn: (name: string) => Promise<T>,
+  nodes: readonly N[],
+  fn: (node: N) => Promise<T>,
 ): NodeWork<T> {
   let started: Map<string, Promise<T>> | null = null;
   const start = () => {
     if (started) return started;
     started = new Map();
-    for (const name of names) {
-      const p = slot(() => fn(name));
+    for (const node of nodes) {
+      const p = slot(() => fn(node));
       p.catch(() => {});
-      started.set(name, p);
+      started.set(node.name, p);
     }
     return started;
   };
