@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: wall time of `slicecheck exec -- true` on 1, 8 and 32 simulated nodes,
-// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes.
+// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes; of the
+// isolation suite on 1, 2 and 4 nodes (bench-isolation.mjs); and the others below.
 // Prints figures; asserts nothing (timing belongs here, not in tests).
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -27,7 +28,7 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-// "planner", "workloads", "exec", "records", "slurm" or "inventory"; all by default
+// "planner", "workloads", "isolation", "exec", "records", "slurm" or "inventory"; all by default
 const only = process.env.BENCH;
 
 /** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
@@ -125,6 +126,7 @@ try {
   if (!only || only === "planner") await benchPlanner();
   if (!only || only === "inventory") (await import("./bench-inventory.mjs")).benchInventory(root);
   if (!only || only === "workloads") benchWorkloads();
+  if (!only || only === "isolation") (await import("./bench-isolation.mjs")).benchIsolation(root);
   if (!only || only === "exec") benchExec();
   // These two need PostgreSQL and Slurm (npm test installs them); without them, say so.
   if (!only || only === "records") {

@@ -16,19 +16,20 @@ const TITLES = [
 ];
 
 describe("health", () => {
+  // Every node read at once (at most --concurrency at a time), each node's tests awaiting its
+  // own: read in each node's own `before`, mocha would read them one after another. A node
+  // that could not be reached is not read (its tests are broken with why).
+  const reads = run.eachNode(async (node) => (node.error ? [] : run.health(node)));
+  before(() => reads.start());
   forEachNode(run.nodes, (node) => {
-    let verdicts: VerdictView[] = [];
-    let problem: string | null = null;
-    before(async () => {
-      if (node.error) return;
+    const judge = async (gpu: number | null, title: string) => {
+      brokenIf(node.error);
+      let verdicts: VerdictView[];
       try {
-        verdicts = await run.health(node);
+        verdicts = await reads.result(node);
       } catch (e) {
-        problem = (e as Error).message;
+        return brokenIf((e as Error).message);
       }
-    });
-    const judge = (gpu: number | null, title: string) => {
-      brokenIf(node.error ?? problem);
       // A driver that does not answer at all yields one node-wide verdict.
       const v =
         verdicts.find((x) => x.gpu === gpu && x.title.endsWith(title)) ??

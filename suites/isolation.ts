@@ -25,9 +25,15 @@ import { brokenIf, scenarioSteps } from "./lib/judge.js";
 const run = harness({ injectsFaults: true });
 
 describe("isolation", () => {
+  // Every node's plan starts when the suite does (nodes side by side, at most --concurrency at
+  // once); each node's tests await its own. Started in each node's `before`, mocha would run
+  // the nodes one after another.
+  const plans = new Map(run.nodes.map((n) => [n.name, run.isolation(n)]));
+  before(() => {
+    for (const p of plans.values()) p.start();
+  });
   forEachNode(run.nodes, (node) => {
-    const plan = run.isolation(node);
-    before(() => plan.start());
+    const plan = plans.get(node.name)!;
     if (plan.scenarios.length === 0)
       it("has a GPU to partition", () =>
         brokenIf(node.refusal ? `refused: ${node.refusal}` : (node.error ?? plan.problem)));

@@ -7,19 +7,20 @@ const run = harness();
 const config = run.options.layout?.config ?? "(no --layout)";
 
 describe("layout", () => {
+  // Every node read at once (at most --concurrency at a time), each node's tests awaiting its
+  // own: read in each node's own `before`, mocha would read them one after another. A node
+  // that could not be reached is not read (its tests are broken with why).
+  const reads = run.eachNode(async (node) => (node.error ? null : run.layout(node)));
+  before(() => reads.start());
   forEachNode(run.nodes, (node) => {
-    let verdicts: VerdictView[] | null = null;
-    let problem: string | null = null;
-    before(async () => {
-      if (node.error) return;
+    const judge = async (gpu: number | null) => {
+      brokenIf(node.error);
+      let verdicts: VerdictView[] | null;
       try {
-        verdicts = await run.layout(node);
+        verdicts = await reads.result(node);
       } catch (e) {
-        problem = (e as Error).message;
+        return brokenIf((e as Error).message);
       }
-    });
-    const judge = (gpu: number | null) => {
-      brokenIf(node.error ?? problem);
       const v = verdicts?.find((x) => x.gpu === gpu) ?? verdicts?.find((x) => x.gpu === null);
       if (!v)
         return brokenIf(

@@ -139,7 +139,9 @@ export interface ScenarioOutcome {
 }
 
 export interface IsolationPlan {
-  /** Starts the node's scenarios (idempotent); nodes run in parallel, scenarios in order. */
+  /** Starts the node's scenarios (idempotent): once a slot of `--concurrency` is free, nodes
+   * side by side, one scenario at a time on a node (one aggressor at a time per GPU). A
+   * scenario's result or a route asked for first starts it too. */
   start(): void;
   scenarios: ScenarioView[];
   /** Why nothing can be planned (no GPU with two instances, or the node is refused). */
@@ -172,8 +174,16 @@ export interface SuiteRun {
   ): WorkloadBatch;
   /** Checks finished so far in this run (earlier suites' included). */
   checks(): readonly CheckRecord[];
-  /** The built-in isolation scenarios for a node (refused nodes plan nothing). */
+  /** The built-in isolation scenarios for a node (refused nodes plan nothing). Started nodes
+   * run side by side, at most `--concurrency` at once: start every node's plan in the suite's
+   * own `before`, not in each node's (mocha runs those one after another). */
   isolation(node: SuiteNode): IsolationPlan;
+  /** `fn` for every node, started together (at most `--concurrency` at once) by `start()` or
+   * the first `result(node)`: per-node work side by side, each node's tests awaiting its own. */
+  eachNode<T>(fn: (node: SuiteNode) => Promise<T>): {
+    start(): void;
+    result(node: SuiteNode): Promise<T>;
+  };
   /** The node's health at this moment against its state at the run's start, per GPU. */
   health(node: SuiteNode): Promise<VerdictView[]>;
   /** The run's --layout asserted on the node, per GPU; null without --layout. */

@@ -22,7 +22,6 @@ import type {
   BuiltinWorkload,
   CheckHandle,
   HarnessOptions,
-  IsolationPlan,
   RunOptionsView,
   SuiteGpu,
   SuiteInstance,
@@ -32,6 +31,7 @@ import type {
   WorkloadBatch,
   WorkloadResult,
 } from "./api-types.js";
+import { gatedPlan, type NodeIsolation, nodeWork } from "./node-pool.js";
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
 import { resultOf } from "./results.js";
 import type { NodeSession } from "./session.js";
@@ -43,7 +43,7 @@ export interface RunServices {
   health(s: NodeSession): Promise<VerdictView[]>;
   layout(s: NodeSession): Promise<VerdictView[] | null>;
   regressions(): Promise<VerdictView[]>;
-  isolation(s: NodeSession, node: SuiteNode): IsolationPlan;
+  isolation(s: NodeSession, node: SuiteNode): NodeIsolation;
   /** Measurements of a finished workload, recorded as they arrive. */
   measured(suite: string, outcomes: readonly InstanceOutcome[]): void;
   onLine?(inst: Instance, line: string): void;
@@ -214,12 +214,16 @@ export class HarnessContext implements SuiteContext {
           node.name,
           isolationSeconds(plan.scenarios, this.options.durationS),
         );
-        const start = () => {
-          this.onProgress?.({ kind: "phase", node: node.name, key: suite, atMs: Date.now() });
-          plan.start();
-        };
-        return { ...plan, start };
+        // Nodes side by side, at most --concurrency at once; the node's step begins when its
+        // slot does, so a node waiting for one is not counted as running.
+        return gatedPlan(plan, (go) =>
+          this.nodeLimit(() => {
+            this.onProgress?.({ kind: "phase", node: node.name, key: suite, atMs: Date.now() });
+            return go();
+          }),
+        );
       },
+      eachNode: (fn) => nodeWork((f) => this.nodeLimit(f), nodes, fn),
       health: (node) => this.services.health(this.session(node.name)),
       layout: (node) => this.services.layout(this.session(node.name)),
       regressions: () => this.services.regressions(),

@@ -19,7 +19,7 @@ export interface PlannedStep {
 export type ProgressEvent =
   /** The node's planned steps; a later plan replaces an earlier one (once the suites are
    * loaded their declared durations are known), keeping what is done. */
-  | { kind: "plan"; node: string; steps: PlannedStep[] }
+  | { kind: "plan"; node: string; steps: PlannedStep[]; concurrency?: number }
   /** The node entered a step (or, with the same key, a new part of it: `detail`). `announce`
    * marks a part worth a line of its own in a plain log (an isolation scenario's fault). */
   | { kind: "phase"; node: string; key: string; detail?: string; announce?: boolean; atMs: number }
@@ -59,6 +59,8 @@ export interface Applied {
 
 export class ProgressModel {
   private readonly nodes = new Map<string, NodeState>();
+  /** Nodes at work at once (`--concurrency`); unbounded when no plan said. */
+  private slots = Number.POSITIVE_INFINITY;
 
   private state(node: string): NodeState {
     let s = this.nodes.get(node);
@@ -82,6 +84,7 @@ export class ProgressModel {
     switch (e.kind) {
       case "plan":
         s.steps = e.steps.map((x) => ({ ...x }));
+        if (e.concurrency !== undefined) this.slots = Math.max(1, e.concurrency);
         return { node: e.node, announce: false };
       case "phase": {
         // An ended node stays ended (a late event of a node that could not be checked), and a
@@ -149,10 +152,29 @@ export class ProgressModel {
     };
   }
 
-  /** The nodes run side by side, so the run ends with its slowest node. */
+  /** The nodes run side by side, at most `--concurrency` at once: the run ends when the last
+   * slot does (with a slot per node, with its slowest node). */
   overallS(nowMs: number): number {
-    return Math.max(0, ...this.names().map((n) => this.remainingS(n, nowMs)));
+    return slotsS(
+      this.names().map((n) => this.remainingS(n, nowMs)),
+      this.slots,
+    );
   }
+}
+
+/** The time `slots` workers take for these jobs, each job given to the least busy worker, the
+ * longest first (Graham's LPT: never more than 4/3 of the best order). More slots than jobs:
+ * the longest job. */
+export function slotsS(jobsS: readonly number[], slots: number): number {
+  const left = jobsS.filter((x) => x > 0).sort((a, b) => b - a);
+  if (left.length <= slots) return Math.max(0, ...left);
+  const load: number[] = Array.from({ length: slots }, () => 0);
+  for (const j of left) {
+    let k = 0;
+    for (let i = 1; i < load.length; i++) if (load[i]! < load[k]!) k = i;
+    load[k]! += j;
+  }
+  return Math.max(0, ...load);
 }
 
 /** 0:42, 12:05, 1:02:03: whole seconds, rounded up (an estimate of 0.2 s left is not 0:00). */
@@ -201,13 +223,15 @@ export function planOf(o: { layout: boolean; restore: boolean; suites: PlannedSt
 export class RunProgress {
   constructor(
     private readonly emit: (e: ProgressEvent) => void,
-    private readonly o: { layout: boolean; restore: boolean },
+    private readonly o: { layout: boolean; restore: boolean; concurrency?: number },
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Each node's plan with the suites' steps. */
+  /** Each node's plan with the suites' steps (and how many nodes work at once). */
   plan(node: string, suites: readonly PlannedStep[]): void {
-    this.emit({ kind: "plan", node, steps: planOf({ ...this.o, suites: [...suites] }) });
+    const steps = planOf({ layout: this.o.layout, restore: this.o.restore, suites: [...suites] });
+    const c = this.o.concurrency;
+    this.emit({ kind: "plan", node, steps, ...(c !== undefined ? { concurrency: c } : {}) });
   }
 
   /** Before the suites are loaded their declared durations are unknown: a built-in workload

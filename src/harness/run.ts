@@ -121,7 +121,11 @@ export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult
   sink.on(checksFileWriter(o.outDir));
   if (o.onCheck) sink.on(o.onCheck);
   const ev = o.events ?? (() => {});
-  const progress = new RunProgress(ev, { layout: !!o.layout, restore: !!o.layout && !o.keep });
+  const progress = new RunProgress(ev, {
+    layout: !!o.layout,
+    restore: !!o.layout && !o.keep,
+    concurrency: o.concurrency,
+  });
   sink.on((c) => progress.unit(c));
   if (!o.list)
     progress.start(

@@ -17,14 +17,9 @@ import { HEALTH_QUERY, healthChecks, layoutChecks } from "../verdicts/health.js"
 import type { ScenarioRef } from "../verdicts/isolation.js";
 import { verdictNamesOf } from "../verdicts/routes.js";
 import type { Verdict } from "../verdicts/types.js";
-import type {
-  IsolationPlan,
-  ScenarioOutcome,
-  ScenarioView,
-  SuiteNode,
-  VerdictView,
-} from "./api-types.js";
+import type { ScenarioOutcome, ScenarioView, SuiteNode, VerdictView } from "./api-types.js";
 import { instanceTitle } from "./context.js";
+import type { NodeIsolation } from "./node-pool.js";
 import type { NodeSession } from "./session.js";
 import { ISOLATION_CODES, verdictView } from "./verdict-view.js";
 
@@ -225,7 +220,7 @@ export function isolationOf(
     faults: readonly FaultName[];
     history: History;
   },
-): IsolationPlan {
+): NodeIsolation {
   const inv = s.discovered;
   const plan = planScenarios(inv?.instances ?? [], o.aggressors);
   const waiting = new Map<
@@ -260,10 +255,13 @@ export function isolationOf(
   const routes = new Promise<Map<number, Route> | null>((r) => {
     routesRead = r;
   });
-  const startAll = () => {
-    if (started) return;
+  // Settles when every scenario of the node has: the node's slot of --concurrency is held
+  // until then (node-pool.ts gatedPlan); it never rejects, each scenario carries its own error.
+  let done: Promise<void> = Promise.resolve();
+  const startAll = (): Promise<void> => {
+    if (started) return done;
     started = true;
-    void (async () => {
+    done = (async () => {
       // Before any scenario: the isolation suite's own MPS daemon must not be read as the
       // node's route.
       routesRead(await readRoutes(s, inv?.instances ?? []).catch(() => null));
@@ -292,6 +290,7 @@ export function isolationOf(
         for (const w of waiting.values()) w.reject(e);
       }
     })();
+    return done;
   };
   const scenarios: ScenarioView[] = plan.flatMap((p) =>
     kindsOf(p).map((fault) => ({
@@ -309,17 +308,14 @@ export function isolationOf(
       },
       fault,
       verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
-      result: () => {
-        startAll();
-        return waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p;
-      },
+      // Asking does not start the node: the run's slot does (HarnessContext, gatedPlan).
+      result: () => waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p,
     })),
   );
   return {
     start: startAll,
     scenarios,
     route: async (gpu) => {
-      startAll();
       const r = (await routes)?.get(gpu);
       return r ? { route: describeRoute(r), kind: r.kind, promises: promiseText(r) } : null;
     },

@@ -11,6 +11,7 @@ import {
   planOf,
   progressLine,
   RunProgress,
+  slotsS,
 } from "../../src/harness/progress.js";
 
 const step = (key: string, expectedS: number, units = 0): PlannedStep => ({
@@ -74,6 +75,43 @@ describe("progress model (ETA from planned steps)", () => {
     m.apply({ kind: "end", node: "sim02", atMs: T0 + 10_000, error: "[CONNECT] refused" });
     assert.equal(m.overallS(T0 + 10_000), 0);
     assert.equal(progressLine(m.node("sim02", T0)), "sim02  not checked [CONNECT] refused");
+  });
+
+  it("overall with --concurrency below the nodes: the nodes waiting for a slot come after, not beside", () => {
+    const m = new ProgressModel();
+    const nodes = ["sim01", "sim02", "sim03", "sim04"];
+    for (const n of nodes) m.apply({ kind: "plan", node: n, steps: plan });
+    // Without a bound: 4 nodes side by side end with one (2 + 30 + 5 s).
+    assert.equal(m.overallS(T0), 37);
+    for (const n of nodes) m.apply({ kind: "plan", node: n, steps: plan, concurrency: 2 });
+    // Two at a time: two waves.
+    assert.equal(m.overallS(T0), 2 * 37);
+    for (const n of nodes) m.apply({ kind: "plan", node: n, steps: plan, concurrency: 1 });
+    assert.equal(m.overallS(T0), 4 * 37);
+    // An ended node frees its slot.
+    m.apply({ kind: "end", node: "sim04", atMs: T0 });
+    assert.equal(m.overallS(T0), 3 * 37);
+  });
+
+  it("slotsS: each job to the least busy slot, the longest first; more slots than jobs is the longest", () => {
+    assert.equal(slotsS([10, 10, 10, 10], 64), 10);
+    assert.equal(slotsS([10, 10, 10, 10], 2), 20);
+    assert.equal(slotsS([30, 10, 10, 10], 2), 30);
+    assert.equal(slotsS([5, 0, 0], 1), 5);
+    assert.equal(slotsS([], 3), 0);
+  });
+
+  it("RunProgress tells the model the run's --concurrency with each node's plan", () => {
+    const events: ProgressEvent[] = [];
+    const p = new RunProgress((e) => events.push(e), {
+      layout: false,
+      restore: false,
+      concurrency: 3,
+    });
+    p.plan("sim01", [step("isolation", 30, 4)]);
+    const e = events[0];
+    assert.ok(e?.kind === "plan");
+    assert.equal(e.concurrency, 3);
   });
 
   it("phases of steps not in the plan (the harness's own pre-checks) change nothing", () => {
