@@ -160,7 +160,7 @@ async function vgpuGuests(t: Transport): Promise<Map<number, number | null>> {
     "--format=csv,noheader,nounits",
   ];
   const r = await t.exec({ argv }, { timeoutMs: NVSMI_TIMEOUT_MS }).catch(() => null);
-  if (!r || r.exitCode !== 0) return out;
+  if (r?.exitCode !== 0) return out;
   for (const l of r.stdout.split("\n")) {
     const [i, mode, total] = l.split(",").map((x) => x.trim());
     if (i && /^\d+$/.test(i) && mode === "VGPU")
@@ -185,7 +185,9 @@ export async function discoverInstances(t: Transport): Promise<NodeInventory> {
   const lgi = anyMig ? parseLgi((await lgiText).text) : null;
   const fb = await guests;
   const instances = joinInstances(t.node.name, listing, table, lgi).map((i) =>
-    i.gpuInstanceId === null && fb.has(i.gpu) ? { ...i, vgpuFramebufferMiB: fb.get(i.gpu) ?? null } : i,
+    i.gpuInstanceId === null && fb.has(i.gpu)
+      ? { ...i, vgpuFramebufferMiB: fb.get(i.gpu) ?? null }
+      : i,
   );
   return {
     driver: table.driverVersion,

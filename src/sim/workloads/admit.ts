@@ -3,8 +3,8 @@
 // the other processes on it hold (the GI's memory under MIG, the board's without).
 
 import type { SimState } from "../nvsmi/state.js";
-import { readChaos } from "./chaos.js";
 import { viewOf } from "../nvsmi/view.js";
+import { readChaos } from "./chaos.js";
 import { currentGpu, onSameMemory, type SimDevice } from "./device.js";
 import { clientLimits, refusesClients } from "./mps.js";
 
