@@ -52,6 +52,14 @@ export function routeOfMode(mode: IsolationMode, limits?: MpsLimits): Route {
   };
 }
 
+/** A soft route run inside a vGPU guest carries the guest's framebuffer: that memory is the
+ * VM's own whatever shares it within the VM (routes.ts). */
+function inGuest(r: Route, i: Instance): Route {
+  return i.vgpuFramebufferMiB === undefined
+    ? r
+    : { ...r, vgpuFramebufferMiB: i.vgpuFramebufferMiB };
+}
+
 export interface MpsLimits {
   memLimitMiB: number;
   threadPct: number;
@@ -206,7 +214,7 @@ export function planScenarios(instances: readonly Instance[], aggressors?: numbe
           victims: [{ ...list[0]! }],
           aggressorLabel: `gpu${gpu}/${tag}-a`,
           victimLabel: `gpu${gpu}/${tag}-b`,
-          route: routeOfMode(mode, limits),
+          route: inGuest(routeOfMode(mode, limits), list[0]!),
           ...(limits ? { limits } : {}),
         });
       }

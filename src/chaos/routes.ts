@@ -21,7 +21,15 @@ export interface Route {
   threadPct?: number | null;
   /** vGPU: the scheduler policy, when `-q` shows it (a host does; a guest may not). */
   scheduler?: string | null;
+  /** Inside a vGPU guest (a vgpu-guest route, or a soft route run inside one): the guest's
+   * framebuffer in MiB as its nvidia-smi shows it (memory.total), which is its memory cap; null
+   * when it could not be read (the memory promise is then undecided, never passed). */
+  vgpuFramebufferMiB?: number | null;
 }
+
+/** Whether the route runs inside a vGPU guest, whose framebuffer is its own. */
+export const inVgpuGuest = (r: Route): boolean =>
+  r.kind === "vgpu-guest" || r.vgpuFramebufferMiB !== undefined;
 
 export interface Promises {
   compute: boolean;
@@ -31,8 +39,15 @@ export interface Promises {
 
 export function promisesOf(r: Route): Promises {
   if (r.kind === "mig") return { compute: true, memory: true, fault: true };
+  // Inside a vGPU guest the guest's framebuffer is its own whatever shares it within the VM.
   if (r.kind === "mps")
-    return { compute: false, memory: (r.memLimitMiB ?? null) !== null, fault: false };
+    return {
+      compute: false,
+      memory: (r.memLimitMiB ?? null) !== null || inVgpuGuest(r),
+      fault: false,
+    };
+  if ((r.kind === "time-slicing" || r.kind === "whole-card") && inVgpuGuest(r))
+    return { compute: false, memory: true, fault: false };
   // vGPU: each VM's framebuffer is its own; compute is the scheduler's (computeExpectation),
   // never isolation; a fault of one VM's vGPU is not promised to stay in it.
   if (r.kind === "vgpu-guest" || r.kind === "vgpu-host")
@@ -42,7 +57,7 @@ export function promisesOf(r: Route): Promises {
 
 /** What compute behaviour a vGPU's scheduler policy leads one to expect; null off vGPU. */
 export function computeExpectation(r: Route): string | null {
-  if (r.kind !== "vgpu-guest" && r.kind !== "vgpu-host") return null;
+  if (r.kind !== "vgpu-host" && !inVgpuGuest(r)) return null;
   const p = (r.scheduler ?? "").toUpperCase().replace(/[\s-]+/g, "_");
   if (p.includes("BEST_EFFORT"))
     return "compute shared (best effort scheduler): a busy neighbour VM slows this vGPU";
@@ -54,6 +69,15 @@ export function computeExpectation(r: Route): string | null {
 }
 
 export function describeRoute(r: Route): string {
+  const own = describeOwn(r);
+  if (r.kind === "vgpu-guest" || r.vgpuFramebufferMiB === undefined) return own;
+  return `${own} in a vGPU guest (${framebufferText(r.vgpuFramebufferMiB)})`;
+}
+
+const framebufferText = (mib: number | null | undefined) =>
+  mib != null ? `framebuffer ${mib} MiB` : "framebuffer unknown";
+
+function describeOwn(r: Route): string {
   switch (r.kind) {
     case "mig":
       return "MIG";
@@ -69,7 +93,7 @@ export function describeRoute(r: Route): string {
     case "whole-card":
       return "whole card";
     case "vgpu-guest":
-      return `vGPU (guest${r.scheduler ? `, scheduler ${r.scheduler}` : ""})`;
+      return `vGPU (guest${r.vgpuFramebufferMiB !== undefined ? `, ${framebufferText(r.vgpuFramebufferMiB)}` : ""}${r.scheduler ? `, scheduler ${r.scheduler}` : ""})`;
     case "vgpu-host":
       return `vGPU (host${r.scheduler ? `, scheduler ${r.scheduler}` : ""})`;
   }
@@ -79,8 +103,13 @@ export function promiseText(r: Route): string {
   const p = promisesOf(r);
   const kept = (["compute", "memory", "fault"] as const).filter((k) => p[k]);
   const promise = kept.length ? `promises ${kept.join(", ")} isolation` : "promises no isolation";
+  // A vGPU's memory promise is the guest's framebuffer: named, it is the cap the checks hold.
+  const fb =
+    r.vgpuFramebufferMiB !== undefined && p.memory
+      ? ` (the vGPU guest's own framebuffer: ${r.vgpuFramebufferMiB != null ? `${r.vgpuFramebufferMiB} MiB` : "size unknown"})`
+      : "";
   const compute = computeExpectation(r);
-  return compute ? `${promise}; ${compute}` : promise;
+  return compute ? `${promise}${fb}; ${compute}` : `${promise}${fb}`;
 }
 
 export interface GpuFacts {
@@ -91,13 +120,19 @@ export interface GpuFacts {
   scheduler: string | null;
   mpsDaemon: boolean;
   computeProcesses: number;
+  /** memory.total in MiB (a vGPU guest's framebuffer); absent when not read, null unreadable. */
+  memoryTotalMiB?: number | null;
 }
 
 /** Pure: the route of one GPU from what the node showed. */
 export function routeOf(f: GpuFacts): Route {
   if (f.virtualizationMode === "Host VGPU") return { kind: "vgpu-host", scheduler: f.scheduler };
   if (f.virtualizationMode === "VGPU")
-    return f.scheduler ? { kind: "vgpu-guest", scheduler: f.scheduler } : { kind: "vgpu-guest" };
+    return {
+      kind: "vgpu-guest",
+      ...(f.scheduler ? { scheduler: f.scheduler } : {}),
+      ...(f.memoryTotalMiB !== undefined ? { vgpuFramebufferMiB: f.memoryTotalMiB } : {}),
+    };
   if (f.migEnabled) return { kind: "mig" };
   // The limits an MPS daemon gives its clients are set per client or by control commands the
   // node does not echo back: unknown here, so no memory promise is credited.
@@ -126,14 +161,20 @@ export async function readRoutes(
     run({ argv: ["nvidia-smi", "-q"] }),
     run({ argv: ["nvidia-smi", "vgpu", "-q"] }),
     run({ shell: "echo get_server_list | nvidia-cuda-mps-control" }),
-    run({ argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id", "--format=csv,noheader"] }),
+    // memory.total: in a vGPU guest, the vGPU's framebuffer (NVML reports the guest's own).
+    run({
+      argv: ["nvidia-smi", "--query-gpu=index,pci.bus_id,memory.total", "--format=csv,noheader"],
+    }),
     run({ argv: ["nvidia-smi", "--query-compute-apps=gpu_bus_id,pid", "--format=csv,noheader"] }),
   ]);
   const virt = parseVirtualization(q.code === 0 ? q.out : "", vq.code === 0 ? vq.out : "");
   const busOf = new Map<number, string>();
+  const totalOf = new Map<number, number>();
   for (const l of pci.out.split("\n")) {
-    const [i, bus] = l.split(",").map((x) => x.trim());
+    const [i, bus, total] = l.split(",").map((x) => x.trim());
     if (i && bus && /^\d+$/.test(i)) busOf.set(Number(i), bus);
+    const mib = /^(\d+)\s*MiB$/.exec(total ?? "");
+    if (i && mib) totalOf.set(Number(i), Number(mib[1]));
   }
   const out = new Map<number, Route>();
   for (const gpu of new Set(instances.map((i) => i.gpu))) {
@@ -152,6 +193,7 @@ export async function readRoutes(
         scheduler: v?.scheduler ?? null,
         mpsDaemon: mps.code === 0,
         computeProcesses: procs,
+        memoryTotalMiB: totalOf.get(gpu) ?? null,
       }),
     );
   }

@@ -20,7 +20,7 @@ export type FaultRecord =
   | { kind: "no-reset"; gpu: number; previous: boolean }
   | { kind: "gpu-lost"; gpu: number }
   | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
-  | { kind: "vgpu"; gpu: number }
+  | { kind: "vgpu" | "vgpu-fb-leak"; gpu: number; previous?: SimGpu["virtualization"] | null }
   | { kind: "nvcc"; previous: string | null }
   | { kind: ChaosKind };
 

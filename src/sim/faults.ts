@@ -20,7 +20,8 @@ import { eccUncorrectable, gpuLost } from "./faults-gpu.js";
 import { nvcc } from "./faults-tools.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
-import { updateState } from "./nvsmi/state.js";
+import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
+import { viewOf } from "./nvsmi/view.js";
 import { readSlurm, SLURM_STATES, writeSlurm } from "./slurm/state.js";
 import { type ChaosFlags, readChaos, writeChaos } from "./workloads/chaos.js";
 import { pciOf } from "./workloads/device.js";
@@ -197,27 +198,60 @@ const mpsCapIgnored = chaosFlag(
 );
 
 /** vgpu: the GPU as a vGPU guest sees it (`--name guest`) or a vGPU host (`--name host`,
- * time-sliced vGPUs under the best-effort scheduler, NVIDIA's default). */
+ * time-sliced vGPUs under the best-effort scheduler, NVIDIA's default). A guest holds a quarter
+ * card time-sliced C-series type, the vGPU user guide's H100-20C on an H100 80GB (its Hopper
+ * vGPU types table: framebuffer 20 GB, at most 4 per GPU): its nvidia-smi and CUDA show that
+ * framebuffer as the GPU's memory, and its allocations stop there. */
 const vgpu: FaultKind = {
   usage: "vgpu --gpu N --name guest|host: the GPU is a vGPU (guest) or a vGPU host's",
   plant({ state }, o) {
     const gpu = gpuOf(state, o);
     if (o.name !== "guest" && o.name !== "host")
       throw usage("vgpu needs --name guest or --name host");
+    const previous = gpu.virtualization ?? null;
     gpu.virtualization =
       o.name === "guest"
-        ? { mode: "VGPU" }
+        ? guestOf(state, gpu)
         : { mode: "Host VGPU", scheduler: "BEST_EFFORT", activeVgpus: 2 };
+    const v = gpu.virtualization;
     return {
-      record: { kind: "vgpu", gpu: gpu.index },
-      detail: `GPU ${gpu.index} is a vGPU ${o.name}`,
+      record: { kind: "vgpu", gpu: gpu.index, previous },
+      detail: `GPU ${gpu.index} is a vGPU ${o.name}${v.vgpuType ? ` (${v.vgpuType}, framebuffer ${v.framebufferMiB} MiB)` : ""}`,
     };
   },
   undo({ state }, r) {
-    if (r.kind !== "vgpu") return;
+    if (r.kind !== "vgpu" && r.kind !== "vgpu-fb-leak") return;
     const gpu = gpuOfRecord(state, r.gpu);
-    if (gpu) delete gpu.virtualization;
+    if (!gpu) return;
+    if (r.previous) gpu.virtualization = r.previous;
+    else delete gpu.virtualization;
   },
+};
+
+/** A quarter of the card, in whole GB as NVIDIA names its types (`H100-20C`). */
+function guestOf(state: SimState, gpu: SimGpu): NonNullable<SimGpu["virtualization"]> {
+  const v = viewOf(state, gpu);
+  const gb = Math.max(1, Math.round(v.boardMemoryMiB / 1024 / 4));
+  const board = v.smiName.replace(/^NVIDIA\s+/, "").split(/\s+/)[0];
+  return { mode: "VGPU", vgpuType: `NVIDIA ${board}-${gb}C`, framebufferMiB: gb * 1024 };
+}
+
+/** vgpu-fb-leak: the vGPU guest's framebuffer isolation broken: nvidia-smi still shows the
+ * framebuffer, but the host lets the guest's allocations run on into the card's memory (another
+ * VM's). Makes the GPU a guest if it is not one yet. */
+const vgpuFbLeak: FaultKind = {
+  usage: "vgpu-fb-leak --gpu N: a vGPU guest's allocations pass its framebuffer",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    const previous = gpu.virtualization ?? null;
+    const guest = previous?.mode === "VGPU" ? previous : guestOf(state, gpu);
+    gpu.virtualization = { ...guest, fbLeak: true };
+    return {
+      record: { kind: "vgpu-fb-leak", gpu: gpu.index, previous },
+      detail: `GPU ${gpu.index} is a vGPU guest whose allocations pass its ${guest.framebufferMiB} MiB framebuffer`,
+    };
+  },
+  undo: (ctx, r) => vgpu.undo(ctx, r),
 };
 
 const hang = chaosFlag(
@@ -255,6 +289,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "xid-misattributed": xidMisattributed,
   "mps-cap-ignored": mpsCapIgnored,
   vgpu,
+  "vgpu-fb-leak": vgpuFbLeak,
   nvcc,
   hang,
   "drop-connection": dropConnection,

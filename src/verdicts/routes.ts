@@ -5,7 +5,13 @@
 // tenant with a pinned memory limit that allocates past it, or whose neighbours lose memory to
 // it. A disturbed measurement stays broken on every route. Pure.
 import type { ChaosEvent } from "../chaos/history.js";
-import { describeRoute, promisesOf, promiseText, type Route } from "../chaos/routes.js";
+import {
+  describeRoute,
+  inVgpuGuest,
+  promisesOf,
+  promiseText,
+  type Route,
+} from "../chaos/routes.js";
 import { judgeScenario } from "./isolation.js";
 import {
   attemptOf,
@@ -55,30 +61,64 @@ export function characterise(v: Verdict, route: Route): Verdict {
   };
 }
 
+/** The memory cap a route promises its tenant, in MiB: an MPS client's pinned memory limit, or
+ * a vGPU guest's framebuffer (NVIDIA's vGPU gives each VM its own). `victims`: whether the
+ * victims' memory is promised too. Inside one guest the victims share the aggressor's
+ * framebuffer (the vGPU isolates VMs, not the processes of one VM), so there only a per-client
+ * MPS limit promises them theirs; their failed check is then the soft route's weakness, which
+ * victimsUnaffected characterises. */
+export interface MemoryCap {
+  MiB: number;
+  what: string;
+  victims: boolean;
+}
+
+export const MPS_CAP = (MiB: number): MemoryCap => ({
+  MiB,
+  what: "pinned memory limit",
+  victims: true,
+});
+
+/** The cap of a route, the tighter one where an MPS limit runs inside a vGPU guest; null when
+ * the route promises none; "unknown" when it promises one whose size could not be read. */
+export function memoryCapOf(route: Route): MemoryCap | "unknown" | null {
+  const mps = route.kind === "mps" && route.memLimitMiB != null ? MPS_CAP(route.memLimitMiB) : null;
+  if (!inVgpuGuest(route)) return mps;
+  const fb = route.vgpuFramebufferMiB ?? null;
+  if (fb === null) return mps ?? "unknown";
+  const guest: MemoryCap = { MiB: fb, what: "vGPU framebuffer", victims: false };
+  return mps && mps.MiB <= fb
+    ? { ...mps, what: `${mps.what} (inside the ${fb} MiB vGPU framebuffer)` }
+    : guest;
+}
+
 /**
- * MPS with a pinned memory limit promises memory isolation: the capped aggressor's allocation
- * stops at its cap, and the victims can still allocate theirs after its out-of-memory.
+ * A route's memory promise, as the tenant sees it: the aggressor's allocation stops at its cap
+ * (an MPS pinned memory limit, a vGPU guest's framebuffer), and where the cap promises the
+ * victims theirs, they can still allocate after its out-of-memory.
  */
 export function memoryIsolated(
   h: readonly ChaosEvent[],
   ref: ScenarioRef,
   capMiB: number,
+  cap: MemoryCap = MPS_CAP(capMiB),
 ): Verdict {
   const name = "memoryIsolated";
   const lost = brokenByLoss(name, h, ref);
   if (lost) return lost;
+  const figures: Verdict["evidence"]["figures"] = { capMiB, cap: cap.what };
   if (ref.fault !== "oom")
-    return verdict(name, "passed", `no memory fault in ${ref.fault}: the cap is tested by oom`, {
-      capMiB,
-    });
+    return verdict(
+      name,
+      "passed",
+      `no memory fault in ${ref.fault}: the ${cap.what} is tested by oom`,
+      figures,
+    );
   const f = completions(h, ref.scenario, "fault");
   if (f.length === 0)
-    return verdict(name, "broken", "the capped aggressor's allocation never completed");
+    return verdict(name, "broken", "the capped aggressor's allocation never completed", figures);
   const got = Math.max(...f.map((e) => e.data.allocatedBytes ?? -1));
-  const figures: Verdict["evidence"]["figures"] = {
-    capMiB,
-    "aggressor allocated MiB": got >= 0 ? Math.round(got / MIB) : null,
-  };
+  figures["aggressor allocated MiB"] = got >= 0 ? Math.round(got / MIB) : null;
   if (got < 0)
     return verdict(
       name,
@@ -94,11 +134,11 @@ export function memoryIsolated(
     return verdict(
       name,
       "failed",
-      `the capped tenant allocated ${Math.round(got / MIB)} MiB past its ${capMiB} MiB pinned memory limit`,
+      `the capped tenant allocated ${Math.round(got / MIB)} MiB past its ${capMiB} MiB ${cap.what}`,
       figures,
       tailOf(f[0]!.data),
     );
-  if (bad.length > 0)
+  if (cap.victims && bad.length > 0)
     return verdict(
       name,
       "failed",
@@ -106,12 +146,15 @@ export function memoryIsolated(
       figures,
       bad.flatMap((m) => tailOf(m.data)),
     );
-  if (checks.length === 0 || checks.some((m) => m.data.incomplete))
+  if (cap.victims && (checks.length === 0 || checks.some((m) => m.data.incomplete)))
     return verdict(name, "broken", "the victims' memory check did not run its course", figures);
+  const victims = cap.victims
+    ? " and the victims still allocated theirs"
+    : "; the victims share this framebuffer within the guest, so their memory is not this promise's";
   return verdict(
     name,
     "passed",
-    `the capped tenant stopped at ${Math.round(got / MIB)} MiB of its ${capMiB} MiB limit and the victims still allocated theirs`,
+    `the capped tenant stopped at ${Math.round(got / MIB)} MiB of its ${capMiB} MiB ${cap.what}${victims}`,
     figures,
   );
 }
@@ -209,7 +252,16 @@ export function judgeRoute(
   const p = promisesOf(route);
   if (p.compute && p.fault) return all;
   const out = all.map((v) => (v.name === "victimsUnaffected" ? characterise(v, route) : v));
-  if (p.memory && route.memLimitMiB != null) out.push(memoryIsolated(h, ref, route.memLimitMiB));
+  const cap = memoryCapOf(route);
+  if (cap === "unknown")
+    out.push(
+      verdict(
+        "memoryIsolated",
+        "broken",
+        `${describeRoute(route)}: the vGPU guest's framebuffer (nvidia-smi memory.total) could not be read, so its memory promise could not be checked`,
+      ),
+    );
+  else if (cap) out.push(memoryIsolated(h, ref, cap.MiB, cap));
   return out;
 }
 
@@ -217,5 +269,5 @@ export function judgeRoute(
 export function verdictNamesOf(route: Route, kind: string): string[] {
   if (kind === "tenants") return ["slowdownPerTenants"];
   const base = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
-  return promisesOf(route).memory && route.kind === "mps" ? [...base, "memoryIsolated"] : base;
+  return memoryCapOf(route) !== null ? [...base, "memoryIsolated"] : base;
 }

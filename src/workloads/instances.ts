@@ -24,6 +24,9 @@ export interface Instance {
   placement: string | null;
   sm: number | null;
   memoryMiB: number | null;
+  /** On a vGPU guest's GPU (virtualization mode VGPU): its framebuffer in MiB as nvidia-smi's
+   * memory.total shows it, null when unreadable; absent on any other GPU. */
+  vgpuFramebufferMiB?: number | null;
 }
 
 /** A GPU nvidia-smi could not reach at discovery (fallen off the bus): no instance runs there,
@@ -144,6 +147,28 @@ export function joinInstances(
   return out;
 }
 
+/** The GPUs that are a vGPU guest's (`virtualization_mode` VGPU, NVML's name in a guest) and
+ * each one's framebuffer (memory.total, which in a guest is the vGPU's: the cap its memory
+ * promise is checked against). A read that fails (an older nvidia-smi without the field) finds
+ * none: the GPU is then run as the soft route it looks like, and the route check still reads
+ * the mode from `-q`. */
+async function vgpuGuests(t: Transport): Promise<Map<number, number | null>> {
+  const out = new Map<number, number | null>();
+  const argv = [
+    "nvidia-smi",
+    "--query-gpu=index,virtualization_mode,memory.total",
+    "--format=csv,noheader,nounits",
+  ];
+  const r = await t.exec({ argv }, { timeoutMs: NVSMI_TIMEOUT_MS }).catch(() => null);
+  if (r?.exitCode !== 0) return out;
+  for (const l of r.stdout.split("\n")) {
+    const [i, mode, total] = l.split(",").map((x) => x.trim());
+    if (i && /^\d+$/.test(i) && mode === "VGPU")
+      out.set(Number(i), total && /^\d+$/.test(total) ? Number(total) : null);
+  }
+  return out;
+}
+
 export async function discoverInstances(t: Transport): Promise<NodeInventory> {
   // The three reads go at once (each is a channel and a login on the node); -lgi is only used,
   // and its failure only matters, when the GPU listing shows MIG devices.
@@ -151,16 +176,23 @@ export async function discoverInstances(t: Transport): Promise<NodeInventory> {
   const listingText = run(t, ["nvidia-smi", "-L"], "the GPUs");
   const tableText = run(t, ["nvidia-smi"], "the MIG devices");
   const lgiText = run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances");
+  const guests = vgpuGuests(t);
   for (const p of [tableText, lgiText]) p.catch(() => {});
   const listed = await listingText;
   const listing = parseGpus(listed.text);
   const table = parseTable((await tableText).text);
   const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
   const lgi = anyMig ? parseLgi((await lgiText).text) : null;
+  const fb = await guests;
+  const instances = joinInstances(t.node.name, listing, table, lgi).map((i) =>
+    i.gpuInstanceId === null && fb.has(i.gpu)
+      ? { ...i, vgpuFramebufferMiB: fb.get(i.gpu) ?? null }
+      : i,
+  );
   return {
     driver: table.driverVersion,
     cuda: table.cudaVersion,
-    instances: joinInstances(t.node.name, listing, table, lgi),
+    instances,
     lost: lostWithIndices(
       listing.gpus.map((g) => g.index),
       listed.lost,

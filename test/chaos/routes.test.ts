@@ -87,7 +87,10 @@ describe("routes: each GPU's route as the node shows it (simulated H100, real ss
       c.inventoryPath,
     );
     assert.equal(p.code, 0, p.stderr);
-    assert.deepEqual(await route(), { kind: "vgpu-guest" });
+    // The guest's framebuffer (memory.total; an H100-20C's 20 GiB) is its memory promise.
+    const guest = await route();
+    assert.deepEqual(guest, { kind: "vgpu-guest", vgpuFramebufferMiB: 20480 });
+    assert.equal(describeRoute(guest), "vGPU (guest, framebuffer 20480 MiB)");
     await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
     p = await cli(
       "sim",

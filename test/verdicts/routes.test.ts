@@ -115,6 +115,72 @@ describe("route-aware verdicts (pure)", () => {
     );
   });
 
+  it("a vGPU guest's memory promise is its framebuffer: the aggressor past it fails, named", () => {
+    const r = ref("oom");
+    const guest: Route = { kind: "time-slicing", vgpuFramebufferMiB: 20480 };
+    const oom = (mib: number, victimOk: boolean) => [
+      ev(A, "fault", "ok", {
+        scenario: r.scenario,
+        exitCode: 0,
+        oom: true,
+        allocatedBytes: mib * 2 ** 20,
+      }),
+      ev(V, "memcheck", victimOk ? "ok" : "fail", {
+        scenario: r.scenario,
+        exitCode: victimOk ? 0 : 1,
+        checks: [victimOk],
+      }),
+    ];
+    const mem = (route: Route, h: ChaosEvent[]) =>
+      judgeRoute(route, h, r).find((x) => x.name === "memoryIsolated");
+    // Held at the framebuffer: passed, the framebuffer named. The victim in the same guest
+    // shares that framebuffer, so its failed check is not the vGPU's promise (characterised
+    // by victimsUnaffected instead): no false failure.
+    const held = mem(guest, oom(20000, false))!;
+    assert.equal(held.status, "passed", held.summary);
+    assert.match(held.summary, /stopped at 20000 MiB of its 20480 MiB vGPU framebuffer/);
+    assert.equal(held.evidence.figures.cap, "vGPU framebuffer");
+    // Past it (a leak into the card's memory): failed, whatever the victims saw.
+    const leak = mem(guest, oom(79000, true))!;
+    assert.equal(leak.status, "failed");
+    assert.match(leak.summary, /allocated 79000 MiB past its 20480 MiB vGPU framebuffer/);
+    // One MiB past is past: the cap is inclusive, not a tolerance.
+    assert.equal(mem(guest, oom(20481, true))!.status, "failed");
+    assert.equal(mem(guest, oom(20480, true))!.status, "passed");
+    // The framebuffer unread: undecided, never passed.
+    const unknown = mem({ kind: "mps", memLimitMiB: null, vgpuFramebufferMiB: null }, oom(1, true));
+    assert.equal(unknown?.status, "broken");
+    // MPS with a limit inside the guest: the tighter cap (the limit) holds, victims included.
+    const capped: Route = { ...MPS_CAPPED, vgpuFramebufferMiB: 20480 };
+    const c = mem(capped, oom(768, false))!;
+    assert.equal(c.status, "failed", "the limit promises the victims theirs");
+    assert.match(c.summary, /could not allocate/);
+    assert.match(
+      mem(capped, oom(768, true))!.summary,
+      /1024 MiB pinned memory limit \(inside the 20480 MiB vGPU framebuffer\)/,
+    );
+    // Outside a guest nothing changes: time-slicing still promises no memory.
+    assert.equal(mem(TS, oom(79000, true)), undefined);
+  });
+
+  it("a vGPU guest's noisy neighbour is a characterisation naming the scheduler's expectation", () => {
+    const guest: Route = { kind: "time-slicing", vgpuFramebufferMiB: 20480 };
+    const v = judgeRoute(guest, noisy(0.5), ref("noisy")).find(
+      (x) => x.name === "victimsUnaffected",
+    )!;
+    assert.equal(v.status, "passed");
+    assert.equal(v.characterisation, true);
+    assert.match(
+      v.summary,
+      /^time-slicing in a vGPU guest \(framebuffer 20480 MiB\): a noisy neighbour slows the victim ×2\.0/,
+    );
+    assert.match(
+      v.summary,
+      /promises memory isolation \(the vGPU guest's own framebuffer: 20480 MiB\)/,
+    );
+    assert.match(v.summary, /compute shared or throttled by the host's vGPU scheduler/);
+  });
+
   it("the slowdown per tenant count against one alone, broken when a tenant was cut short", () => {
     const r = { ...ref("tenants"), scenario: `n1/${A}/tenants` };
     const h = [

@@ -78,8 +78,17 @@ export interface SimGpu {
   processes: SimProcess[];
   telemetry: SimTelemetry;
   mps?: { active: boolean; doomed?: number[]; error?: number }; // owned by sim/workloads/mps.ts
-  /** vGPU (`sim fault vgpu --name guest|host`): what `-q` shows as the virtualization mode. */
-  virtualization?: { mode: "VGPU" | "Host VGPU"; scheduler?: string; activeVgpus?: number };
+  /** vGPU (`sim fault vgpu --name guest|host`): what `-q` shows as the virtualization mode. A
+   * guest sees its vGPU type's framebuffer as the GPU's memory; `fbLeak` (`sim fault
+   * vgpu-fb-leak`) lets its allocations pass that framebuffer into the physical card's. */
+  virtualization?: {
+    mode: "VGPU" | "Host VGPU";
+    scheduler?: string;
+    activeVgpus?: number;
+    vgpuType?: string;
+    framebufferMiB?: number;
+    fbLeak?: boolean;
+  };
   /** Fallen off the bus (`sim fault gpu-lost`): the driver can no longer reach it. */
   lost?: boolean;
   /** Uncorrectable ECC errors since the driver loaded (`sim fault ecc-uncorrectable`). */

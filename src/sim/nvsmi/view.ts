@@ -22,7 +22,16 @@ export interface GpuView {
   smiName: string;
   pciId: string;
   powerCapW: number;
+  /** What the GPU shows as its memory: the board's, or in a vGPU guest the vGPU's framebuffer. */
   memoryMiB: number;
+  /** The physical board's memory (what a guest's leaking allocation can reach). */
+  boardMemoryMiB: number;
+}
+
+/** In a vGPU guest nvidia-smi and CUDA show the vGPU type's framebuffer, not the card's. */
+function shown(gpu: SimGpu, boardMiB: number): { memoryMiB: number; boardMemoryMiB: number } {
+  const fb = gpu.virtualization?.mode === "VGPU" ? gpu.virtualization.framebufferMiB : undefined;
+  return { memoryMiB: fb ?? boardMiB, boardMemoryMiB: boardMiB };
 }
 
 export function viewOf(state: SimState, gpu: SimGpu): GpuView {
@@ -34,7 +43,7 @@ export function viewOf(state: SimState, gpu: SimGpu): GpuView {
       smiName: nonMig.smiName,
       pciId: nonMig.pciId,
       powerCapW: nonMig.powerCapW,
-      memoryMiB: nonMig.memoryMiB,
+      ...shown(gpu, nonMig.memoryMiB),
     };
   }
   const catalog = catalogFor(gpu.product as ProductKey, state.driver);
@@ -48,7 +57,7 @@ export function viewOf(state: SimState, gpu: SimGpu): GpuView {
     smiName: board.smiName,
     pciId: board.pciId,
     powerCapW: board.powerCapW,
-    memoryMiB: boardMemoryMiB(board, state.driver),
+    ...shown(gpu, boardMemoryMiB(board, state.driver)),
   };
 }
 

@@ -3,6 +3,7 @@
 // the other processes on it hold (the GI's memory under MIG, the board's without).
 
 import type { SimState } from "../nvsmi/state.js";
+import { viewOf } from "../nvsmi/view.js";
 import { readChaos } from "./chaos.js";
 import { currentGpu, onSameMemory, type SimDevice } from "./device.js";
 import { clientLimits, refusesClients } from "./mps.js";
@@ -22,7 +23,11 @@ export function freeMiB(state: SimState, dev: SimDevice, exceptPid?: number): nu
   const held = (gpu?.processes ?? [])
     .filter((p) => p.pid !== exceptPid && onSameMemory(dev, p))
     .reduce((sum, p) => sum + p.usedMiB, 0);
-  return Math.max(0, dev.memoryMiB - held);
+  // A planted vgpu-fb-leak: the host lets this guest's allocations run on into the card's
+  // memory beyond its framebuffer (what the framebuffer check must catch).
+  const leak = gpu?.virtualization?.mode === "VGPU" && gpu.virtualization.fbLeak;
+  const total = leak ? viewOf(state, gpu).boardMemoryMiB : dev.memoryMiB;
+  return Math.max(0, total - held);
 }
 
 /**

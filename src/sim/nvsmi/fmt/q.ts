@@ -4,11 +4,12 @@
 // Name, Persistence Mode, MIG Mode Current/Pending). The captures stop at MIG Mode, so what
 // follows is RECONSTRUCTED and kept to what the harness reads: the `GPU Virtualization Mode`
 // block with NVML's mode names (None, Pass-Through, VGPU in a guest, Host VGPU on a host), and on
-// a vGPU host the scheduler policy line. `vgpu -q` prints `Active vGPUs` per GPU on a host and
-// NVIDIA's refusal elsewhere (both reconstructed: no capture in the reference).
+// a vGPU host the scheduler policy line; then the `FB Memory Usage` block (Total, Used, Free).
+// `vgpu -q` prints `Active vGPUs` per GPU on a host and NVIDIA's refusal elsewhere (both
+// reconstructed: no capture in the reference).
 import type { Layout } from "../layout.js";
 import type { SimState } from "../state.js";
-import { displayName, type GpuView } from "../view.js";
+import { displayName, type GpuView, gpuUsedMiB } from "../view.js";
 
 const pad = (k: string, indent: number) => `${" ".repeat(indent)}${k}`.padEnd(42);
 const row = (k: string, v: string, indent = 4) => `${pad(k, indent)}: ${v}`;
@@ -41,6 +42,15 @@ export function formatQuery(state: SimState, vs: GpuView[], layout: Layout, now:
     );
     if (virt?.mode === "Host VGPU" && virt.scheduler)
       out.push(row("vGPU Scheduler Policy", virt.scheduler, 8));
+    // RECONSTRUCTED like the block above (the captures stop at MIG Mode): NVML's memory info,
+    // which in a vGPU guest is the vGPU's framebuffer.
+    const used = gpuUsedMiB(v);
+    out.push(
+      "    FB Memory Usage",
+      row("Total", `${v.memoryMiB} MiB`, 8),
+      row("Used", `${used} MiB`, 8),
+      row("Free", `${Math.max(0, v.memoryMiB - used)} MiB`, 8),
+    );
   }
   out.push("");
   return out;

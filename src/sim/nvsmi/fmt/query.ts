@@ -60,10 +60,11 @@ const GPU_FIELDS: Field<GpuView>[] = [
   { name: "mig.mode.pending", value: (v) => migMode(v, v.gpu.mig.pending) },
   { name: "compute_mode", value: () => "Default" },
   // A blocked GPU reset has one cause in the simulator, a VM passthrough (GUIDE), and
-  // `virtualization_mode` is where a real node shows that.
+  // `virtualization_mode` is where a real node shows that; a planted vGPU shows NVML's mode
+  // names, as `-q` does (VGPU in a guest, Host VGPU on a host).
   {
     name: "virtualization_mode",
-    value: (v) => (v.gpu.resetSupported ? "None" : "Pass-Through"),
+    value: (v) => v.gpu.virtualization?.mode ?? (v.gpu.resetSupported ? "None" : "Pass-Through"),
   },
   { name: "ecc.mode.current", value: () => "Enabled" },
   { name: "ecc.errors.uncorrected.volatile.total", value: (v) => v.gpu.eccUncorrected ?? 0 },
