@@ -43,7 +43,8 @@ export interface RunServices {
   health(s: NodeSession): Promise<VerdictView[]>;
   layout(s: NodeSession): Promise<VerdictView[] | null>;
   regressions(): Promise<VerdictView[]>;
-  isolation(s: NodeSession, node: SuiteNode): IsolationPlan;
+  /** The isolation scenarios of a node, for the suite that asks (its name keys the progress). */
+  isolation(s: NodeSession, node: SuiteNode, suite: string): IsolationPlan;
   /** Measurements of a finished workload, recorded as they arrive. */
   measured(suite: string, outcomes: readonly InstanceOutcome[]): void;
   onLine?(inst: Instance, line: string): void;
@@ -208,7 +209,7 @@ export class HarnessContext implements SuiteContext {
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
         if (why) return { start() {}, scenarios: [], problem: why, route: async () => null };
-        const plan = this.services.isolation(this.session(node.name), node);
+        const plan = this.services.isolation(this.session(node.name), node, suite);
         this.declared.add(
           suite,
           node.name,
@@ -265,10 +266,11 @@ export class HarnessContext implements SuiteContext {
           const run = () =>
             runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
               durationS,
-              // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
-              // a user suite's get a folder of their own, so the same workload never collides.
+              // A suite named after its workload (the built-in stress and nccl) logs at
+              // <out>/<node>/ (the log's name carries the workload); any other suite gets a
+              // folder of its own, so the same workload never collides.
               outDir:
-                suite === "stress" || suite === "nccl"
+                suite === name
                   ? this.options.outDir
                   : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
               signal: this.signal,

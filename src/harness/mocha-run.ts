@@ -13,6 +13,7 @@ import { classify } from "../verdicts/checks.js";
 import { broken, current, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
 import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
+import { ensureApiResolvable, ensureTsx } from "./suite-loader.js";
 import type { SuiteFile } from "./suites.js";
 import { trace } from "./tasks.js";
 
@@ -66,37 +67,6 @@ function addPreChecks(mocha: Mocha, pre: readonly PreCheck[]): void {
       s.addTest(t);
     }
   }
-}
-
-let tsxReady: Promise<void> | null = null;
-/** `.ts` suites need tsx's loader, unless this process already runs under it (the tests). */
-function ensureTsx(): Promise<void> {
-  tsxReady ??= (async () => {
-    const argv = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ");
-    if (/\btsx\b/.test(argv)) return;
-    const { register } = await import("tsx/esm/api");
-    register();
-  })();
-  return tsxReady;
-}
-
-let apiHook = false;
-/** A suite file outside any project that installs slicecheck (a folder of site checks with no
- * node_modules) still finds `slicecheck/suite`: when Node's own resolution fails, a resolve
- * hook answers with this copy's API module. Installed once, only as a fallback. */
-async function ensureApiResolvable(): Promise<void> {
-  if (apiHook) return;
-  apiHook = true;
-  const target = new URL(`./api${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
-    .href;
-  const hook = `export async function resolve(s, c, next) {
-    try { return await next(s, c); } catch (e) {
-      if (s === "slicecheck/suite" || s === "slicecheck") return { url: ${JSON.stringify(target)}, shortCircuit: true };
-      throw e;
-    }
-  }`;
-  const { register } = await import("node:module");
-  register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
 /** Loads every suite file into a fresh mocha root. The query string gives each run its own

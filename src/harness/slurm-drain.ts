@@ -1,8 +1,8 @@
 // `run --drain`: before anything touches them, the run drains the Slurm nodes it tests (reason
 // "slicecheck <run id>") and waits, up to a deadline, for the jobs on them to end; at teardown
 // it resumes only the nodes it drained itself, and only while its own reason is still theirs
-// (an admin who re-drained one meanwhile keeps it). `--report-to-slurm` leaves a node whose
-// isolation, health or slurm checks failed drained, the failed check in its reason.
+// (an admin who re-drained one meanwhile keeps it). `--report-to-slurm` leaves a node drained
+// whose check failed in a suite that declared it `unfitOnFailure`, the failed check in its reason.
 //
 // A drained node takes no job at all, the run's own probe jobs (the slurm suite) included. So
 // the run opens a node it drained to its own jobs only (SlurmJobWindows): a maintenance
@@ -23,12 +23,13 @@ export interface DrainOptions {
   /** Seconds to wait for a node's jobs to end. */
   timeoutS: number;
   reportToSlurm: boolean;
+  /** The suites whose failed check leaves the node drained (they declared `unfitOnFailure`). */
+  unfitSuites: ReadonlySet<string>;
   err(line: string): void;
   early(c: PreCheck): void;
   checks(): readonly CheckRecord[];
 }
 
-const REPORTED_SUITES = new Set(["isolation", "health", "slurm"]);
 const busy = (state: string) => /ALLOCATED|MIXED|COMPLETING/.test(state);
 
 async function show(s: NodeSession, name: string): Promise<SlurmNodeInfo | null> {
@@ -150,7 +151,7 @@ async function resume(
       ? o
           .checks()
           .filter(
-            (c) => c.node === s.node.name && c.status === "failed" && REPORTED_SUITES.has(c.suite),
+            (c) => c.node === s.node.name && c.status === "failed" && o.unfitSuites.has(c.suite),
           )
       : [];
     if (failed.length > 0) {
