@@ -32,12 +32,13 @@ function isolationService(st: RunState) {
 export function suiteContext(st: RunState): HarnessContext {
   const { o, recorder, sink } = st;
   const measurementsFile = join(o.outDir, "measurements.jsonl");
+  const faultSuites = new Set(st.suites.filter((f) => f.needs?.injectsFaults).map((f) => f.name));
   const ctx = new HarnessContext(
     st.sessions,
     st.view,
     sink,
     {
-      health: (s) => healthOf(s, st.dmesgAtStart, sink),
+      health: (s) => healthOf(s, st.dmesgAtStart, sink, faultSuites),
       layout: (s) =>
         layoutOf(s, o.layout?.config ?? null, { runId: o.runId, journalDir: o.journalDir }),
       regressions: async () => {

@@ -78,6 +78,8 @@ export async function healthOf(
   s: NodeSession,
   dmesgAtStart: ReadonlyMap<string, string[] | null>,
   sink: CheckSink,
+  /** The run's suites that declared they inject faults: their faults' Xids may be excused. */
+  faultSuites: ReadonlySet<string>,
 ): Promise<VerdictView[]> {
   let smiExit: number | null = null;
   let smiOutput = "not read";
@@ -93,10 +95,10 @@ export async function healthOf(
   } catch (e) {
     smiOutput = (e as Error).message;
   }
-  // The faults the isolation suite injected in this run, with their aggressors' GI/CI (from
-  // the label gpu0/gi1/ci0): only the Xids those produce there are excused.
+  // The faults a fault-injecting suite injected in this run, with their aggressors' GI/CI
+  // (from the label gpu0/gi1/ci0): only the Xids those produce there are excused.
   const injected = sink.checks
-    .filter((c) => c.suite === "isolation" && c.node === s.node.name && c.gpu !== null)
+    .filter((c) => faultSuites.has(c.suite) && c.node === s.node.name && c.gpu !== null)
     .flatMap((c) => {
       const fault = c.parameters.fault;
       if (!fault || ["all", "exclusive", "route", "tenants"].includes(fault)) return [];

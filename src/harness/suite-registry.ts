@@ -14,6 +14,10 @@ export const BUILTIN_SUITES = [
 ] as const;
 export type BuiltinSuite = (typeof BUILTIN_SUITES)[number];
 
+/** The suite the harness's own apply check is reported under (`config X applied`), beside the
+ * layout suite's checks of the same layout. */
+export const APPLY_CHECK_SUITE: BuiltinSuite = "layout";
+
 /** The layout check right after the apply, workloads, faults, users' suites (5), then health
  * (it reads the kernel log the others added to) and regression (it compares what the others
  * measured). */
