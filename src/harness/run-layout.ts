@@ -7,8 +7,8 @@ import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Recorder } from "../store/recorder.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { RunProgress } from "./progress.js";
-import { APPLY_CHECK_SUITE } from "./suite-registry.js";
 import type { NodeSession } from "./session.js";
+import { APPLY_CHECK_SUITE } from "./suite-registry.js";
 import type { TaskList, Teardown } from "./tasks.js";
 
 export interface LayoutTaskOptions {

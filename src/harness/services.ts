@@ -24,7 +24,7 @@ import type {
   SuiteNode,
   VerdictView,
 } from "./api-types.js";
-import { instanceTitle } from "./context.js";
+import { instanceTitle } from "./node-views.js";
 import type { NodeSession } from "./session.js";
 import { ISOLATION_CODES, verdictView } from "./verdict-view.js";
 
@@ -218,6 +218,71 @@ const STEP_NAMES: Record<string, string> = {
   harness: "harness",
 };
 
+type PlannedScenario = ReturnType<typeof planScenarios>[number];
+type Waiter = {
+  resolve: (r: ScenarioOutcome) => void;
+  reject: (e: unknown) => void;
+  p: Promise<ScenarioOutcome>;
+};
+const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
+
+/** What one planned aggressor is tried with: the faults, or exclusivity on a whole-card GI,
+ * plus the slowdown per tenant count on a soft route. */
+function scenarioKinds(
+  p: PlannedScenario,
+  faults: readonly FaultName[],
+  tenants: readonly number[],
+): string[] {
+  if (p.mode === "exclusive") return ["exclusive"];
+  if ((p.mode === "time-slicing" || p.mode === "mps") && tenants.length > 0)
+    return [...faults, "tenants"];
+  return [...faults];
+}
+
+/** One settled-later outcome per scenario, by key, resolved as each is judged. */
+function waitersFor(
+  plan: readonly PlannedScenario[],
+  kindsOf: (p: PlannedScenario) => string[],
+): Map<string, Waiter> {
+  const waiting = new Map<string, Waiter>();
+  for (const p of plan)
+    for (const fault of kindsOf(p)) {
+      let resolve!: (r: ScenarioOutcome) => void;
+      let reject!: (e: unknown) => void;
+      const pr = new Promise<ScenarioOutcome>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      pr.catch(() => {});
+      waiting.set(key(p.gpu, p.aggressorLabel, fault), { resolve, reject, p: pr });
+    }
+  return waiting;
+}
+
+function scenarioView(
+  p: PlannedScenario,
+  fault: string,
+  result: () => Promise<ScenarioOutcome>,
+): ScenarioView {
+  return {
+    gpu: p.gpu,
+    mode: p.mode,
+    route: describeRoute(p.route),
+    aggressor: {
+      label: p.aggressorLabel,
+      profile: p.aggressor.profile,
+      placement: p.aggressor.placement,
+      title:
+        p.mode === "mig" || p.mode === "exclusive"
+          ? instanceTitle(p.aggressor)
+          : `${p.mode} process A (whole GPU)`,
+    },
+    fault,
+    verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
+    result,
+  };
+}
+
 /** The node's isolation scenarios: planned now (so the suite can name its tests), run when
  * started, each resolving as soon as it is judged. */
 export function isolationOf(
@@ -230,33 +295,8 @@ export function isolationOf(
 ): IsolationPlan {
   const inv = s.discovered;
   const plan = planScenarios(inv?.instances ?? [], o.aggressors);
-  const waiting = new Map<
-    string,
-    {
-      resolve: (r: ScenarioOutcome) => void;
-      reject: (e: unknown) => void;
-      p: Promise<ScenarioOutcome>;
-    }
-  >();
-  const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
-  const tenants = o.tenants ?? [];
-  const kindsOf = (p: (typeof plan)[number]): string[] =>
-    p.mode === "exclusive"
-      ? ["exclusive"]
-      : (p.mode === "time-slicing" || p.mode === "mps") && tenants.length > 0
-        ? [...o.faults, "tenants"]
-        : [...o.faults];
-  for (const p of plan)
-    for (const fault of kindsOf(p)) {
-      let resolve!: (r: ScenarioOutcome) => void;
-      let reject!: (e: unknown) => void;
-      const pr = new Promise<ScenarioOutcome>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      pr.catch(() => {});
-      waiting.set(key(p.gpu, p.aggressorLabel, fault), { resolve, reject, p: pr });
-    }
+  const kindsOf = (p: PlannedScenario) => scenarioKinds(p, o.faults, o.tenants ?? []);
+  const waiting = waitersFor(plan, kindsOf);
   let started = false;
   let routesRead: (m: Map<number, Route> | null) => void = () => {};
   const routes = new Promise<Map<number, Route> | null>((r) => {
@@ -296,26 +336,12 @@ export function isolationOf(
     })();
   };
   const scenarios: ScenarioView[] = plan.flatMap((p) =>
-    kindsOf(p).map((fault) => ({
-      gpu: p.gpu,
-      mode: p.mode,
-      route: describeRoute(p.route),
-      aggressor: {
-        label: p.aggressorLabel,
-        profile: p.aggressor.profile,
-        placement: p.aggressor.placement,
-        title:
-          p.mode === "mig" || p.mode === "exclusive"
-            ? instanceTitle(p.aggressor)
-            : `${p.mode} process A (whole GPU)`,
-      },
-      fault,
-      verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
-      result: () => {
+    kindsOf(p).map((fault) =>
+      scenarioView(p, fault, () => {
         startAll();
         return waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p;
-      },
-    })),
+      }),
+    ),
   );
   return {
     start: startAll,
