@@ -69,6 +69,8 @@ async function declarationOf(
   return needs;
 }
 
+let declarations = 0;
+
 /** Every suite with its declaration (`needs`); files read before keep theirs. */
 export async function declareSuites(
   files: readonly SuiteFile[],
@@ -76,8 +78,11 @@ export async function declareSuites(
 ): Promise<SuiteFile[]> {
   await ensureApiResolvable();
   const out: SuiteFile[] = [];
+  // Its own module instance each time: an ES module is evaluated once per URL, and a cached
+  // one would not call harness() again (a second run in one process would declare nothing).
+  const tag = `${options.runId}-${++declarations}`;
   for (const f of files)
-    out.push(f.needs ? f : { ...f, needs: await declarationOf(f, options, options.runId) });
+    out.push(f.needs ? f : { ...f, needs: await declarationOf(f, options, tag) });
   return out;
 }
 

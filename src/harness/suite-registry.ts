@@ -14,6 +14,9 @@ export const BUILTIN_SUITES = [
 ] as const;
 export type BuiltinSuite = (typeof BUILTIN_SUITES)[number];
 
+/** What `run` runs without `--suites`. */
+export const DEFAULT_SUITES = "stress";
+
 /** The suite the harness's own apply check is reported under (`config X applied`), beside the
  * layout suite's checks of the same layout. */
 export const APPLY_CHECK_SUITE: BuiltinSuite = "layout";

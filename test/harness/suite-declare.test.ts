@@ -55,6 +55,13 @@ describe("suite declarations (read offline, before any node)", function () {
     });
   });
 
+  it("a second run in the same process reads the declarations again (no cached module)", async () => {
+    for (let i = 0; i < 2; i++) {
+      const [h] = await declareSuites(resolveSuites("health"), VIEW);
+      assert.equal(h?.needs?.readsKernelLog, true, `run ${i + 1}`);
+    }
+  });
+
   it("a user's suite declares the same way; undeclared, it needs nothing and gets the site labels", async () => {
     const [f] = await declareSuites(
       file(
