@@ -15,7 +15,7 @@ import {
 import type { BuiltWorkloads } from "../workloads/build.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
-import { builtins, instanceLabel, runWorkloadOnNode } from "../workloads/node-run.js";
+import { builtins, runWorkloadOnNode } from "../workloads/node-run.js";
 import { withUtilization } from "../workloads/utilization.js";
 import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
 import type {
@@ -24,7 +24,6 @@ import type {
   HarnessOptions,
   IsolationPlan,
   RunOptionsView,
-  SuiteGpu,
   SuiteInstance,
   SuiteNode,
   SuiteRun,
