@@ -9,6 +9,7 @@ import { suiteContext } from "./run-context.js";
 import { codeOf, errText } from "./run-reports.js";
 import type { RunState } from "./run-state.js";
 import { labelsOf } from "./suite-declare.js";
+import { APPLY_CHECK_LABELS, APPLY_CHECK_SUITE } from "./suite-registry.js";
 import type { RunTask } from "./tasks.js";
 
 function environment(st: RunState, ctx: HarnessContext): Record<string, string> {
@@ -48,11 +49,13 @@ function mochaOptions(st: RunState, ctx: HarnessContext): MochaRunOptions {
       for (const [node, list] of steps) st.progress.plan(node, list);
       st.selected = [...steps.values()].flat().reduce((n, s) => n + s.units, 0);
     },
-    labels: (suite) =>
-      labelsOf(
-        st.suites.find((f) => f.name === suite),
-        suite,
-      ),
+    labels: (suite) => {
+      const f = st.suites.find((x) => x.name === suite);
+      // The apply's own check sits beside the layout suite's, whether or not that one runs.
+      if (!f && suite === APPLY_CHECK_SUITE)
+        return labelsOf({ needs: { labels: APPLY_CHECK_LABELS } }, suite);
+      return labelsOf(f, suite);
+    },
     runId: o.runId,
   };
 }

@@ -92,7 +92,7 @@ export function anyNeeds(files: readonly SuiteFile[], key: keyof HarnessOptions)
 }
 
 /** A suite's Allure labels, as it declared them, with the defaults of a site's own suite. */
-export function labelsOf(f: SuiteFile | undefined, name: string) {
+export function labelsOf(f: Pick<SuiteFile, "needs"> | undefined, name: string) {
   const l = f?.needs?.labels ?? {};
   return {
     epic: l.epic ?? "Site checks",

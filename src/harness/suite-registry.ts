@@ -20,6 +20,8 @@ export const DEFAULT_SUITES = "stress";
 /** The suite the harness's own apply check is reported under (`config X applied`), beside the
  * layout suite's checks of the same layout. */
 export const APPLY_CHECK_SUITE: BuiltinSuite = "layout";
+/** Its Allure labels when the layout suite itself is not run (which declares the same). */
+export const APPLY_CHECK_LABELS = { epic: "MIG partition validation", feature: "Layout" };
 
 /** The layout check right after the apply, workloads, faults, users' suites (5), then health
  * (it reads the kernel log the others added to) and regression (it compares what the others
