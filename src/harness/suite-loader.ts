@@ -80,7 +80,7 @@ export async function checkSyntax(f: SuiteFile): Promise<void> {
       : f.name;
     throw new SlicecheckError(
       "SUITE_LOAD",
-      `suite file ${at}: ${first.text}${first.location ? ` (\`${first.location.lineText.trim()}\`)` : ""}; fix the file, nothing was touched`,
+      `suite file ${at}: ${first.text}${first.location?.lineText.trim() ? ` (\`${first.location.lineText.trim()}\`)` : ""}; fix the file, nothing was touched`,
       { file: f.name, line: first.location?.line ?? null },
     );
   }
