@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   CONFIG: "bad-input",
   /** --db, --out or --journal-dir names something that cannot be one, or cannot be written. */
   OUTPUT_PATH: "bad-input",
+  /** A suite file does not parse, or a module it imports is missing. */
+  SUITE_LOAD: "bad-input",
   // the harness could not check (exit 2)
   CONNECT: "cannot-check",
   /** TCP was accepted but the SSH handshake (identification, key exchange) did not complete. */

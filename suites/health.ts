@@ -6,7 +6,12 @@
 import { forEachGpu, forEachNode, harness, type VerdictView } from "slicecheck/suite";
 import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
-const run = harness();
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  readsKernelLog: true,
+  unfitOnFailure: true,
+  labels: { epic: "MIG partition validation", feature: "GPU health", severity: "critical" },
+});
 const TITLES = [
   "driver answers",
   "persistence mode",

@@ -22,7 +22,13 @@ import {
 } from "slicecheck/suite";
 import { brokenIf, scenarioSteps } from "./lib/judge.js";
 
-const run = harness({ injectsFaults: true });
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  injectsFaults: true,
+  runsWorkloads: true,
+  unfitOnFailure: true,
+  labels: { epic: "Tenant isolation", feature: "Isolation", severity: "critical" },
+});
 
 describe("isolation", () => {
   // Every node's plan starts when the suite does (nodes side by side, at most --concurrency at

@@ -3,7 +3,11 @@
 import { forEachGpu, forEachNode, harness, type VerdictView } from "slicecheck/suite";
 import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
-const run = harness();
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  needsLayout: true,
+  labels: { epic: "MIG partition validation", feature: "Layout" },
+});
 const config = run.options.layout?.config ?? "(no --layout)";
 
 describe("layout", () => {

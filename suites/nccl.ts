@@ -25,7 +25,11 @@ import {
 } from "slicecheck/suite";
 import { brokenIf, workloadFigures } from "./lib/judge.js";
 
-const run = harness();
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  runsWorkloads: true,
+  labels: { epic: "MIG partition validation", feature: "NCCL" },
+});
 const nccl = run.workload("nccl");
 const ARGS = ["-b", "8M", "-e", "128M", "-f", "2"];
 

@@ -5,7 +5,10 @@ import Mocha from "mocha";
 import { current, harness, type VerdictView } from "slicecheck/suite";
 import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
-const run = harness();
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  labels: { epic: "MIG partition validation", feature: "Driver regression" },
+});
 /** The one verdict regressionChecks gives when there is nothing to compare with. */
 const NOTHING = "measurements compared with another driver";
 

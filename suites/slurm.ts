@@ -35,7 +35,11 @@ const {
 type SlurmNodeInfo = slurm.SlurmNodeInfo;
 type ConfinementInput = slurm.ConfinementInput;
 
-const run = harness();
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  unfitOnFailure: true,
+  labels: { epic: "MIG partition validation", feature: "Slurm", severity: "critical" },
+});
 const STRESS_S = 2;
 
 interface SlurmView {

@@ -20,7 +20,11 @@ import {
 } from "slicecheck/suite";
 import { brokenIf, workloadFigures } from "./lib/judge.js";
 
-const run = harness();
+// What the run prepares for this suite, and how reports label it.
+const run = harness({
+  runsWorkloads: true,
+  labels: { epic: "MIG partition validation", feature: "Stress" },
+});
 const stress = run.workload("stress");
 
 const perSm = (r: WorkloadResult): number | null => {

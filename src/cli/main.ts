@@ -1,6 +1,7 @@
 // The `slicecheck` command line. Commands are thin: they parse options and call the layers.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.js";
+import { BUILTIN_SUITES, DEFAULT_SUITES } from "../harness/suite-registry.js";
 import { MIN_LEASE_S } from "../transport/remote-scripts.js";
 import { closest } from "../util/closest.js";
 import { addConfigCommand } from "./config/command.js";
@@ -208,8 +209,8 @@ export function buildProgram(
     )
     .option(
       "--suites <list>",
-      "comma list of built-in suites (stress, nccl, isolation, layout (with --layout), health, regression) and suite files (./my-suite.mjs)",
-      "stress",
+      `comma list of built-in suites (${BUILTIN_SUITES.join(", ")}) and suite files (./my-suite.mjs)`,
+      DEFAULT_SUITES,
     )
     .option("--grep <pattern>", "run only the tests whose full title matches this pattern")
     .option(

@@ -206,9 +206,23 @@ export interface SuiteRun {
   program(node: SuiteNode, name: "stress" | "memhog" | "crasher"): Promise<string>;
 }
 
+/** What a suite declares it needs, at the top of its file (`harness({ … })`). The run reads
+ * every suite's declaration before it touches a node (the file is loaded once without nodes
+ * for that), and prepares only what is declared. All optional: `harness()` needs nothing. */
 export interface HarnessOptions {
   /** The suite injects faults or otherwise disturbs tenants: the interlocks guard it. */
   injectsFaults?: boolean;
+  /** It judges the kernel log: the run reads each node's log at its start, to compare. */
+  readsKernelLog?: boolean;
+  /** It checks the layout the run applies: the run refuses to start without `--layout`. */
+  needsLayout?: boolean;
+  /** It runs workloads for the run's `--duration` (the progress estimate before it loads). */
+  runsWorkloads?: boolean;
+  /** A failed check of it makes the node unfit for tenants: `--report-to-slurm` leaves that
+   * node drained, with the check in the reason. */
+  unfitOnFailure?: boolean;
+  /** Its Allure labels (default: epic "Site checks", feature the suite's name, severity normal). */
+  labels?: { epic?: string; feature?: string; severity?: string };
 }
 
 export interface CheckHandle {

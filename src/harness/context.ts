@@ -15,7 +15,7 @@ import {
 import type { BuiltWorkloads } from "../workloads/build.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
-import { builtins, instanceLabel, runWorkloadOnNode } from "../workloads/node-run.js";
+import { builtins, runWorkloadOnNode } from "../workloads/node-run.js";
 import { withUtilization } from "../workloads/utilization.js";
 import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
 import type {
@@ -23,7 +23,6 @@ import type {
   CheckHandle,
   HarnessOptions,
   RunOptionsView,
-  SuiteGpu,
   SuiteInstance,
   SuiteNode,
   SuiteRun,
@@ -32,6 +31,7 @@ import type {
   WorkloadResult,
 } from "./api-types.js";
 import { gatedPlan, type NodeIsolation, nodeWork } from "./node-pool.js";
+import { nodeViews } from "./node-views.js";
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
 import { resultOf } from "./results.js";
 import type { NodeSession } from "./session.js";
@@ -43,7 +43,8 @@ export interface RunServices {
   health(s: NodeSession): Promise<VerdictView[]>;
   layout(s: NodeSession): Promise<VerdictView[] | null>;
   regressions(): Promise<VerdictView[]>;
-  isolation(s: NodeSession, node: SuiteNode): NodeIsolation;
+  /** The isolation scenarios of a node, for the suite that asks (its name keys the progress). */
+  isolation(s: NodeSession, node: SuiteNode, suite: string): NodeIsolation;
   /** Measurements of a finished workload, recorded as they arrive. */
   measured(suite: string, outcomes: readonly InstanceOutcome[]): void;
   onLine?(inst: Instance, line: string): void;
@@ -58,78 +59,49 @@ interface Draft {
   passCode?: string;
 }
 
-export function instanceTitle(
-  i: Pick<Instance, "profile" | "placement" | "gpuInstanceId">,
-): string {
-  if (i.gpuInstanceId === null) return "whole GPU";
-  return `${i.profile} at ${i.placement ?? "?"}`;
+/** A figure a suite measured itself, as the outcome of a workload that ran and gave it. */
+function measuredOutcome(
+  suite: string,
+  inst: SuiteInstance,
+  metric: string,
+  value: number,
+  unit: string,
+): InstanceOutcome {
+  const now = Date.now();
+  return {
+    instance: { ...inst },
+    workload: suite,
+    repetition: 1,
+    exitCode: 0,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    startMs: now,
+    stopMs: now,
+    died: false,
+    incomplete: null,
+    harnessError: null,
+    log: "",
+    stdout: "",
+    parseError: null,
+    measurements: [
+      {
+        node: inst.node,
+        gpuUuid: inst.gpuUuid,
+        instanceUuid: inst.uuid,
+        profile: inst.profile,
+        placement: inst.placement,
+        workload: suite,
+        metric,
+        value,
+        unit,
+        repetition: 1,
+      },
+    ],
+  };
 }
 
-/** The nodes as suites see them, built from each session's discovery. */
-export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNode> {
-  const out = new Map<string, SuiteNode>();
-  for (const s of sessions) {
-    const inv = s.discovered;
-    const gpus = new Map<number, SuiteGpu>();
-    const instances: SuiteInstance[] = [];
-    for (const i of inv?.instances ?? []) {
-      let g = gpus.get(i.gpu);
-      if (!g) {
-        g = {
-          node: s.node.name,
-          index: i.gpu,
-          name: i.gpuName,
-          uuid: i.gpuUuid,
-          migEnabled: i.gpuInstanceId !== null,
-          instances: [],
-          title: `GPU ${i.gpu} (${i.gpuName})`,
-        };
-        gpus.set(i.gpu, g);
-      }
-      let title = instanceTitle(i);
-      // Two compute instances of one profile in one GPU instance share profile and placement.
-      const same = g.instances.filter((x) => x.title === title || x.title.startsWith(`${title} #`));
-      if (same.length > 0) title = `${title} #${same.length + 1}`;
-      const view: SuiteInstance = { ...i, label: instanceLabel(i), title };
-      g.instances.push(view);
-      instances.push(view);
-    }
-    // A GPU lost at discovery still has its tests (the health suite fails it by name); the
-    // GPUs still on the bus are tested as usual.
-    for (const l of inv?.lost ?? []) {
-      if (l.index === null || gpus.has(l.index)) continue;
-      gpus.set(l.index, {
-        node: s.node.name,
-        index: l.index,
-        name: "lost",
-        uuid: "",
-        migEnabled: false,
-        instances: [],
-        title: `GPU ${l.index} (lost, ${l.pciBusId})`,
-        lost: { pciBusId: l.pciBusId, line: l.line },
-      });
-    }
-    out.set(s.node.name, {
-      name: s.node.name,
-      driver: inv?.driver ?? null,
-      cuda: inv?.cuda ?? null,
-      gpus: [...gpus.values()].sort((a, b) => a.index - b.index),
-      instances,
-      slurmNode: s.node.slurmNode,
-      error: s.error ? `[${s.error.code}] ${s.error.message}` : null,
-      refusal: null,
-      exec: async (command, o = {}) => {
-        const r = await s.exec("shell" in command ? { shell: command.shell } : { argv: command }, {
-          timeoutMs: (o.timeoutS ?? 120) * 1000,
-          env: o.env,
-          privileged: o.privileged,
-        });
-        return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
-      },
-    });
-  }
-  return out;
-}
+export { instanceTitle, nodeViews } from "./node-views.js";
 
 export class HarnessContext implements SuiteContext {
   private draft: Draft | null = null;
@@ -208,7 +180,7 @@ export class HarnessContext implements SuiteContext {
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
         if (why) return { start() {}, scenarios: [], problem: why, route: async () => null };
-        const plan = this.services.isolation(this.session(node.name), node);
+        const plan = this.services.isolation(this.session(node.name), node, suite);
         this.declared.add(
           suite,
           node.name,
@@ -269,10 +241,11 @@ export class HarnessContext implements SuiteContext {
           const run = () =>
             runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
               durationS,
-              // Built-in suites' logs sit at <out>/<node>/ (their names carry the workload);
-              // a user suite's get a folder of their own, so the same workload never collides.
+              // A suite named after its workload (the built-in stress and nccl) logs at
+              // <out>/<node>/ (the log's name carries the workload); any other suite gets a
+              // folder of its own, so the same workload never collides.
               outDir:
-                suite === "stress" || suite === "nccl"
+                suite === name
                   ? this.options.outDir
                   : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
               signal: this.signal,
@@ -377,41 +350,8 @@ export class HarnessContext implements SuiteContext {
         r.evidence.push(e);
         this.onEvidence?.(e);
       },
-      measure: (inst, metric, value, unit) => {
-        this.services.measured(r.suite, [
-          {
-            instance: { ...inst },
-            workload: r.suite,
-            repetition: 1,
-            exitCode: 0,
-            signal: null,
-            timedOut: false,
-            durationMs: 0,
-            startMs: Date.now(),
-            stopMs: Date.now(),
-            died: false,
-            incomplete: null,
-            harnessError: null,
-            log: "",
-            stdout: "",
-            parseError: null,
-            measurements: [
-              {
-                node: inst.node,
-                gpuUuid: inst.gpuUuid,
-                instanceUuid: inst.uuid,
-                profile: inst.profile,
-                placement: inst.placement,
-                workload: r.suite,
-                metric,
-                value,
-                unit,
-                repetition: 1,
-              },
-            ],
-          },
-        ]);
-      },
+      measure: (inst, metric, value, unit) =>
+        this.services.measured(r.suite, [measuredOutcome(r.suite, inst, metric, value, unit)]),
       step: async (name, fn) => {
         const step: CheckStep = { name, status: "passed", startMs: Date.now(), stopMs: 0 };
         r.steps.push(step);

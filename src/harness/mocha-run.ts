@@ -13,6 +13,7 @@ import { classify } from "../verdicts/checks.js";
 import { broken, current, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
 import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
+import { ensureApiResolvable, ensureTsx } from "./suite-loader.js";
 import type { SuiteFile } from "./suites.js";
 import { trace } from "./tasks.js";
 
@@ -66,37 +67,6 @@ function addPreChecks(mocha: Mocha, pre: readonly PreCheck[]): void {
       s.addTest(t);
     }
   }
-}
-
-let tsxReady: Promise<void> | null = null;
-/** `.ts` suites need tsx's loader, unless this process already runs under it (the tests). */
-function ensureTsx(): Promise<void> {
-  tsxReady ??= (async () => {
-    const argv = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ");
-    if (/\btsx\b/.test(argv)) return;
-    const { register } = await import("tsx/esm/api");
-    register();
-  })();
-  return tsxReady;
-}
-
-let apiHook = false;
-/** A suite file outside any project that installs slicecheck (a folder of site checks with no
- * node_modules) still finds `slicecheck/suite`: when Node's own resolution fails, a resolve
- * hook answers with this copy's API module. Installed once, only as a fallback. */
-async function ensureApiResolvable(): Promise<void> {
-  if (apiHook) return;
-  apiHook = true;
-  const target = new URL(`./api${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
-    .href;
-  const hook = `export async function resolve(s, c, next) {
-    try { return await next(s, c); } catch (e) {
-      if (s === "slicecheck/suite" || s === "slicecheck") return { url: ${JSON.stringify(target)}, shortCircuit: true };
-      throw e;
-    }
-  }`;
-  const { register } = await import("node:module");
-  register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
 /** Loads every suite file into a fresh mocha root. The query string gives each run its own
@@ -153,55 +123,184 @@ export interface MochaOutcome {
   writeErrors: unknown[];
 }
 
-export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promise<MochaOutcome> {
-  let failure: unknown;
-  let live: CheckRecord | null = null;
-  const allureOn = o.allureResults !== null;
-  const writer = allureOn ? new GuardedWriter(o.allureResults as string) : null;
-  const mocha = new Mocha({
-    reporter: allureOn
-      ? (AllureMochaReporter as unknown as Mocha.ReporterConstructor)
-      : (class extends Mocha.reporters.Base {} as unknown as Mocha.ReporterConstructor),
-    reporterOptions: allureOn
+/** What the running test has so far: its failure, its check (for Allure's result), the count. */
+interface Cursor {
+  failure: unknown;
+  live: CheckRecord | null;
+  total: number;
+}
+
+/** allure-mocha's hook before a result is written: the judged work's span, status and steps. */
+function allureListener(ctx: HarnessContext, cur: Cursor) {
+  return {
+    beforeTestResultWrite: (result: {
+      start?: number;
+      stop?: number;
+      status?: string;
+      statusDetails?: { message?: string };
+      steps: unknown[];
+    }) => {
+      const r = ctx.running ?? cur.live;
+      if (!r) return;
+      // The time span of the work judged, not of the test that waited for it.
+      result.start = r.startMs;
+      result.stop = Math.max(r.stopMs, Date.now());
+      const c = classify(cur.failure);
+      if (result.status !== "skipped") {
+        result.status = c.status;
+        if (c.status !== "passed")
+          result.statusDetails = { ...result.statusDetails, message: `[${c.code}] ${c.message}` };
+      }
+      for (const s of r.steps) result.steps.push(allureStepOf(s));
+    },
+  };
+}
+
+function newMocha(
+  ctx: HarnessContext,
+  o: MochaRunOptions,
+  cur: Cursor,
+  writer: GuardedWriter | null,
+): Mocha {
+  const quiet = class extends Mocha.reporters.Base {};
+  return new Mocha({
+    reporter: (writer ? AllureMochaReporter : quiet) as unknown as Mocha.ReporterConstructor,
+    reporterOptions: writer
       ? {
           resultsDir: o.allureResults,
           // Overrides allure-mocha's own FileSystemWriter (its options are spread after it).
           writer,
           environmentInfo: o.environmentInfo,
           categories: o.categories,
-          listeners: [
-            {
-              beforeTestResultWrite: (result: {
-                start?: number;
-                stop?: number;
-                status?: string;
-                statusDetails?: { message?: string };
-                steps: unknown[];
-              }) => {
-                const r = ctx.running ?? live;
-                if (!r) return;
-                // The time span of the work judged, not of the test that waited for it.
-                result.start = r.startMs;
-                result.stop = Math.max(r.stopMs, Date.now());
-                const c = classify(failure);
-                if (result.status !== "skipped") {
-                  result.status = c.status;
-                  if (c.status !== "passed")
-                    result.statusDetails = {
-                      ...result.statusDetails,
-                      message: `[${c.code}] ${c.message}`,
-                    };
-                }
-                for (const s of r.steps) result.steps.push(allureStepOf(s));
-              },
-            },
-          ],
+          listeners: [allureListener(ctx, cur)],
         }
       : {},
     timeout: 0,
     forbidOnly: false,
   });
-  if (allureOn)
+}
+
+type InstanceRef = CheckRecord["instance"];
+function instanceOf(scope: ReturnType<typeof HarnessContext.scopeOf>): InstanceRef {
+  const i = scope.instance;
+  return i ? { profile: i.profile, placement: i.placement, label: i.label, uuid: i.uuid } : null;
+}
+
+/** The Allure labels and parameters of a test that begins. */
+function labelTest(
+  ctx: HarnessContext,
+  o: MochaRunOptions,
+  suite: string,
+  scope: ReturnType<typeof HarnessContext.scopeOf>,
+  record: CheckRecord,
+): void {
+  const inst = scope.instance ?? null;
+  const view = scope.node ? ctx.views.get(scope.node) : undefined;
+  const gpu = view?.gpus.find((g) => g.index === scope.gpu);
+  const l = o.labels(suite);
+  void allure.epic(l.epic);
+  void allure.feature(l.feature);
+  void allure.severity(l.severity);
+  if (scope.node) void allure.parentSuite(scope.node);
+  void allure.suite(gpu?.title ?? suite);
+  void allure.subSuite(inst?.title ?? suite);
+  if (scope.node) void allure.parameter("node", scope.node);
+  // Shown, but not part of the history id: one test keeps one identity across drivers.
+  for (const [k, v] of Object.entries(o.parameters(scope.node ?? null)))
+    void allure.parameter(k, v, { excluded: true });
+  if (inst) void allure.parameter("instance UUID", inst.uuid, { excluded: true });
+  void allure.parameter("check", record.id, { excluded: true, mode: "hidden" });
+}
+
+function onBegin(ctx: HarnessContext, o: MochaRunOptions, cur: Cursor, test: Mocha.Test): void {
+  cur.failure = undefined;
+  cur.total++;
+  const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
+  const suite = suiteNameOf(test, o.files);
+  const record = ctx.begin({
+    suite,
+    node: scope.node ?? null,
+    gpu: scope.gpu ?? null,
+    instance: instanceOf(scope),
+    title: test.title,
+    fullTitle: fullTitleBelowRoot(test),
+    figures: {},
+    evidence: [],
+    steps: [],
+    parameters: {},
+  });
+  cur.live = record;
+  if (scope.node)
+    ctx.onProgress?.({
+      kind: "phase",
+      node: scope.node,
+      key: suite,
+      detail: scope.instance?.profile ?? (scope.gpu !== undefined ? `GPU ${scope.gpu}` : undefined),
+      atMs: Date.now(),
+    });
+  if (o.allureResults !== null) labelTest(ctx, o, suite, scope, record);
+}
+
+/** A failed before-all hook: the tests below it never start. Each is a broken check. */
+function onHookFailed(ctx: HarnessContext, o: MochaRunOptions, hook: Mocha.Runnable, err: unknown) {
+  const c = classify(err);
+  for (const t of hook.parent ? unrun(hook.parent) : []) {
+    const scope = HarnessContext.scopeOf(t as AnyTest, SCOPE_KEY);
+    ctx.sink.harness({
+      suite: suiteNameOf(t, o.files),
+      node: scope.node ?? null,
+      gpu: scope.gpu ?? null,
+      instance: instanceOf(scope),
+      title: t.title,
+      fullTitle: fullTitleBelowRoot(t),
+      status: "broken",
+      code: c.status === "broken" ? c.code : "HOOK_FAILED",
+      message: `not run: ${hook.title} failed: ${c.message}`,
+    });
+  }
+}
+
+function onPending(ctx: HarnessContext, o: MochaRunOptions, test: Mocha.Test): void {
+  if (ctx.running) return; // this.skip() inside a running test: ended at its test end
+  const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
+  const skipped = ctx.sink.harness({
+    suite: suiteNameOf(test, o.files),
+    node: scope.node ?? null,
+    gpu: scope.gpu ?? null,
+    instance: null,
+    title: test.title,
+    fullTitle: fullTitleBelowRoot(test),
+    status: "skipped",
+    code: "SKIPPED",
+    message: "skipped",
+  });
+  // allure-mocha has begun the skipped test's result (its listener runs first): it names
+  // its check, as every other result does, so Allure and the records pair one to one.
+  if (o.allureResults !== null)
+    void allure.parameter("check", skipped.id, { excluded: true, mode: "hidden" });
+}
+
+function watch(runner: Mocha.Runner, ctx: HarnessContext, o: MochaRunOptions, cur: Cursor) {
+  const E = Mocha.Runner.constants;
+  runner.on(E.EVENT_TEST_BEGIN, (test: Mocha.Test) => onBegin(ctx, o, cur, test));
+  runner.on(E.EVENT_TEST_FAIL, (test: Mocha.Runnable, err: unknown) => {
+    if ((test as { type?: string }).type === "hook") onHookFailed(ctx, o, test, err);
+    else cur.failure = err;
+  });
+  runner.on(E.EVENT_TEST_PENDING, (test: Mocha.Test) => onPending(ctx, o, test));
+  runner.on(E.EVENT_TEST_END, (test: Mocha.Test) => {
+    if (!ctx.running) return;
+    ctx.end(cur.failure, test.isPending());
+    cur.live = null;
+    cur.failure = undefined;
+  });
+}
+
+export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promise<MochaOutcome> {
+  const cur: Cursor = { failure: undefined, live: null, total: 0 };
+  const writer = o.allureResults !== null ? new GuardedWriter(o.allureResults) : null;
+  const mocha = newMocha(ctx, o, cur, writer);
+  if (writer)
     ctx.onEvidence = (e) => {
       if (e.path) void allure.attachmentPath(e.name, e.path, e.contentType);
       else void allure.attachment(e.name, e.content ?? "", e.contentType);
@@ -213,116 +312,17 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   await loadSuites(mocha, ctx, o.files, o.runId);
   trace("load the suites", loadStart);
   o.planned?.(suiteSteps(mocha.suite, ctx, o.files, o.grep));
-  let total = 0;
-  const files = o.files;
-  await new Promise<void>((resolve) => {
-    const runner = mocha.run(() => resolve());
-    runner.on(Mocha.Runner.constants.EVENT_TEST_BEGIN, (test: Mocha.Test) => {
-      failure = undefined;
-      total++;
-      const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
-      const suite = suiteNameOf(test, files);
-      const inst = scope.instance ?? null;
-      const record = ctx.begin({
-        suite,
-        node: scope.node ?? null,
-        gpu: scope.gpu ?? null,
-        instance: inst
-          ? { profile: inst.profile, placement: inst.placement, label: inst.label, uuid: inst.uuid }
-          : null,
-        title: test.title,
-        fullTitle: fullTitleBelowRoot(test),
-        figures: {},
-        evidence: [],
-        steps: [],
-        parameters: {},
-      });
-      live = record;
-      if (scope.node)
-        ctx.onProgress?.({
-          kind: "phase",
-          node: scope.node,
-          key: suite,
-          detail: inst?.profile ?? (scope.gpu !== undefined ? `GPU ${scope.gpu}` : undefined),
-          atMs: Date.now(),
-        });
-      if (!allureOn) return;
-      const view = scope.node ? ctx.views.get(scope.node) : undefined;
-      const gpu = view?.gpus.find((g) => g.index === scope.gpu);
-      const l = o.labels(suite);
-      void allure.epic(l.epic);
-      void allure.feature(l.feature);
-      void allure.severity(l.severity);
-      if (scope.node) void allure.parentSuite(scope.node);
-      void allure.suite(gpu?.title ?? suite);
-      void allure.subSuite(inst?.title ?? suite);
-      if (scope.node) void allure.parameter("node", scope.node);
-      // Shown, but not part of the history id: one test keeps one identity across drivers.
-      for (const [k, v] of Object.entries(o.parameters(scope.node ?? null)))
-        void allure.parameter(k, v, { excluded: true });
-      if (inst) void allure.parameter("instance UUID", inst.uuid, { excluded: true });
-      void allure.parameter("check", record.id, { excluded: true, mode: "hidden" });
-    });
-    runner.on(Mocha.Runner.constants.EVENT_TEST_FAIL, (test: Mocha.Runnable, err: unknown) => {
-      if ((test as { type?: string }).type === "hook") {
-        // A failed before-all hook: the tests below it never start. Each is a broken check.
-        const parent = test.parent;
-        const tests = parent ? unrun(parent) : [];
-        const c = classify(err);
-        for (const t of tests) {
-          const scope = HarnessContext.scopeOf(t as AnyTest, SCOPE_KEY);
-          const inst = scope.instance ?? null;
-          ctx.sink.harness({
-            suite: suiteNameOf(t, files),
-            node: scope.node ?? null,
-            gpu: scope.gpu ?? null,
-            instance: inst
-              ? {
-                  profile: inst.profile,
-                  placement: inst.placement,
-                  label: inst.label,
-                  uuid: inst.uuid,
-                }
-              : null,
-            title: t.title,
-            fullTitle: fullTitleBelowRoot(t),
-            status: "broken",
-            code: c.status === "broken" ? c.code : "HOOK_FAILED",
-            message: `not run: ${test.title} failed: ${c.message}`,
-          });
-        }
-        return;
-      }
-      failure = err;
-    });
-    runner.on(Mocha.Runner.constants.EVENT_TEST_PENDING, (test: Mocha.Test) => {
-      if (ctx.running) return; // this.skip() inside a running test: ended at its test end
-      const scope = HarnessContext.scopeOf(test as AnyTest, SCOPE_KEY);
-      const skipped = ctx.sink.harness({
-        suite: suiteNameOf(test, files),
-        node: scope.node ?? null,
-        gpu: scope.gpu ?? null,
-        instance: null,
-        title: test.title,
-        fullTitle: fullTitleBelowRoot(test),
-        status: "skipped",
-        code: "SKIPPED",
-        message: "skipped",
-      });
-      // allure-mocha has begun the skipped test's result (its listener runs first): it names
-      // its check, as every other result does, so Allure and the records pair one to one.
-      if (allureOn) void allure.parameter("check", skipped.id, { excluded: true, mode: "hidden" });
-    });
-    runner.on(Mocha.Runner.constants.EVENT_TEST_END, (test: Mocha.Test) => {
-      if (!ctx.running) return;
-      ctx.end(failure, test.isPending());
-      live = null;
-      failure = undefined;
-    });
-  });
+  await new Promise<void>((resolve) =>
+    watch(
+      mocha.run(() => resolve()),
+      ctx,
+      o,
+      cur,
+    ),
+  );
   mocha.dispose();
   ctx.onEvidence = null;
-  return { total, writeErrors: writer?.errors ?? [] };
+  return { total: cur.total, writeErrors: writer?.errors ?? [] };
 }
 
 /** Per node, one step per suite file in run order: the tests it will run there (after --grep)

@@ -4,6 +4,7 @@
 // a clock reading and returns numbers, so the arithmetic is tested without a run; the terminal
 // (src/cli/progress-view.ts) only draws what it returns.
 import { MEMCHECK_WINDOW_S } from "../chaos/faults.js";
+import type { HarnessOptions } from "./api-types.js";
 
 export interface PlannedStep {
   /** Stable name the events refer to: "connect", "layout", a suite's name, "restore". */
@@ -234,17 +235,17 @@ export class RunProgress {
     this.emit({ kind: "plan", node, steps, ...(c !== undefined ? { concurrency: c } : {}) });
   }
 
-  /** Before the suites are loaded their declared durations are unknown: a built-in workload
-   * suite is guessed at one duration (health runs none). */
+  /** Before the suites are loaded their declared work is unknown: a suite that declared it runs
+   * workloads is guessed at one duration, any other at its overhead. */
   start(
     nodes: readonly string[],
-    suites: readonly { name: string; builtin: boolean }[],
+    suites: readonly { name: string; needs?: HarnessOptions }[],
     durationS: number,
   ): void {
     const guess = suites.map((f) => ({
       key: f.name,
       label: f.name,
-      expectedS: SUITE_OVERHEAD_S + (f.builtin && f.name !== "health" ? durationS : 0),
+      expectedS: SUITE_OVERHEAD_S + (f.needs?.runsWorkloads ? durationS : 0),
       units: 0,
     }));
     for (const n of nodes) this.plan(n, guess);

@@ -2,13 +2,14 @@
 // journalled state put back at the end unless --keep) registered first, so a failure half-way
 // is undone too. A node the apply refused or could not change is that node's broken check.
 import { SlicecheckError } from "../errors.js";
-import { applyLayout, restoreNodes } from "../mig/apply/index.js";
+import { applyLayout, type NodeReport, restoreNodes } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Recorder } from "../store/recorder.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { RunProgress } from "./progress.js";
 import type { NodeSession } from "./session.js";
-import type { TaskList } from "./tasks.js";
+import { APPLY_CHECK_SUITE } from "./suite-registry.js";
+import type { TaskList, Teardown } from "./tasks.js";
 
 export interface LayoutTaskOptions {
   runId: string;
@@ -26,6 +27,85 @@ export interface LayoutTaskOptions {
 
 const BAD = new Set(["refused", "failed", "mismatch", "held", "unreachable", "bad-input"]);
 
+type Session = { runId: string; journalDir: string; allowReset: boolean; keep: boolean };
+
+/** The teardown that puts every node the apply reached back (also one it failed on half-way). */
+function restoreTeardown(
+  live: readonly NodeSession[],
+  session: Session,
+  o: LayoutTaskOptions,
+): Teardown {
+  const transports = new Map(live.map((s) => [s.node.name, s as NodeSession]));
+  return {
+    name: "restore the original MIG layout",
+    manual: `slicecheck restore ${o.where}${o.journalDir !== "reports/journal" ? ` --journal-dir ${o.journalDir}` : ""}`,
+    run: async () => {
+      const targets = live.map((s) => s.node);
+      if (targets.length === 0) return;
+      o.progress.phase(
+        targets.map((t) => t.name),
+        "restore",
+      );
+      o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
+      const restored = await restoreNodes(targets, { ...session, transports });
+      const lost: string[] = [];
+      for (const r of restored) {
+        if (r.error?.code === "LEASE_LOST") {
+          // Its message says what to do; "run restore once fixed" would undo another's layout.
+          o.err(`${r.node}: restore refused: ${r.error.message} [LEASE_LOST]`);
+          lost.push(r.node);
+        } else if (r.error)
+          o.err(
+            `${r.node}: restore ${r.status}: ${r.error.message} [${r.error.code}]; run \`slicecheck restore ${o.where}\` once the cause is fixed`,
+          );
+      }
+      // The run does not end as if its nodes were put back: a broken check of the run.
+      if (lost.length > 0)
+        throw new SlicecheckError(
+          "LEASE_LOST",
+          `the run lost its lease on ${lost.join(", ")} and did not restore ${lost.length === 1 ? "it" : "them"}; their layout may be another controller's now`,
+          { nodes: lost },
+        );
+    },
+  };
+}
+
+/** A node the apply refused or could not change: its broken (or failed) check, and no suites. */
+function judgeApplied(
+  r: NodeReport,
+  config: string,
+  sessions: readonly NodeSession[],
+  o: LayoutTaskOptions,
+) {
+  for (const g of r.gpus) o.recorder?.steps(r.node, g.index, g.timings);
+  if (!BAD.has(r.status)) return;
+  o.early({
+    suite: APPLY_CHECK_SUITE,
+    node: r.node,
+    title: `config ${config} applied`,
+    status: r.status === "mismatch" ? "failed" : "broken",
+    code:
+      r.status === "refused"
+        ? "INTERLOCK"
+        : r.status === "mismatch"
+          ? "LAYOUT_DRIFT"
+          : (r.error?.code ?? "APPLY_FAILED"),
+    message:
+      r.status === "refused"
+        ? `refused, nothing was changed: ${r.refusals.join("; ")}`
+        : r.status === "held"
+          ? "not changed, because another node was refused or could not be read"
+          : (r.error?.message ?? `apply ${r.status}`),
+  });
+  // Its suites must not run on a layout that is not the one asked for.
+  const s = sessions.find((x) => x.node.name === r.node);
+  if (s && !s.error)
+    s.error = new SlicecheckError(
+      r.status === "refused" ? "INTERLOCK" : "NODE_COMMAND",
+      `the layout was not applied (${r.status})`,
+    );
+}
+
 export async function layoutTask(
   layout: { file: string; config: LayoutConfig },
   tasks: TaskList,
@@ -41,40 +121,7 @@ export async function layoutTask(
     keep: o.keep,
   };
   const alive = () => live.filter((s) => !s.error);
-  if (!o.keep)
-    tasks.teardown({
-      name: "restore the original MIG layout",
-      manual: `slicecheck restore ${o.where}${o.journalDir !== "reports/journal" ? ` --journal-dir ${o.journalDir}` : ""}`,
-      run: async () => {
-        // Every node the apply reached, also one it failed on half-way.
-        const targets = live.map((s) => s.node);
-        if (targets.length === 0) return;
-        o.progress.phase(
-          targets.map((t) => t.name),
-          "restore",
-        );
-        o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
-        const restored = await restoreNodes(targets, { ...session, transports });
-        const lost: string[] = [];
-        for (const r of restored) {
-          if (r.error?.code === "LEASE_LOST") {
-            // Its message says what to do; "run restore once fixed" would undo another's layout.
-            o.err(`${r.node}: restore refused: ${r.error.message} [LEASE_LOST]`);
-            lost.push(r.node);
-          } else if (r.error)
-            o.err(
-              `${r.node}: restore ${r.status}: ${r.error.message} [${r.error.code}]; run \`slicecheck restore ${o.where}\` once the cause is fixed`,
-            );
-        }
-        // The run does not end as if its nodes were put back: a broken check of the run.
-        if (lost.length > 0)
-          throw new SlicecheckError(
-            "LEASE_LOST",
-            `the run lost its lease on ${lost.join(", ")} and did not restore ${lost.length === 1 ? "it" : "them"}; their layout may be another controller's now`,
-            { nodes: lost },
-          );
-      },
-    });
+  if (!o.keep) tasks.teardown(restoreTeardown(live, session, o));
   const applied = await tasks.task("apply the layout", async () => {
     o.progress.phase(
       alive().map((x) => x.node.name),
@@ -92,35 +139,7 @@ export async function layoutTask(
       },
     );
   });
-  for (const r of applied ?? []) {
-    for (const g of r.gpus) o.recorder?.steps(r.node, g.index, g.timings);
-    if (!BAD.has(r.status)) continue;
-    o.early({
-      suite: "layout",
-      node: r.node,
-      title: `config ${layout.config.name} applied`,
-      status: r.status === "mismatch" ? "failed" : "broken",
-      code:
-        r.status === "refused"
-          ? "INTERLOCK"
-          : r.status === "mismatch"
-            ? "LAYOUT_DRIFT"
-            : (r.error?.code ?? "APPLY_FAILED"),
-      message:
-        r.status === "refused"
-          ? `refused, nothing was changed: ${r.refusals.join("; ")}`
-          : r.status === "held"
-            ? "not changed, because another node was refused or could not be read"
-            : (r.error?.message ?? `apply ${r.status}`),
-    });
-    // Its suites must not run on a layout that is not the one asked for.
-    const s = sessions.find((x) => x.node.name === r.node);
-    if (s && !s.error)
-      s.error = new SlicecheckError(
-        r.status === "refused" ? "INTERLOCK" : "NODE_COMMAND",
-        `the layout was not applied (${r.status})`,
-      );
-  }
+  for (const r of applied ?? []) judgeApplied(r, layout.config.name, sessions, o);
   if (applied?.every((r) => r.status !== "refused" && r.status !== "held"))
     await Promise.all(alive().map((s) => s.discover(true).catch(() => {})));
 }

@@ -18,8 +18,8 @@ import type { ScenarioRef } from "../verdicts/isolation.js";
 import { verdictNamesOf } from "../verdicts/routes.js";
 import type { Verdict } from "../verdicts/types.js";
 import type { ScenarioOutcome, ScenarioView, SuiteNode, VerdictView } from "./api-types.js";
-import { instanceTitle } from "./context.js";
 import type { NodeIsolation } from "./node-pool.js";
+import { instanceTitle } from "./node-views.js";
 import type { NodeSession } from "./session.js";
 import { ISOLATION_CODES, verdictView } from "./verdict-view.js";
 
@@ -73,6 +73,8 @@ export async function healthOf(
   s: NodeSession,
   dmesgAtStart: ReadonlyMap<string, string[] | null>,
   sink: CheckSink,
+  /** The run's suites that declared they inject faults: their faults' Xids may be excused. */
+  faultSuites: ReadonlySet<string>,
 ): Promise<VerdictView[]> {
   let smiExit: number | null = null;
   let smiOutput = "not read";
@@ -88,10 +90,10 @@ export async function healthOf(
   } catch (e) {
     smiOutput = (e as Error).message;
   }
-  // The faults the isolation suite injected in this run, with their aggressors' GI/CI (from
-  // the label gpu0/gi1/ci0): only the Xids those produce there are excused.
+  // The faults a fault-injecting suite injected in this run, with their aggressors' GI/CI
+  // (from the label gpu0/gi1/ci0): only the Xids those produce there are excused.
   const injected = sink.checks
-    .filter((c) => c.suite === "isolation" && c.node === s.node.name && c.gpu !== null)
+    .filter((c) => faultSuites.has(c.suite) && c.node === s.node.name && c.gpu !== null)
     .flatMap((c) => {
       const fault = c.parameters.fault;
       if (!fault || ["all", "exclusive", "route", "tenants"].includes(fault)) return [];
@@ -211,6 +213,71 @@ const STEP_NAMES: Record<string, string> = {
   harness: "harness",
 };
 
+type PlannedScenario = ReturnType<typeof planScenarios>[number];
+type Waiter = {
+  resolve: (r: ScenarioOutcome) => void;
+  reject: (e: unknown) => void;
+  p: Promise<ScenarioOutcome>;
+};
+const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
+
+/** What one planned aggressor is tried with: the faults, or exclusivity on a whole-card GI,
+ * plus the slowdown per tenant count on a soft route. */
+function scenarioKinds(
+  p: PlannedScenario,
+  faults: readonly FaultName[],
+  tenants: readonly number[],
+): string[] {
+  if (p.mode === "exclusive") return ["exclusive"];
+  if ((p.mode === "time-slicing" || p.mode === "mps") && tenants.length > 0)
+    return [...faults, "tenants"];
+  return [...faults];
+}
+
+/** One settled-later outcome per scenario, by key, resolved as each is judged. */
+function waitersFor(
+  plan: readonly PlannedScenario[],
+  kindsOf: (p: PlannedScenario) => string[],
+): Map<string, Waiter> {
+  const waiting = new Map<string, Waiter>();
+  for (const p of plan)
+    for (const fault of kindsOf(p)) {
+      let resolve!: (r: ScenarioOutcome) => void;
+      let reject!: (e: unknown) => void;
+      const pr = new Promise<ScenarioOutcome>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      pr.catch(() => {});
+      waiting.set(key(p.gpu, p.aggressorLabel, fault), { resolve, reject, p: pr });
+    }
+  return waiting;
+}
+
+function scenarioView(
+  p: PlannedScenario,
+  fault: string,
+  result: () => Promise<ScenarioOutcome>,
+): ScenarioView {
+  return {
+    gpu: p.gpu,
+    mode: p.mode,
+    route: describeRoute(p.route),
+    aggressor: {
+      label: p.aggressorLabel,
+      profile: p.aggressor.profile,
+      placement: p.aggressor.placement,
+      title:
+        p.mode === "mig" || p.mode === "exclusive"
+          ? instanceTitle(p.aggressor)
+          : `${p.mode} process A (whole GPU)`,
+    },
+    fault,
+    verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
+    result,
+  };
+}
+
 /** The node's isolation scenarios: planned now (so the suite can name its tests), run when
  * started, each resolving as soon as it is judged. */
 export function isolationOf(
@@ -223,33 +290,8 @@ export function isolationOf(
 ): NodeIsolation {
   const inv = s.discovered;
   const plan = planScenarios(inv?.instances ?? [], o.aggressors);
-  const waiting = new Map<
-    string,
-    {
-      resolve: (r: ScenarioOutcome) => void;
-      reject: (e: unknown) => void;
-      p: Promise<ScenarioOutcome>;
-    }
-  >();
-  const key = (gpu: number, label: string, fault: string) => `${gpu} ${label} ${fault}`;
-  const tenants = o.tenants ?? [];
-  const kindsOf = (p: (typeof plan)[number]): string[] =>
-    p.mode === "exclusive"
-      ? ["exclusive"]
-      : (p.mode === "time-slicing" || p.mode === "mps") && tenants.length > 0
-        ? [...o.faults, "tenants"]
-        : [...o.faults];
-  for (const p of plan)
-    for (const fault of kindsOf(p)) {
-      let resolve!: (r: ScenarioOutcome) => void;
-      let reject!: (e: unknown) => void;
-      const pr = new Promise<ScenarioOutcome>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      pr.catch(() => {});
-      waiting.set(key(p.gpu, p.aggressorLabel, fault), { resolve, reject, p: pr });
-    }
+  const kindsOf = (p: PlannedScenario) => scenarioKinds(p, o.faults, o.tenants ?? []);
+  const waiting = waitersFor(plan, kindsOf);
   let started = false;
   let routesRead: (m: Map<number, Route> | null) => void = () => {};
   const routes = new Promise<Map<number, Route> | null>((r) => {
@@ -293,24 +335,10 @@ export function isolationOf(
     return done;
   };
   const scenarios: ScenarioView[] = plan.flatMap((p) =>
-    kindsOf(p).map((fault) => ({
-      gpu: p.gpu,
-      mode: p.mode,
-      route: describeRoute(p.route),
-      aggressor: {
-        label: p.aggressorLabel,
-        profile: p.aggressor.profile,
-        placement: p.aggressor.placement,
-        title:
-          p.mode === "mig" || p.mode === "exclusive"
-            ? instanceTitle(p.aggressor)
-            : `${p.mode} process A (whole GPU)`,
-      },
-      fault,
-      verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
+    kindsOf(p).map((fault) =>
       // Asking does not start the node: the run's slot does (HarnessContext, gatedPlan).
-      result: () => waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p,
-    })),
+      scenarioView(p, fault, () => waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p),
+    ),
   );
   return {
     start: startAll,

@@ -204,6 +204,11 @@ export class NodeSession implements Transport {
     return this.inventory;
   }
 
+  /** `--list --layout`: what the node would have under the run's layout, planned offline. */
+  assume(inventory: NodeInventory): void {
+    this.inventory = inventory;
+  }
+
   get discovered(): NodeInventory | null {
     return this.inventory;
   }

@@ -1,8 +1,8 @@
 // `run --drain`: before anything touches them, the run drains the Slurm nodes it tests (reason
 // "slicecheck <run id>") and waits, up to a deadline, for the jobs on them to end; at teardown
 // it resumes only the nodes it drained itself, and only while its own reason is still theirs
-// (an admin who re-drained one meanwhile keeps it). `--report-to-slurm` leaves a node whose
-// isolation, health or slurm checks failed drained, the failed check in its reason.
+// (an admin who re-drained one meanwhile keeps it). `--report-to-slurm` leaves a node drained
+// whose check failed in a suite that declared it `unfitOnFailure`, the failed check in its reason.
 //
 // A drained node takes no job at all, the run's own probe jobs (the slurm suite) included. So
 // the run opens a node it drained to its own jobs only (SlurmJobWindows): a maintenance
@@ -10,6 +10,7 @@
 // nobody else's job on a reserved node. Closing drains it again with the run's reason, then
 // deletes the reservation; the teardown closes whatever is still open before resuming.
 
+import { SlicecheckError } from "../errors.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes, type SlurmNodeInfo } from "../verdicts/slurm.js";
 import type { PreCheck } from "./mocha-run.js";
@@ -23,12 +24,13 @@ export interface DrainOptions {
   /** Seconds to wait for a node's jobs to end. */
   timeoutS: number;
   reportToSlurm: boolean;
+  /** The suites whose failed check leaves the node drained (they declared `unfitOnFailure`). */
+  unfitSuites: ReadonlySet<string>;
   err(line: string): void;
   early(c: PreCheck): void;
   checks(): readonly CheckRecord[];
 }
 
-const REPORTED_SUITES = new Set(["isolation", "health", "slurm"]);
 const busy = (state: string) => /ALLOCATED|MIXED|COMPLETING/.test(state);
 
 async function show(s: NodeSession, name: string): Promise<SlurmNodeInfo | null> {
@@ -41,6 +43,67 @@ async function update(s: NodeSession, words: string[]): Promise<void> {
   const r = await s.exec({ argv: ["scontrol", "update", ...words] }, { timeoutMs: 30_000 });
   if (r.exitCode !== 0)
     throw new Error(`scontrol update ${words.join(" ")}: ${r.stderr.trim() || r.exitCode}`);
+}
+
+/** Drains one node and waits for its jobs; each outcome is the node's harness check. */
+async function drainNode(
+  s: NodeSession,
+  reason: string,
+  ours: { s: NodeSession; name: string }[],
+  o: DrainOptions,
+): Promise<void> {
+  const name = s.node.slurmNode;
+  if (!name) return;
+  const check = (status: "passed" | "broken", code: string, message: string) =>
+    o.early({
+      suite: "run",
+      node: s.node.name,
+      title: "Slurm node drained for the run",
+      status,
+      code,
+      message,
+    });
+  try {
+    const before = await show(s, name);
+    if (!before) throw new Error(`Slurm has no node ${name}`);
+    if (/DRAIN|DOWN/.test(before.state)) {
+      check(
+        "passed",
+        "OK",
+        `${name} was already ${before.state}${before.reason ? ` (${before.reason})` : ""}: left as it is, not resumed at the end`,
+      );
+      return;
+    }
+    await update(s, [`nodename=${name}`, "state=drain", `reason=${reason}`]);
+    ours.push({ s, name });
+    o.windows.drained(s, name);
+    const t0 = Date.now();
+    let now = await show(s, name);
+    while (now && busy(now.state) && Date.now() - t0 < o.timeoutS * 1000) {
+      await new Promise((r) => setTimeout(r, 500));
+      now = await show(s, name);
+    }
+    const waited = ((Date.now() - t0) / 1000).toFixed(1);
+    if (now && busy(now.state)) {
+      s.error ??= new SlicecheckError(
+        "INTERLOCK",
+        `Slurm node ${name} still runs jobs after ${o.timeoutS} s of draining`,
+      );
+      check(
+        "broken",
+        "INTERLOCK",
+        `${name} is ${now.state} after ${waited} s: its jobs did not end within --drain-timeout ${o.timeoutS}; nothing was touched`,
+      );
+      return;
+    }
+    check(
+      "passed",
+      "OK",
+      `drained ${name} (was ${before.state}; reason "${reason}"), its jobs ended after ${waited} s`,
+    );
+  } catch (e) {
+    check("broken", "SLURM", `could not drain ${name}: ${(e as Error).message}`);
+  }
 }
 
 /** Drains, waits, and registers the resume; returns the Slurm names this run drained. */
@@ -66,70 +129,7 @@ export async function drainForRun(
       await resume(ours, reason, o);
     },
   });
-  await Promise.all(
-    sessions.map(async (s) => {
-      const name = s.node.slurmNode;
-      if (!name) return;
-      const title = "Slurm node drained for the run";
-      try {
-        const before = await show(s, name);
-        if (!before) throw new Error(`Slurm has no node ${name}`);
-        if (/DRAIN|DOWN/.test(before.state)) {
-          o.early({
-            suite: "run",
-            node: s.node.name,
-            title,
-            status: "passed",
-            code: "OK",
-            message: `${name} was already ${before.state}${before.reason ? ` (${before.reason})` : ""}: left as it is, not resumed at the end`,
-          });
-          return;
-        }
-        await update(s, [`nodename=${name}`, "state=drain", `reason=${reason}`]);
-        ours.push({ s, name });
-        o.windows.drained(s, name);
-        const t0 = Date.now();
-        let now = await show(s, name);
-        while (now && busy(now.state) && Date.now() - t0 < o.timeoutS * 1000) {
-          await new Promise((r) => setTimeout(r, 500));
-          now = await show(s, name);
-        }
-        const waited = ((Date.now() - t0) / 1000).toFixed(1);
-        if (now && busy(now.state)) {
-          s.error ??= new (await import("../errors.js")).SlicecheckError(
-            "INTERLOCK",
-            `Slurm node ${name} still runs jobs after ${o.timeoutS} s of draining`,
-          );
-          o.early({
-            suite: "run",
-            node: s.node.name,
-            title,
-            status: "broken",
-            code: "INTERLOCK",
-            message: `${name} is ${now.state} after ${waited} s: its jobs did not end within --drain-timeout ${o.timeoutS}; nothing was touched`,
-          });
-          return;
-        }
-        o.early({
-          suite: "run",
-          node: s.node.name,
-          title,
-          status: "passed",
-          code: "OK",
-          message: `drained ${name} (was ${before.state}; reason "${reason}"), its jobs ended after ${waited} s`,
-        });
-      } catch (e) {
-        o.early({
-          suite: "run",
-          node: s.node.name,
-          title,
-          status: "broken",
-          code: "SLURM",
-          message: `could not drain ${name}: ${(e as Error).message}`,
-        });
-      }
-    }),
-  );
+  await Promise.all(sessions.map((s) => drainNode(s, reason, ours, o)));
   return ours.map((x) => x.name);
 }
 
@@ -150,7 +150,7 @@ async function resume(
       ? o
           .checks()
           .filter(
-            (c) => c.node === s.node.name && c.status === "failed" && REPORTED_SUITES.has(c.suite),
+            (c) => c.node === s.node.name && c.status === "failed" && o.unfitSuites.has(c.suite),
           )
       : [];
     if (failed.length > 0) {

@@ -1,35 +1,15 @@
 // Which suite files a run loads: built-in names (`stress`, `isolation` …, the files of the
 // top-level suites/ folder) and users' files (`./site-checks.mjs`), resolved before any node is
-// touched, in the order that makes sense: the layout check right after the apply, workloads,
-// faults, users' suites, then health (it reads the kernel log the others added to) and
-// regression (it compares what the others measured).
+// touched, in the order the registry gives (suite-registry.ts).
 import { existsSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../errors.js";
 import { closest } from "../util/closest.js";
+import type { HarnessOptions } from "./api-types.js";
+import { BUILTIN_SUITES, isBuiltinSuite, suiteRank } from "./suite-registry.js";
 
-export const BUILTIN_SUITES = [
-  "layout",
-  "stress",
-  "nccl",
-  "isolation",
-  "slurm",
-  "health",
-  "regression",
-] as const;
-export type BuiltinSuite = (typeof BUILTIN_SUITES)[number];
-
-const ORDER: Record<BuiltinSuite, number> = {
-  layout: 0,
-  stress: 1,
-  nccl: 2,
-  isolation: 3,
-  // After the faults (a GPU they broke must not take probe jobs unnoticed), before health.
-  slurm: 4,
-  health: 8,
-  regression: 9,
-};
+export { BUILTIN_SUITES, type BuiltinSuite } from "./suite-registry.js";
 
 export interface SuiteFile {
   /** `stress`, or the path as the user gave it. */
@@ -39,6 +19,8 @@ export interface SuiteFile {
   /** What Allure's history id hashes: stable across machines and checkouts. */
   identity: string;
   builtin: boolean;
+  /** What the suite declared in its file (`harness({ … })`), once read (suite-declare.ts). */
+  needs?: HarnessOptions;
 }
 
 /** The top-level suites/ folder of this package, from src/harness or dist/harness alike. */
@@ -74,7 +56,7 @@ export function resolveSuites(list: string, cwd = process.cwd()): SuiteFile[] {
       out.push({ name: item, path, identity: relative(cwd, path) || item, builtin: false });
       continue;
     }
-    if (!(BUILTIN_SUITES as readonly string[]).includes(item)) {
+    if (!isBuiltinSuite(item)) {
       const near = closest(item, BUILTIN_SUITES);
       throw new SlicecheckError(
         "USAGE",
@@ -84,9 +66,8 @@ export function resolveSuites(list: string, cwd = process.cwd()): SuiteFile[] {
     const path = resolve(SUITES_DIR, `${item}.ts`);
     out.push({ name: item, path, identity: `suites/${item}.ts`, builtin: true });
   }
-  const rank = (f: SuiteFile) => (f.builtin ? ORDER[f.name as BuiltinSuite] : 5);
   return out
     .map((f, i) => ({ f, i }))
-    .sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i)
+    .sort((a, b) => suiteRank(a.f) - suiteRank(b.f) || a.i - b.i)
     .map((x) => x.f);
 }

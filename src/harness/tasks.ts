@@ -23,6 +23,13 @@ export interface Teardown {
   run(): Promise<void>;
 }
 
+/** One named step of a run over a shared state: skipped when `when` says it is not needed. */
+export interface RunTask<S> {
+  name: string;
+  when?(st: S): boolean;
+  run(st: S): Promise<void>;
+}
+
 export class TaskList {
   private readonly teardowns: Teardown[] = [];
   private current: string | null = null;
@@ -45,13 +52,23 @@ export class TaskList {
   /** Runs a task unless the run was interrupted; returns its value or null when skipped. */
   async task<T>(name: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T | null> {
     if (this.ac.signal.aborted) return null;
+    // A task inside a task (the apply inside the layout): the outer one is current again after.
+    const outer = this.current;
     this.current = name;
     const t0 = Date.now();
     try {
       return await fn(this.ac.signal);
     } finally {
-      this.current = null;
+      this.current = outer;
       trace(`task ${name}`, t0);
+    }
+  }
+
+  /** Runs the tasks in order over one state; after an interrupt the rest are skipped. */
+  async run<S>(list: readonly RunTask<S>[], st: S): Promise<void> {
+    for (const t of list) {
+      if (t.when && !t.when(st)) continue;
+      await this.task(t.name, () => t.run(st));
     }
   }
 

@@ -285,6 +285,88 @@ function giveUp(
   return null;
 }
 
+/** Pending tasks go at once; running ones get a SIGTERM first (--full: slicecheck itself, not
+ * only the batch shell), so that they stop their workloads and write their reports as a direct
+ * run does, before Slurm's KillWait SIGKILL of a plain scancel would. */
+async function interruptArray(t: Transport, o: ViaSlurmOptions, arrayId: string): Promise<void> {
+  await sh(t, ["scancel", "--state=PENDING", arrayId]);
+  await sh(t, ["scancel", "--full", "--signal=TERM", "--state=RUNNING", arrayId]).catch(() => {});
+  o.progress(
+    `interrupted: SIGTERM to the running tasks of job array ${arrayId}, pending ones cancelled`,
+  );
+}
+
+type TaskState = { state: string; on: string; reason: string };
+
+/** The array's tasks by job id; null when squeue failed for a while to be waited out. -r: one
+ * line per array task; -t all: a task that ended stays visible (with its end state) until
+ * slurmctld purges it (MinJobAge), and after that it is simply gone. */
+async function readArray(
+  t: Transport,
+  arrayId: string,
+  failures: { n: number },
+): Promise<Map<string, TaskState> | null> {
+  let q: string;
+  try {
+    q = await sh(t, ["squeue", "-h", "-r", "-t", "all", "-j", arrayId, "-o", "%i|%T|%N|%R"]);
+    failures.n = 0;
+  } catch (e) {
+    // An array slurmctld has already purged is an invalid job id: every task has ended.
+    // Anything else (slurmctld restarting) is waited out a while, never taken for an end.
+    if (!/Invalid job id/i.test(String(e))) {
+      if (++failures.n >= 30) throw e;
+      return null;
+    }
+    q = "";
+  }
+  return new Map(
+    q
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.split("|"))
+      .map(([id = "", state = "", on = "", reason = ""]) => [id, { state, on, reason }]),
+  );
+}
+
+/** One task's state noted and shown; a pending one given up on is cancelled, saying why. */
+async function noteTask(
+  t: Transport,
+  o: ViaSlurmOptions,
+  j: ViaSlurmJob,
+  s: TaskState,
+  w: {
+    interrupted: boolean;
+    released: number;
+    shown: Map<string, string>;
+    unavailable: Map<string, number>;
+    cancelled: Set<string>;
+  },
+): Promise<void> {
+  if (s.state === "RUNNING" && s.on) j.ranOn = s.on;
+  if (s.state === "RUNNING" && !w.cancelled.has(j.jobId)) j.note = null;
+  if (s.state === "PENDING" && !w.cancelled.has(j.jobId)) j.note = `PENDING ${s.reason}`;
+  if (j.states.at(-1) !== s.state) j.states.push(s.state);
+  const line = ENDED.has(s.state)
+    ? `ended (${s.state})`
+    : s.state === "RUNNING"
+      ? `RUNNING on ${s.on}`
+      : `${s.state} ${s.reason}`;
+  if (w.shown.get(j.jobId) !== line) {
+    w.shown.set(j.jobId, line);
+    o.progress(`${j.node}: job ${j.jobId} ${line}`);
+  }
+  const why =
+    s.state === "PENDING" && !w.interrupted && !w.cancelled.has(j.jobId)
+      ? giveUp(j, s.reason, (Date.now() - w.released) / 1000, o.startTimeoutS, w.unavailable)
+      : null;
+  if (why) {
+    w.cancelled.add(j.jobId);
+    await sh(t, ["scancel", j.jobId]);
+    j.note = why;
+    o.progress(`${j.node}: job ${j.jobId} ${why}`);
+  }
+}
+
 /** Polls the tasks' states until every one has ended; returns whether it was interrupted. */
 async function watch(
   t: Transport,
@@ -295,82 +377,34 @@ async function watch(
   /** The tasks the controller has cancelled (given up on), by job id. */
   cancelled: Set<string>,
 ): Promise<boolean> {
-  const released = Date.now();
-  let interrupted = false;
+  const w = {
+    interrupted: false,
+    released: Date.now(),
+    shown: new Map<string, string>(),
+    /** Since when each pending task's own node has been unavailable, by job id. */
+    unavailable: new Map<string, number>(),
+    cancelled,
+  };
   let stopBy = Number.POSITIVE_INFINITY;
-  const shown = new Map<string, string>();
-  /** Since when each pending task's own node has been unavailable, by job id. */
-  const unavailable = new Map<string, number>();
-  let failures = 0;
+  const failures = { n: 0 };
   for (;;) {
-    if (o.signal?.aborted && !interrupted) {
-      interrupted = true;
-      // Pending tasks go at once; running ones get a SIGTERM first (--full: slicecheck itself,
-      // not only the batch shell), so that they stop their workloads and write their reports
-      // as a direct run does, before Slurm's KillWait SIGKILL of a plain scancel would.
-      await sh(t, ["scancel", "--state=PENDING", arrayId]);
-      await sh(t, ["scancel", "--full", "--signal=TERM", "--state=RUNNING", arrayId]).catch(
-        () => {},
-      );
-      o.progress(
-        `interrupted: SIGTERM to the running tasks of job array ${arrayId}, pending ones cancelled`,
-      );
+    if (o.signal?.aborted && !w.interrupted) {
+      w.interrupted = true;
+      await interruptArray(t, o, arrayId);
       stopBy = Date.now() + 60_000;
     }
-    // -r: one line per array task; -t all: a task that ended stays visible (with its end
-    // state) until slurmctld purges it (MinJobAge), and after that it is simply gone.
-    let q: string;
-    try {
-      q = await sh(t, ["squeue", "-h", "-r", "-t", "all", "-j", arrayId, "-o", "%i|%T|%N|%R"]);
-      failures = 0;
-    } catch (e) {
-      // An array slurmctld has already purged is an invalid job id: every task has ended.
-      // Anything else (slurmctld restarting) is waited out a while, never taken for an end.
-      if (!/Invalid job id/i.test(String(e))) {
-        if (++failures >= 30) throw e;
-        await sleep(1000, o.signal);
-        continue;
-      }
-      q = "";
+    const live = await readArray(t, arrayId, failures);
+    if (!live) {
+      await sleep(1000, o.signal);
+      continue;
     }
-    const live = new Map(
-      q
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => l.split("|"))
-        .map(([id = "", state = "", on = "", reason = ""]) => [id, { state, on, reason }]),
-    );
-    for (const j of jobs) {
-      const s = live.get(j.jobId) ?? { state: "ENDED", on: "", reason: "" };
-      if (s.state === "RUNNING" && s.on) j.ranOn = s.on;
-      if (s.state === "RUNNING" && !cancelled.has(j.jobId)) j.note = null;
-      if (s.state === "PENDING" && !cancelled.has(j.jobId)) j.note = `PENDING ${s.reason}`;
-      if (j.states.at(-1) !== s.state) j.states.push(s.state);
-      const line = ENDED.has(s.state)
-        ? `ended (${s.state})`
-        : s.state === "RUNNING"
-          ? `RUNNING on ${s.on}`
-          : `${s.state} ${s.reason}`;
-      if (shown.get(j.jobId) !== line) {
-        shown.set(j.jobId, line);
-        o.progress(`${j.node}: job ${j.jobId} ${line}`);
-      }
-      const why =
-        s.state === "PENDING" && !interrupted && !cancelled.has(j.jobId)
-          ? giveUp(j, s.reason, (Date.now() - released) / 1000, o.startTimeoutS, unavailable)
-          : null;
-      if (why) {
-        cancelled.add(j.jobId);
-        await sh(t, ["scancel", j.jobId]);
-        j.note = why;
-        o.progress(`${j.node}: job ${j.jobId} ${why}`);
-      }
-    }
-    if (jobs.every((j) => ENDED.has(j.states.at(-1) ?? ""))) return interrupted;
+    for (const j of jobs)
+      await noteTask(t, o, j, live.get(j.jobId) ?? { state: "ENDED", on: "", reason: "" }, w);
+    if (jobs.every((j) => ENDED.has(j.states.at(-1) ?? ""))) return w.interrupted;
     if (Date.now() > stopBy) {
       await cancel("the tasks did not stop within 60 s of the interrupt");
-      return interrupted;
+      return w.interrupted;
     }
-    await sleep(1000, interrupted ? undefined : o.signal);
+    await sleep(1000, w.interrupted ? undefined : o.signal);
   }
 }

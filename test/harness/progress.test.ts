@@ -147,7 +147,7 @@ describe("progress model (ETA from planned steps)", () => {
 });
 
 describe("run progress events (what the harness sends)", () => {
-  it("starts each node on a guessed plan: a built-in workload suite one duration, health none, a user's suite none", () => {
+  it("starts each node on a guessed plan: a suite that declared workloads one duration, health none, a user's suite none", () => {
     const events: ProgressEvent[] = [];
     const p = new RunProgress(
       (e) => events.push(e),
@@ -157,9 +157,9 @@ describe("run progress events (what the harness sends)", () => {
     p.start(
       ["sim01", "sim02"],
       [
-        { name: "stress", builtin: true },
-        { name: "health", builtin: true },
-        { name: "site.mjs", builtin: false },
+        { name: "stress", needs: { runsWorkloads: true } },
+        { name: "health", needs: { readsKernelLog: true } },
+        { name: "site.mjs", needs: {} },
       ],
       30,
     );

@@ -2,7 +2,8 @@
 // (real sshd): passing and failing user suites (exit codes, JUnit, Allure), --list and --grep,
 // the interlocks guarding a fault-injecting suite, and diff catching a flipped isolation verdict.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
@@ -150,6 +151,54 @@ describe("user suites and the suite API (slicecheck run --suites FILE, real sshd
     const m = await run("--suites", "./nope.mjs");
     assert.equal(m.code, 3);
     assert.match(m.stderr, /suite file \.\/nope\.mjs does not exist/);
+  });
+
+  it("--list --layout lists the tests of the instances the layout would create, and changes nothing", async () => {
+    const r = await cli(
+      "run",
+      "-i",
+      c.inventoryPath,
+      "--suites",
+      "stress",
+      "--list",
+      "--layout",
+      "fixtures/layouts/default.yaml",
+      "-c",
+      "all-balanced",
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split("\n").filter((l) => l.startsWith("stress: "));
+    // all-balanced: 2 × 1g.10gb, 1 × 2g.20gb, 1 × 3g.40gb on each node's one GPU.
+    for (const node of ["sim01", "sim02"]) {
+      const profiles = lines
+        .filter((l) => l.startsWith(`stress: ${node} › GPU 0 `))
+        .map((l) => /› (\S+) at \d+:\d+ › computes/.exec(l)?.[1] ?? l);
+      assert.deepEqual(profiles.sort(), ["1g.10gb", "1g.10gb", "2g.20gb", "3g.40gb"], r.stdout);
+    }
+    assert.match(r.stdout, /^8 test\(s\) in 1 suite\(s\) on 2 node\(s\)$/m);
+    assert.doesNotMatch(r.stdout, /whole GPU/);
+    // Planned offline: the GPUs are as they were.
+    const asIs = await cli("run", "-i", c.inventoryPath, "--suites", "stress", "--list");
+    assert.match(asIs.stdout, /^2 test\(s\) in 1 suite\(s\) on 2 node\(s\)$/m);
+  });
+
+  it("a suite file that does not parse is exit 3 with its file:line, listed or run, before any node is touched", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sc-broken-suite-"));
+    const broken = join(dir, "broken.mjs");
+    writeFileSync(
+      broken,
+      'import { harness } from "slicecheck/suite";\nconst run = harness();\ndescribe("x", () => {\n  it("y", () => {});\n',
+    );
+    const listed = await cli("run", "-i", c.inventoryPath, "--suites", broken, "--list");
+    assert.equal(listed.code, 3, listed.stderr);
+    assert.match(
+      listed.stderr,
+      /broken\.mjs:5:\d+: .*\[SUITE_LOAD\]|SUITE_LOAD.*broken\.mjs:5:\d+/s,
+    );
+    const ran = await run("--suites", `stress,${broken}`);
+    assert.equal(ran.code, 3, ran.stderr);
+    assert.match(ran.stderr, /broken\.mjs:5:\d+/);
+    assert.equal(existsSync(ran.out), false, "the run never started: no output folder");
   });
 
   describe("with a MIG layout", () => {

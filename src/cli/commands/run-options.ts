@@ -19,10 +19,11 @@ export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]):
       );
     }
   }
-  if (!o.layout && suites.some((s) => s.name === "layout"))
+  const layoutSuites = suites.filter((s) => s.needs?.needsLayout).map((s) => s.name);
+  if (!o.layout && layoutSuites.length > 0)
     throw new SlicecheckError(
       "USAGE",
-      "--suites layout checks the layout a run applies; give --layout FILE -c NAME too",
+      `--suites ${layoutSuites.join(",")} checks the layout a run applies; give --layout FILE -c NAME too`,
     );
   if (!o.layout && o.config)
     throw new SlicecheckError(

@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { parseFaults } from "../../chaos/isolation.js";
 import { runHarness } from "../../harness/run.js";
+import { declareSuites } from "../../harness/suite-declare.js";
 import { resolveSuites } from "../../harness/suites.js";
 import { DEFAULT_JOURNAL_DIR, validateOffline } from "../../mig/apply/index.js";
 import { selectConfig } from "../../mig/layout/index.js";
@@ -62,11 +63,22 @@ export interface RunCliOptions extends NodeOptions {
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunPaths(o, dbPath(o.db));
-  const suites = resolveSuites(o.suites);
+  const resolved = resolveSuites(o.suites);
   const faults = parseFaults(o.faults);
   const tenants = tenantsOption(o.tenants);
   const config = o.layout ? selectConfig(await loadLayoutInput(o.layout), o.config) : null;
   if (config && o.layout) validateOffline(config, o.layout);
+  // What each suite declares, read (and a file that does not load refused) before any node.
+  const suites = await declareSuites(resolved, {
+    runId: o.runId ?? "declaring",
+    durationS: o.duration,
+    tolerance: o.tolerance ?? 0.05,
+    faults,
+    aggressors: o.aggressors ?? null,
+    tenants,
+    layout: config && o.layout ? { file: o.layout, config: config.name } : null,
+    outDir: o.out ?? "",
+  });
   checkRunOptions(o, suites);
   const { inventory, nodes } = loadSelected(o);
   checkSlurmOptions(o, nodes);

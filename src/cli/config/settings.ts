@@ -2,6 +2,8 @@
 // SLICECHECK_* environment variable, or as the command's flag (which always wins). One table, so
 // the file's schema, the variables, `slicecheck config` and the README cannot drift apart.
 
+import { DEFAULT_SUITES } from "../../harness/suite-registry.js";
+
 export type SettingKind = "path" | "string" | "list" | "duration" | "percent" | "int" | "bool";
 
 export interface Setting {
@@ -74,7 +76,7 @@ export const SETTINGS: readonly Setting[] = [
     env: "SLICECHECK_SUITES",
     flag: "--suites",
     kind: "list",
-    defaultText: "stress",
+    defaultText: DEFAULT_SUITES,
     help: "run: suites (names and files)",
   },
   {

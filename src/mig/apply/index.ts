@@ -9,7 +9,7 @@ export {
   localJournalPath,
   readLocalJournal,
 } from "./journal.js";
-export { interlockRefusals } from "./read.js";
+export { interlockRefusals, readNode } from "./read.js";
 export { type Blocker, readiness, readReadiness } from "./readiness.js";
 export { restoreNodes } from "./restore.js";
 export {
@@ -20,5 +20,5 @@ export {
   nodeExitCode,
   type SessionOptions,
 } from "./session.js";
-export { journalTarget, validateOffline } from "./target.js";
+export { entryFor, journalTarget, layoutTarget, validateOffline } from "./target.js";
 export type * from "./types.js";
