@@ -5,8 +5,9 @@
 // tenant with a pinned memory limit that allocates past it, or whose neighbours lose memory to
 // it. A disturbed measurement stays broken on every route. Pure.
 import type { ChaosEvent } from "../chaos/history.js";
+import type { ScenarioJudge } from "../chaos/plan.js";
 import { describeRoute, promisesOf, promiseText, type Route } from "../chaos/routes.js";
-import { judgeScenario } from "./isolation.js";
+import { exclusivity, judgeScenario } from "./isolation.js";
 import {
   attemptOf,
   baselineProblem,
@@ -19,6 +20,7 @@ import {
   verdict,
 } from "./measure.js";
 import type { Verdict } from "./types.js";
+import { remeasureReason } from "./victims.js";
 
 const MIB = 1024 * 1024;
 
@@ -219,3 +221,12 @@ export function verdictNamesOf(route: Route, kind: string): string[] {
   const base = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
   return promisesOf(route).memory && route.kind === "mps" ? [...base, "memoryIsolated"] : base;
 }
+
+/** The judge the scenario runner (src/chaos/scenario.ts) is given: the runner asks it mid-run
+ * whether to measure again, and for each scenario's verdicts as soon as it ran. */
+export const scenarioJudge: ScenarioJudge<Verdict> = {
+  exclusivity,
+  baselineProblem,
+  remeasureReason,
+  judgeRoute,
+};
