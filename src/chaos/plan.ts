@@ -1,6 +1,6 @@
 // The isolation scenarios of a node before they run: the modes, the plan (pure, so a suite can
 // name its tests first), the references the verdicts judge, and the small helpers every runner
-// shares (the controller's lag monitor, bus ids, error text).
+// shares (the controller's lag monitor, error text).
 import { SlicecheckError } from "../errors.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -160,12 +160,6 @@ export function exclusiveRef(node: string, label: string, a: Instance): Scenario
 export function errText(e: unknown): string {
   if (e instanceof SlicecheckError) return `[${e.code}] ${e.message}`;
   return e instanceof Error ? e.message : String(e);
-}
-
-/** `00000000:07:00.0` and `0000:07:00` both become `07:00`. */
-export function busKey(pci: string): string {
-  const m = /([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?\s*$/i.exec(pci.trim());
-  return m ? `${m[1]}:${m[2]}`.toLowerCase() : pci.toLowerCase();
 }
 
 export interface PlanEntry {
