@@ -7,7 +7,7 @@ import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
 import type { CheckSink } from "../verdicts/checks.js";
 import { DEFAULT_POLICY } from "../verdicts/coverage.js";
-import type { HarnessRunOptions } from "./run.js";
+import type { HarnessRunOptions } from "./run-options.js";
 import type { NodeSession } from "./session.js";
 import { trace } from "./tasks.js";
 

@@ -4,22 +4,19 @@
 // after a refused or failed apply and after an interrupt.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { FaultName } from "../chaos/history.js";
 import { isSlicecheckError } from "../errors.js";
-import type { NodeSpec } from "../inventory/types.js";
 import { interlockRefusals } from "../mig/apply/index.js";
-import type { LayoutConfig } from "../mig/layout/index.js";
 import { CATEGORIES, environmentOf } from "../report/suites.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { regressionChecks } from "../store/regression.js";
 import { type CheckRecord, CheckSink, exitOf } from "../verdicts/checks.js";
-import type { SignoffPolicy } from "../verdicts/coverage.js";
 import type { RunOptionsView } from "./api-types.js";
 import { checksFileWriter, HarnessContext } from "./context.js";
 import { listSuites, type PreCheck, runSuites } from "./mocha-run.js";
 import { freshOutDir, PREVIOUS_RUN } from "./out-dir.js";
-import { type ProgressEvent, RunProgress } from "./progress.js";
+import { RunProgress } from "./progress.js";
 import { layoutTask } from "./run-layout.js";
+import type { HarnessRunOptions } from "./run-options.js";
 import { recordMeasurements, recordNodes, recordXids } from "./run-records.js";
 import { codeOf, errText, writeReports } from "./run-reports.js";
 import {
@@ -32,51 +29,7 @@ import {
 } from "./services.js";
 import { type NodeSession, openSessions } from "./session.js";
 import { drainForRun, SlurmJobWindows } from "./slurm-drain.js";
-import type { SuiteFile } from "./suites.js";
 import { interruptExitCode, TaskList } from "./tasks.js";
-
-export interface HarnessRunOptions {
-  runId: string;
-  nodes: NodeSpec[];
-  inventoryFile: string;
-  suites: SuiteFile[];
-  outDir: string;
-  durationS: number;
-  tolerance: number;
-  faults: FaultName[];
-  aggressors: number | null;
-  /** Soft routes: tenant counts for the slowdown per tenant count (`--tenants`). */
-  tenants: number[];
-  layout: { file: string; config: LayoutConfig } | null;
-  keep: boolean;
-  allowReset: boolean;
-  /** `--lease`: the node lease's length in seconds (default DEFAULT_LEASE_S). */
-  leaseS?: number;
-  /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */
-  drain?: { timeoutS: number; reportToSlurm: boolean } | null;
-  /** `--reservation R`: where the run's own Slurm jobs (the slurm suite's probes) go. */
-  reservation?: string | null;
-  journalDir: string;
-  db: string;
-  /** --db-timeout: the bound on every wait for the records database. */
-  dbTimeoutMs?: number;
-  label: string | null;
-  argv: string[];
-  grep?: string;
-  bail?: boolean;
-  list?: boolean;
-  allure: boolean;
-  concurrency: number;
-  /** The sign-off policy the compliance page judges this run by (run.json `scope`). */
-  signoffPolicy?: SignoffPolicy;
-  /** Each node's planned steps and phase changes, for the terminal (src/harness/progress.ts). */
-  events?(e: ProgressEvent): void;
-  onCheck?(c: CheckRecord): void;
-  /** Messages for the person running it (stderr). */
-  err(line: string): void;
-  /** After a second interrupt (tests replace process.exit). */
-  exit?(code: number): void;
-}
 
 export interface HarnessRunResult {
   runId: string;

@@ -29,8 +29,6 @@ import {
 import type { Inventory, LoadOptions } from "./types.js";
 import { readYaml, type YamlSource, yamlError } from "./yaml-source.js";
 
-export type { LoadOptions };
-
 type Fields = z.infer<typeof defaultsFields>;
 
 export function loadInventory(path: string, opts: LoadOptions = {}): Inventory {

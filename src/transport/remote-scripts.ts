@@ -5,9 +5,6 @@
 import { quote, quoteArgv } from "../util/shell.js";
 import type { Command, EndRecord, StartGate } from "./types.js";
 
-// Defined with the Transport interface that carries them (types.ts), imported from here too.
-export type { EndRecord, StartGate };
-
 export const PGID_MARKER = "@@slicecheck:pgid=";
 const GRACE_S = 5;
 
