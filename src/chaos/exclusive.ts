@@ -3,12 +3,11 @@
 // and no compute process but that tenant's; half-way through, from another channel, the driver
 // is asked what is on the GPU.
 import type { Transport } from "../transport/types.js";
-import type { ScenarioRef } from "../verdicts/isolation.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
 import { victimGraceS } from "./faults.js";
-import type { ChaosEvent, EventData, EventOp } from "./history.js";
+import type { ChaosEvent, EventData, EventOp, ScenarioRef } from "./history.js";
 import { errText, HarnessLost, type PlanEntry } from "./plan.js";
 import { readExclusivity } from "./probes.js";
 

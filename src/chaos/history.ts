@@ -12,6 +12,16 @@ export type FaultName = (typeof FAULTS)[number];
  * the slowdown per tenant count. */
 export type ScenarioKind = FaultName | "exclusive" | "tenants";
 
+/** The scenario being judged: its key, and its baseline's key (shared by the aggressor's faults). */
+export interface ScenarioRef {
+  scenario: string;
+  baseline: string;
+  fault: ScenarioKind;
+  aggressor: string;
+  gpuInstanceId: number | null;
+  computeInstanceId: number | null;
+}
+
 export type EventType = "invoke" | "ok" | "fail" | "info";
 /**
  * baseline: a victim's stress alone; load: a victim's stress while the aggressor faults;

@@ -1,16 +1,34 @@
 // The isolation scenarios of a node before they run: the modes, the plan (pure, so a suite can
 // name its tests first), the references the verdicts judge, and the small helpers every runner
-// shares (the controller's lag monitor, bus ids, error text).
+// shares (the controller's lag monitor, error text).
 import { SlicecheckError } from "../errors.js";
-import type { ScenarioRef, VerdictOptions } from "../verdicts/isolation.js";
-import type { Verdict } from "../verdicts/types.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
-import type { FaultName, History, ScenarioKind } from "./history.js";
+import type { ChaosEvent, FaultName, History, ScenarioKind, ScenarioRef } from "./history.js";
 import { scenarioKey } from "./history.js";
 import type { Route } from "./routes.js";
 
-export interface IsolationOptions extends VerdictOptions {
+/**
+ * How a runner judges its scenarios, supplied by the caller (src/verdicts' `scenarioJudge`):
+ * chaos runs scenarios and the verdicts layer below it judges them, yet the runner needs a
+ * judgement mid-run (a spoiled baseline is taken again, a slowed victim re-measured). `V` is
+ * the judge's verdict.
+ */
+export interface ScenarioJudge<V> {
+  exclusivity(h: readonly ChaosEvent[], ref: ScenarioRef): V;
+  baselineProblem(h: readonly ChaosEvent[], key: string, attempt: number): string | null;
+  remeasureReason(h: readonly ChaosEvent[], ref: ScenarioRef, o: JudgeOptions): string | null;
+  judgeRoute(route: Route, h: readonly ChaosEvent[], ref: ScenarioRef, o: JudgeOptions): V[];
+}
+
+/** What the judge is told (the verdicts' VerdictOptions). */
+export interface JudgeOptions {
+  /** Allowed relative throughput loss of a victim against its own baseline (0.05 = 5 %). */
+  tolerance?: number;
+}
+
+export interface IsolationOptions<V> extends JudgeOptions {
+  judge: ScenarioJudge<V>;
   runId: string;
   faults: readonly FaultName[];
   durationS: number;
@@ -23,7 +41,7 @@ export interface IsolationOptions extends VerdictOptions {
   /** The node's instances, when the caller read them already. */
   inventory?: { instances: Instance[] };
   /** Each scenario's verdicts as soon as they are judged. */
-  onScenario?: (r: ScenarioResult, ref: ScenarioRef) => void;
+  onScenario?: (r: ScenarioResult<V>, ref: ScenarioRef) => void;
   /** Soft routes: the tenant counts (2 to 7) whose per-tenant slowdown is measured; none when
    * empty or absent. */
   tenants?: readonly number[];
@@ -79,7 +97,7 @@ export function mpsEnv(l: MpsLimits): Record<string, string> {
   };
 }
 
-export interface ScenarioResult {
+export interface ScenarioResult<V> {
   mode: IsolationMode;
   /** The route in words (routes.ts describeRoute). */
   route: string;
@@ -88,12 +106,12 @@ export interface ScenarioResult {
   aggressor: string;
   profile: string;
   fault: ScenarioKind;
-  verdicts: Verdict[];
+  verdicts: V[];
 }
 
-export interface IsolationNodeResult {
+export interface IsolationNodeResult<V> {
   node: string;
-  results: ScenarioResult[];
+  results: ScenarioResult<V>[];
   /** The node could not be checked at all (unreachable, no GPU with two instances). */
   error: string | null;
 }
@@ -150,12 +168,6 @@ export function exclusiveRef(node: string, label: string, a: Instance): Scenario
 export function errText(e: unknown): string {
   if (e instanceof SlicecheckError) return `[${e.code}] ${e.message}`;
   return e instanceof Error ? e.message : String(e);
-}
-
-/** `00000000:07:00.0` and `0000:07:00` both become `07:00`. */
-export function busKey(pci: string): string {
-  const m = /([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?\s*$/i.exec(pci.trim());
-  return m ? `${m[1]}:${m[2]}`.toLowerCase() : pci.toLowerCase();
 }
 
 export interface PlanEntry {

@@ -6,7 +6,12 @@ import type { Transport } from "../transport/types.js";
 import type { Instance } from "../workloads/instances.js";
 import { judgeUtilization, type UtilizationResult } from "../workloads/utilization.js";
 import type { EventData, XidSeen } from "./history.js";
-import { busKey } from "./plan.js";
+
+/** `00000000:07:00.0` and `0000:07:00` both become `07:00`. */
+export function busKey(pci: string): string {
+  const m = /([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?\s*$/i.exec(pci.trim());
+  return m ? `${m[1]}:${m[2]}`.toLowerCase() : pci.toLowerCase();
+}
 
 export async function readDmesg(t: Transport, signal?: AbortSignal): Promise<string[]> {
   const r = await t.exec({ argv: ["dmesg"] }, { timeoutMs: 30_000, signal });

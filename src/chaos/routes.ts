@@ -9,7 +9,7 @@
 import { parseVirtualization } from "../nvsmi/virt.js";
 import type { Transport } from "../transport/types.js";
 import type { Instance } from "../workloads/instances.js";
-import { busKey } from "./plan.js";
+import { busKey } from "./probes.js";
 
 export type RouteKind = "mig" | "mps" | "time-slicing" | "whole-card" | "vgpu-guest" | "vgpu-host";
 

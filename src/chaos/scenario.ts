@@ -2,13 +2,6 @@
 // load, the kernel log, recovery; each scenario judged as soon as it ran.
 import { join } from "node:path";
 import type { Transport } from "../transport/types.js";
-import {
-  baselineProblem,
-  exclusivity,
-  remeasureReason,
-  type ScenarioRef,
-} from "../verdicts/isolation.js";
-import { judgeRoute } from "../verdicts/routes.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -23,6 +16,7 @@ import {
   type EventOp,
   type FaultName,
   type ScenarioKind,
+  type ScenarioRef,
   scenarioKey,
 } from "./history.js";
 import {
@@ -41,7 +35,7 @@ import { mpsControl, readDmesg, readPciMap, victimUtilization, xidsIn } from "./
 import { describeRoute, promisesOf } from "./routes.js";
 import { TENANT_GATE_S, tenantWindows } from "./tenants.js";
 
-export class NodeScenarios {
+export class NodeScenarios<V> {
   private readonly node: string;
   /** Soft partitioning runs two processes on one device: they get labels of their own. */
   private readonly labels = new WeakMap<Instance, string>();
@@ -53,7 +47,7 @@ export class NodeScenarios {
   }
   constructor(
     private readonly transports: Transport[],
-    private readonly o: IsolationOptions,
+    private readonly o: IsolationOptions<V>,
   ) {
     this.node = transports[0]!.node.name;
   }
@@ -143,7 +137,7 @@ export class NodeScenarios {
     return readDmesg(this.transports[0]!, this.o.signal);
   }
 
-  async run(): Promise<IsolationNodeResult> {
+  async run(): Promise<IsolationNodeResult<V>> {
     this.lag.start();
     try {
       return await this.runAll();
@@ -152,7 +146,7 @@ export class NodeScenarios {
     }
   }
 
-  private async runAll(): Promise<IsolationNodeResult> {
+  private async runAll(): Promise<IsolationNodeResult<V>> {
     const inv = this.o.inventory ?? (await discoverInstances(this.transports[0]!));
     const pci = await readPciMap(this.transports[0]!);
     const plan = planScenarios(inv.instances, this.o.aggressors);
@@ -167,7 +161,7 @@ export class NodeScenarios {
         results: [],
         error: "no GPU with MIG instances or without MIG: nothing to check",
       };
-    const results: ScenarioResult[] = [];
+    const results: ScenarioResult<V>[] = [];
     const refs: { ref: ScenarioRef; p: PlanEntry }[] = plan.flatMap((p) =>
       this.o.faults.map((fault) => ({ ref: this.ref(p.aggressor, fault), p })),
     );
@@ -185,7 +179,7 @@ export class NodeScenarios {
             lostAt = this.lose(p.gpu, ref.scenario, e);
           }
         }
-        const result: ScenarioResult = {
+        const result: ScenarioResult<V> = {
           mode: p.mode,
           route: describeRoute(p.route),
           node: this.node,
@@ -193,7 +187,7 @@ export class NodeScenarios {
           aggressor: label,
           profile: p.aggressor.profile,
           fault: "exclusive",
-          verdicts: [exclusivity(this.o.history.events, ref)],
+          verdicts: [this.o.judge.exclusivity(this.o.history.events, ref)],
         };
         results.push(result);
         this.o.onScenario?.(result, ref);
@@ -209,7 +203,7 @@ export class NodeScenarios {
           await this.baseline(p, baseline, 1);
           // A baseline the measurement itself spoiled (cut short, too few samples, killed at a
           // deadline the harness overran) is taken again once rather than judged broken.
-          if (baselineProblem(this.o.history.events, baseline, 1) !== null)
+          if (this.o.judge.baselineProblem(this.o.history.events, baseline, 1) !== null)
             await this.baseline(p, baseline, 2);
         }
       } catch (e) {
@@ -225,7 +219,7 @@ export class NodeScenarios {
             // again) before a failure is reported: noise does not reproduce, a leak does.
             // A soft route's slowdown is its characterisation, not a failure to re-measure.
             const again = promisesOf(p.route).compute
-              ? remeasureReason(this.o.history.events, ref, this.o)
+              ? this.o.judge.remeasureReason(this.o.history.events, ref, this.o)
               : null;
             if (again !== null && !this.o.signal?.aborted) {
               this.o.onProgress?.(`${this.node} ${label}: ${fault}: re-measuring (${again})`);
@@ -279,8 +273,13 @@ export class NodeScenarios {
     return { node: this.node, results, error: null };
   }
 
-  private judged(results: ScenarioResult[], p: PlanEntry, ref: ScenarioRef, fault: ScenarioKind) {
-    const result: ScenarioResult = {
+  private judged(
+    results: ScenarioResult<V>[],
+    p: PlanEntry,
+    ref: ScenarioRef,
+    fault: ScenarioKind,
+  ) {
+    const result: ScenarioResult<V> = {
       mode: p.mode,
       route: describeRoute(p.route),
       node: this.node,
@@ -288,7 +287,7 @@ export class NodeScenarios {
       aggressor: this.label(p.aggressor),
       profile: p.aggressor.profile,
       fault,
-      verdicts: judgeRoute(p.route, this.o.history.events, ref, this.o),
+      verdicts: this.o.judge.judgeRoute(p.route, this.o.history.events, ref, this.o),
     };
     results.push(result);
     this.o.onScenario?.(result, ref);

@@ -35,7 +35,6 @@ import { nodeViews } from "./node-views.js";
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
 import { resultOf } from "./results.js";
 import type { NodeSession } from "./session.js";
-import type { SlurmJobsWindow } from "./slurm-drain.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
  * layout and the isolation scenarios, which a suite file never reaches directly). */
@@ -50,6 +49,15 @@ export interface RunServices {
   onLine?(inst: Instance, line: string): void;
   /** The run's own Slurm jobs on a node (slurm-drain.ts). */
   slurmJobs(s: NodeSession): SlurmJobsWindow;
+}
+
+/** What a suite gets for the run's own Slurm jobs on a node (SuiteRun.slurmJobs). slurm-drain.ts
+ * implements it; declared here, with the services that hand it out, so the import goes one way. */
+export interface SlurmJobsWindow {
+  /** The reservation to submit into; `opened` when the run resumed its drained node for it. */
+  open(): Promise<{ reservation: string | null; opened: boolean }>;
+  /** Drains again a node that open() resumed; a no-op otherwise. */
+  close(): Promise<void>;
 }
 
 interface Draft {

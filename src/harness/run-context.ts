@@ -2,7 +2,7 @@
 // built-in suites' calls (health, layout, regressions, isolation) wired to the run's records,
 // its kernel logs read at the start, its layout and its progress.
 import { join } from "node:path";
-import { regressionChecks } from "../verdicts/regression.js";
+import { regressionChecks } from "../store/regression.js";
 import { HarnessContext } from "./context.js";
 import { recordMeasurements } from "./run-records.js";
 import { nodeOf, type RunState } from "./run-state.js";

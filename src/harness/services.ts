@@ -10,12 +10,11 @@ import { describeRoute, promiseText, type Route, readRoutes } from "../chaos/rou
 import { NodeScenarios } from "../chaos/scenario.js";
 import { assertLayout } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
-import type { ExtraCheck } from "../report/context.js";
 import type { Transport } from "../transport/types.js";
-import type { CheckSink, CheckStatus } from "../verdicts/checks.js";
+import type { CheckSink, CheckStatus, ExtraCheck } from "../verdicts/checks.js";
 import { HEALTH_QUERY, healthChecks, layoutChecks } from "../verdicts/health.js";
 import type { ScenarioRef } from "../verdicts/isolation.js";
-import { verdictNamesOf } from "../verdicts/routes.js";
+import { scenarioJudge, verdictNamesOf } from "../verdicts/routes.js";
 import type { Verdict } from "../verdicts/types.js";
 import type { ScenarioOutcome, ScenarioView, SuiteNode, VerdictView } from "./api-types.js";
 import type { NodeIsolation } from "./node-pool.js";
@@ -283,7 +282,10 @@ function scenarioView(
 export function isolationOf(
   s: NodeSession,
   node: SuiteNode,
-  o: Omit<IsolationOptions, "history" | "inventory" | "onScenario" | "faults"> & {
+  o: Omit<
+    IsolationOptions<Verdict>,
+    "history" | "inventory" | "onScenario" | "faults" | "judge"
+  > & {
     faults: readonly FaultName[];
     history: History;
   },
@@ -308,7 +310,7 @@ export function isolationOf(
       // node's route.
       routesRead(await readRoutes(s, inv?.instances ?? []).catch(() => null));
       let scenarioStart = Date.now();
-      const onScenario = (r: ScenarioResult, ref: ScenarioRef) => {
+      const onScenario = (r: ScenarioResult<Verdict>, ref: ScenarioRef) => {
         const w = waiting.get(key(r.gpu, r.aggressor, r.fault));
         const now = Date.now();
         w?.resolve({
@@ -322,6 +324,7 @@ export function isolationOf(
       try {
         const res = await new NodeScenarios([s], {
           ...o,
+          judge: scenarioJudge,
           faults: [...o.faults],
           inventory: inv ?? { instances: [] },
           onScenario,

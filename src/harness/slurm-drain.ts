@@ -13,6 +13,7 @@
 import { SlicecheckError } from "../errors.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes, type SlurmNodeInfo } from "../verdicts/slurm.js";
+import type { SlurmJobsWindow } from "./context.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { NodeSession } from "./session.js";
 import type { TaskList } from "./tasks.js";
@@ -166,14 +167,6 @@ async function resume(
     }
     await update(s, [`nodename=${name}`, "state=resume"]);
   }
-}
-
-/** What a suite gets for the run's own Slurm jobs on a node (SuiteRun.slurmJobs). */
-export interface SlurmJobsWindow {
-  /** The reservation to submit into; `opened` when the run resumed its drained node for it. */
-  open(): Promise<{ reservation: string | null; opened: boolean }>;
-  /** Drains again a node that open() resumed; a no-op otherwise. */
-  close(): Promise<void>;
 }
 
 interface Opened {

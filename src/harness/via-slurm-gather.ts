@@ -19,7 +19,7 @@ import { executorInfo } from "../report/suites.js";
 import { type CheckRecord, exitOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { interruptExitCode } from "./tasks.js";
-import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm.js";
+import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm-options.js";
 
 export const SLURM_JOB_TITLE = "the node's Slurm job ran slicecheck";
 

@@ -10,7 +10,6 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
-import type { NodeSpec } from "../inventory/types.js";
 import { openTransport } from "../transport/open.js";
 import type { Transport } from "../transport/types.js";
 import { quote } from "../util/shell.js";
@@ -18,44 +17,8 @@ import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes } from "../verdicts/slurm.js";
 import { freshOutDir } from "./out-dir.js";
 import { gatherViaSlurm } from "./via-slurm-gather.js";
+import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm-options.js";
 import { arrayScript } from "./via-slurm-script.js";
-
-export interface ViaSlurmOptions {
-  runId: string;
-  label: string | null;
-  nodes: NodeSpec[];
-  inventoryFile: string;
-  /** Suite names, as a direct run's reports list them. */
-  suites: string[];
-  /** The run's own arguments, passed on to each node's task (suites, duration, layout, db…). */
-  args: string[];
-  outDir: string;
-  partition: string | null;
-  reservation: string | null;
-  /** A task still pending this long after the release is cancelled (its node broken). */
-  startTimeoutS: number;
-  allure: boolean;
-  /** The slicecheck each task runs: this one (a shared file system, as HPC sites have). */
-  command: string[];
-  /** Aborted on SIGINT/SIGTERM: the array is cancelled and what the nodes wrote is gathered. */
-  signal?: AbortSignal;
-  progress(line: string): void;
-}
-
-export interface ViaSlurmJob {
-  node: string;
-  slurmNode: string;
-  /** `<array id>_<task>`. */
-  jobId: string;
-  /** Every state the task was seen in, in order; the last is its end (COMPLETED…, ENDED when
-   * Slurm had already forgotten it). */
-  states: string[];
-  /** The Slurm node it ran on, as squeue said while it ran. */
-  ranOn: string | null;
-  /** The last pending reason, or what the controller did to the task. */
-  note: string | null;
-  exitCode: number | null;
-}
 
 export interface ViaSlurmResult {
   exitCode: number;

@@ -26,19 +26,10 @@ import {
   nativeInventory,
   nodeFields,
 } from "./schema.js";
-import type { Inventory } from "./types.js";
+import type { Inventory, LoadOptions } from "./types.js";
 import { readYaml, type YamlSource, yamlError } from "./yaml-source.js";
 
 type Fields = z.infer<typeof defaultsFields>;
-
-export interface LoadOptions {
-  /** Overrides `defaults.ssh_config`; null disables ~/.ssh/config lookup (tests). */
-  sshConfig?: string | null;
-  /** Where relative ssh_config Include paths start (default ~/.ssh; tests). */
-  sshDir?: string;
-  /** The most hosts the inventory may name (default MAX_HOSTS; tests). */
-  maxHosts?: number;
-}
 
 export function loadInventory(path: string, opts: LoadOptions = {}): Inventory {
   const file = resolve(path);

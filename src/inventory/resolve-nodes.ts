@@ -8,12 +8,11 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import type { SlicecheckError } from "../errors.js";
 import { inventoryError } from "./ansible.js";
-import type { LoadOptions } from "./load.js";
 import { type defaultsFields, hostProblem } from "./schema.js";
 import { hostKeyPolicyOf } from "./ssh-args.js";
 import { loadSshConfig, type SshConfigResolver } from "./ssh-config.js";
 import { expandTokens, localUserName } from "./ssh-tokens.js";
-import type { HostKeyPolicy, Inventory, JumpHost, NodeSpec } from "./types.js";
+import type { HostKeyPolicy, Inventory, JumpHost, LoadOptions, NodeSpec } from "./types.js";
 
 type Fields = z.infer<typeof defaultsFields>;
 

@@ -49,3 +49,14 @@ export interface Inventory {
   /** Every file read: the inventory, group_vars/host_vars files, ssh_config files. */
   files?: string[];
 }
+
+/** How an inventory file is read (load.ts loadInventory); here because resolve-nodes.ts reads
+ * them too and load.ts imports it. */
+export interface LoadOptions {
+  /** Overrides `defaults.ssh_config`; null disables ~/.ssh/config lookup (tests). */
+  sshConfig?: string | null;
+  /** Where relative ssh_config Include paths start (default ~/.ssh; tests). */
+  sshDir?: string;
+  /** The most hosts the inventory may name (default MAX_HOSTS; tests). */
+  maxHosts?: number;
+}

@@ -31,23 +31,6 @@ export interface ContextInstance {
   mig: boolean;
 }
 
-/** One check of the layout, health or regression suites as their verdicts decide it (the
- * suites turn it into the running test's outcome). */
-export interface ExtraCheck {
-  suite: "layout" | "health" | "regression";
-  node: string;
-  gpu: number | null;
-  title: string;
-  status: TestStatus;
-  message: string;
-  parameters: Record<string, string>;
-  attachment: { name: string; content: string } | null;
-  /** A failure's own code (GPU_LOST, ECC_UNCORRECTED, XID); the suite's otherwise. */
-  code?: string;
-}
-
-export type TestStatus = "passed" | "failed" | "broken";
-
 export interface RunContext {
   runId: string;
   label: string | null;

@@ -5,7 +5,6 @@
 import pg from "pg";
 import { SlicecheckError } from "../errors.js";
 import { settledWithin } from "../util/time.js";
-import { MIGRATIONS, migrationSql, numberedParams, SCHEMA_VERSION } from "./schema.js";
 import {
   dbTimeoutError,
   isDbTimeout,
@@ -13,7 +12,8 @@ import {
   redactUrl,
   type Sql,
   type Store,
-} from "./store.js";
+} from "./backend.js";
+import { MIGRATIONS, migrationSql, numberedParams, SCHEMA_VERSION } from "./schema.js";
 
 // Any constant: the key of the advisory lock that serialises slicecheck's migrations.
 const MIGRATION_LOCK = 5_110_514;

@@ -1,8 +1,9 @@
 // The SQLite backend of the store: better-sqlite3 is synchronous, so every call is answered at
 // once; a queue still orders them, so that an asynchronous transaction (BEGIN … await … COMMIT)
 // never has another caller's statement land inside it.
+
+import { dbTimeoutError, type OpenOptions, type Sql, type Store } from "./backend.js";
 import { openDb, SQLITE_BUSY_CAP_MS } from "./db.js";
-import { dbTimeoutError, type OpenOptions, type Sql, type Store } from "./store.js";
 
 export function openSqlite(path: string, o: OpenOptions = {}): Store {
   const db = openDb(path, o);

@@ -4,35 +4,19 @@
 // caller (recorder, query, regression, diff) speaks this interface and the SQLite dialect with
 // `?` placeholders, which the PostgreSQL backend numbers.
 import { SlicecheckError } from "../errors.js";
+import { type OpenOptions, redactUrl, type Store } from "./backend.js";
 
-export interface Sql {
-  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
-  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
-  run(sql: string, params?: readonly unknown[]): Promise<void>;
-}
-
-export interface Store extends Sql {
-  readonly kind: "sqlite" | "postgres";
-  /** For messages: the file, or the URL without its password. */
-  readonly location: string;
-  /** Everything `fn` does commits together or not at all. */
-  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
-}
+export {
+  dbTimeoutError,
+  isDbTimeout,
+  type OpenOptions,
+  redactUrl,
+  type Sql,
+  type Store,
+} from "./backend.js";
 
 export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//i.test(location);
-}
-
-/** The URL as it may be printed: a password never reaches a terminal, a log or a report. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
-  }
 }
 
 /** sslmode values node-postgres acts on (libpq's, but `allow`, and its own no-verify). */
@@ -96,12 +80,6 @@ export function checkPostgresUrl(url: string, option = "--db"): void {
 /** How long one database call may go unanswered (`--db-timeout`, `db_timeout`) by default. */
 export const DEFAULT_DB_TIMEOUT_MS = 30_000;
 
-export interface OpenOptions {
-  mustExist?: boolean;
-  /** The bound on every wait for the database (connect, statement, commit, lock). */
-  timeoutMs?: number;
-}
-
 /** Opens (and brings to the current schema) the store a `--db` value names. */
 export async function openStore(location: string, o: OpenOptions = {}): Promise<Store> {
   checkDbScheme(location);
@@ -110,26 +88,4 @@ export async function openStore(location: string, o: OpenOptions = {}): Promise<
     return (await import("./postgres.js")).openPostgres(location, opts);
   }
   return (await import("./sqlite.js")).openSqlite(location, opts);
-}
-
-/** A database call that got no answer within the timeout: the records are lost, not late. */
-export function dbTimeoutError(
-  location: string,
-  doing: string,
-  timeoutMs: number,
-  cause: unknown,
-  code: "DB" | "WRITE",
-  why: string,
-): SlicecheckError {
-  return new SlicecheckError(
-    code,
-    `records database ${location}: ${doing} got no answer within ${timeoutMs / 1000} s (--db-timeout); ${why}`,
-    { location, timeoutMs, timedOut: true },
-    { cause },
-  );
-}
-
-/** Whether an error is a database call that ran out of its --db-timeout. */
-export function isDbTimeout(e: unknown): boolean {
-  return e instanceof SlicecheckError && e.context.timedOut === true;
 }

@@ -3,7 +3,7 @@
 // those tags. Closing an SSH channel does not kill the remote process and sshd ignores signal
 // requests for root logins (ecosystem.md §1), so killing is done by a second command.
 import { quote, quoteArgv } from "../util/shell.js";
-import type { Command } from "./types.js";
+import type { Command, EndRecord, StartGate } from "./types.js";
 
 export const PGID_MARKER = "@@slicecheck:pgid=";
 const GRACE_S = 5;
@@ -23,13 +23,6 @@ export interface WrapOptions {
    * so that processes meant to share a device start together on the node, however skewed their
    * launches over SSH were. The recorded start is the gate's opening. */
   gate?: StartGate;
-}
-
-export interface StartGate {
-  /** Names the gate on the node: letters, digits, `.`, `_` and `-` only. */
-  key: string;
-  count: number;
-  waitS: number;
 }
 
 export const END_MARKER = "@@slicecheck:end ";
@@ -63,17 +56,6 @@ function recorded(argv: readonly string[], gate: StartGate | undefined): string[
   const dir = `/tmp/slicecheck-gate.${gate.key}`;
   const w = String(Math.max(1, Math.ceil(gate.waitS)));
   return ["sh", "-c", GATED_RECORDER, "slicecheck-record", dir, String(gate.count), w, ...argv];
-}
-
-/** What the node recorded of a command's end (RECORDER), or null when the line is unusable. */
-export interface EndRecord {
-  exitCode: number;
-  /** From the command's start to its end on the node's own clock. */
-  elapsedMs: number;
-  /** The start and end themselves, in seconds of the node's clock (a whole-second clock's end
-   * taken a second late): whether commands on one node overlapped. */
-  startS: number;
-  endS: number;
 }
 
 export function parseEndRecord(line: string): EndRecord | null {

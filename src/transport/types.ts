@@ -1,8 +1,26 @@
 import type { NodeSpec } from "../inventory/types.js";
-import type { EndRecord, StartGate } from "./remote-scripts.js";
 
 /** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line. */
 export type Command = { argv: readonly string[] } | { shell: string };
+
+/** Commands that start together on the node (remote-scripts.ts WrapOptions.gate). */
+export interface StartGate {
+  /** Names the gate on the node: letters, digits, `.`, `_` and `-` only. */
+  key: string;
+  count: number;
+  waitS: number;
+}
+
+/** What the node recorded of a command's end (RECORDER), or null when the line is unusable. */
+export interface EndRecord {
+  exitCode: number;
+  /** From the command's start to its end on the node's own clock. */
+  elapsedMs: number;
+  /** The start and end themselves, in seconds of the node's clock (a whole-second clock's end
+   * taken a second late): whether commands on one node overlapped. */
+  startS: number;
+  endS: number;
+}
 
 export interface ExecOptions {
   /** Local deadline; the node also gets a hard `timeout -k` a little later. Default 120 s. */

@@ -7,6 +7,23 @@ import { SlicecheckError } from "../errors.js";
 
 export type CheckStatus = "passed" | "failed" | "broken" | "skipped";
 
+/** One check of the layout, health or regression suites as their verdicts decide it (the
+ * suites turn it into the running test's outcome). */
+export interface ExtraCheck {
+  suite: "layout" | "health" | "regression";
+  node: string;
+  gpu: number | null;
+  title: string;
+  status: TestStatus;
+  message: string;
+  parameters: Record<string, string>;
+  attachment: { name: string; content: string } | null;
+  /** A failure's own code (GPU_LOST, ECC_UNCORRECTED, XID); the suite's otherwise. */
+  code?: string;
+}
+
+export type TestStatus = "passed" | "failed" | "broken";
+
 /** Where a check ran: node, GPU index, and the instance by what survives re-creation (profile
  * and placement), never by GI id alone (GI ids change when a layout is re-applied). */
 export interface CheckInstance {

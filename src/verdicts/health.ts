@@ -3,7 +3,7 @@
 import type { NodeReport } from "../mig/apply/index.js";
 import { splitLostGpus } from "../nvsmi/lost.js";
 import { parseXid } from "../nvsmi/xid.js";
-import type { ExtraCheck } from "../report/context.js";
+import type { ExtraCheck } from "./checks.js";
 
 /** `layout`: one check per node and GPU, from `assertLayout` right after the apply. */
 export function layoutChecks(reports: readonly NodeReport[], config: string): ExtraCheck[] {

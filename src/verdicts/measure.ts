@@ -1,7 +1,7 @@
 // What the isolation verdicts share: the scenario reference, the reading of a history's windows
 // (completions, attempts, a harness loss), and the statistics that say whether a window is a
 // usable measurement. Pure.
-import type { ChaosEvent, EventData, ScenarioKind } from "../chaos/history.js";
+import type { ChaosEvent, EventData, ScenarioRef } from "../chaos/history.js";
 import type { Verdict, VerdictStatus } from "./types.js";
 
 export const DEFAULT_TOLERANCE = 0.05;
@@ -15,15 +15,8 @@ export const RESET_XIDS: ReadonlySet<number> = new Set([
   48, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140,
 ]);
 
-/** The scenario being judged: its key, and its baseline's key (shared by the aggressor's faults). */
-export interface ScenarioRef {
-  scenario: string;
-  baseline: string;
-  fault: ScenarioKind;
-  aggressor: string;
-  gpuInstanceId: number | null;
-  computeInstanceId: number | null;
-}
+// The scenario reference is the history's (chaos runs scenarios and names them; verdicts read them).
+export type { ScenarioRef } from "../chaos/history.js";
 
 export interface VerdictOptions {
   /** Allowed relative throughput loss of a victim against its own baseline (0.05 = 5 %). */

@@ -5,6 +5,7 @@
 // tenant with a pinned memory limit that allocates past it, or whose neighbours lose memory to
 // it. A disturbed measurement stays broken on every route. Pure.
 import type { ChaosEvent } from "../chaos/history.js";
+import type { ScenarioJudge } from "../chaos/plan.js";
 import {
   describeRoute,
   inVgpuGuest,
@@ -12,7 +13,7 @@ import {
   promiseText,
   type Route,
 } from "../chaos/routes.js";
-import { judgeScenario } from "./isolation.js";
+import { exclusivity, judgeScenario } from "./isolation.js";
 import {
   attemptOf,
   baselineProblem,
@@ -25,6 +26,7 @@ import {
   verdict,
 } from "./measure.js";
 import type { Verdict } from "./types.js";
+import { remeasureReason } from "./victims.js";
 
 const MIB = 1024 * 1024;
 
@@ -271,3 +273,12 @@ export function verdictNamesOf(route: Route, kind: string): string[] {
   const base = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
   return memoryCapOf(route) !== null ? [...base, "memoryIsolated"] : base;
 }
+
+/** The judge the scenario runner (src/chaos/scenario.ts) is given: the runner asks it mid-run
+ * whether to measure again, and for each scenario's verdicts as soon as it ran. */
+export const scenarioJudge: ScenarioJudge<Verdict> = {
+  exclusivity,
+  baselineProblem,
+  remeasureReason,
+  judgeRoute,
+};

@@ -1,7 +1,12 @@
 // What the slurm suite and run --drain read from Slurm, parsed, and compared with the live MIG
 // instances. Pure: text in, data out (tested on captures of Debian's Slurm 22.05). Users'
 // suites get it from slicecheck/suite.
+import { expandHostlist } from "../inventory/slurm-hostlist.js";
 import { quote } from "../util/shell.js";
+
+// Part of this module's API (slicecheck/suite's `slurm`), owned by the inventory layer where
+// mig/apply reads it too.
+export { expandHostlist };
 
 export interface GresEntry {
   name: string;
@@ -72,26 +77,6 @@ export function parsePartitions(text: string): Map<string, string[]> {
   for (const l of text.split("\n").filter((x) => x.startsWith("PartitionName="))) {
     const f = fields(l);
     out.set(f.get("PartitionName") ?? "", expandHostlist(f.get("Nodes") ?? ""));
-  }
-  return out;
-}
-
-/** Slurm's hostlist syntax: `sim[01-03,07],gpu1`. */
-export function expandHostlist(s: string): string[] {
-  if (!s || s === "(null)") return [];
-  const out: string[] = [];
-  for (const part of s.split(/,(?![^[]*\])/)) {
-    const m = /^(.*)\[([^\]]+)\](.*)$/.exec(part);
-    if (!m) {
-      out.push(part);
-      continue;
-    }
-    for (const r of (m[2] ?? "").split(",")) {
-      const [lo, hi] = r.split("-");
-      const width = lo?.length ?? 0;
-      for (let i = Number(lo); i <= Number(hi ?? lo); i++)
-        out.push(`${m[1]}${String(i).padStart(width, "0")}${m[3]}`);
-    }
   }
   return out;
 }

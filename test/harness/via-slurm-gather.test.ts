@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gatherViaSlurm } from "../../src/harness/via-slurm-gather.js";
-import type { ViaSlurmOptions } from "../../src/harness/via-slurm.js";
+import type { ViaSlurmOptions } from "../../src/harness/via-slurm-options.js";
 import { tempDir } from "../helpers/tmp.js";
 
 function gather(reason: string | null, interrupted: boolean) {

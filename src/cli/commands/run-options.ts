@@ -5,7 +5,49 @@ import { parseTenants } from "../../chaos/tenants.js";
 import { SlicecheckError } from "../../errors.js";
 import type { SuiteFile } from "../../harness/suites.js";
 import type { NodeSpec } from "../../inventory/types.js";
-import type { RunCliOptions } from "./run.js";
+import type { NodeOptions } from "../context.js";
+
+// The run command's options as commander parses them (run.ts and run-via.ts read them too).
+export interface RunCliOptions extends NodeOptions {
+  suites: string;
+  layout?: string;
+  config?: string;
+  keep?: boolean;
+  allowReset?: boolean;
+  journalDir?: string;
+  /** `--lease`: the node lease's length in seconds. */
+  lease?: number;
+  duration: number;
+  out?: string;
+  json?: boolean;
+  concurrency?: number;
+  db?: string;
+  dbTimeout?: number;
+  label?: string;
+  faults?: string;
+  /** Allowed throughput loss of a victim, as a fraction (default 0.05). */
+  tolerance?: number;
+  aggressors?: number;
+  /** Soft routes: tenant counts (`2-7`, `2,4`, `none`). */
+  tenants?: string;
+  allure?: boolean;
+  grep?: string;
+  list?: boolean;
+  bail?: boolean;
+  /** No live progress; the end of the run is printed as usual. */
+  quiet?: boolean;
+  drain?: boolean;
+  drainTimeout?: number;
+  reportToSlurm?: boolean;
+  via?: string;
+  /** Given by `run --via slurm` to its jobs: one run id across the nodes. */
+  runId?: string;
+  partition?: string;
+  reservation?: string;
+  local?: boolean;
+  /** --via slurm: seconds a task may stay pending before it is cancelled. */
+  startTimeout?: number;
+}
 
 export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]): void {
   // mocha compiles --grep as a regular expression once the nodes are reached: check it first.

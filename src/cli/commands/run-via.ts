@@ -12,7 +12,7 @@ import { dbPath } from "../../store/db.js";
 import { isPostgresUrl } from "../../store/store.js";
 import { countOf } from "../../verdicts/checks.js";
 import type { Out } from "../context.js";
-import type { RunCliOptions } from "./run.js";
+import type { RunCliOptions } from "./run-options.js";
 
 const BIN = fileURLToPath(new URL("../../../bin/slicecheck.js", import.meta.url));
 

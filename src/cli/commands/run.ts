@@ -12,54 +12,19 @@ import { dbPath } from "../../store/db.js";
 import { newRunId } from "../../transport/open.js";
 import { DEFAULT_POLICY } from "../../verdicts/coverage.js";
 import { currentSettings } from "../config/resolve.js";
-import { displayPath, loadSelected, type NodeOptions, type Out } from "../context.js";
+import { displayPath, loadSelected, type Out } from "../context.js";
 import { loadLayoutInput } from "../input.js";
 import { checkRunPaths } from "../options.js";
 import { progressView, viewMode } from "../progress-view.js";
-import { checkRunOptions, checkSlurmOptions, localNode, tenantsOption } from "./run-options.js";
+import {
+  checkRunOptions,
+  checkSlurmOptions,
+  localNode,
+  type RunCliOptions,
+  tenantsOption,
+} from "./run-options.js";
 import { liveCheck, printEnd, printJson, printList } from "./run-print.js";
 import { viaSlurm } from "./run-via.js";
-
-export interface RunCliOptions extends NodeOptions {
-  suites: string;
-  layout?: string;
-  config?: string;
-  keep?: boolean;
-  allowReset?: boolean;
-  journalDir?: string;
-  /** `--lease`: the node lease's length in seconds. */
-  lease?: number;
-  duration: number;
-  out?: string;
-  json?: boolean;
-  concurrency?: number;
-  db?: string;
-  dbTimeout?: number;
-  label?: string;
-  faults?: string;
-  /** Allowed throughput loss of a victim, as a fraction (default 0.05). */
-  tolerance?: number;
-  aggressors?: number;
-  /** Soft routes: tenant counts (`2-7`, `2,4`, `none`). */
-  tenants?: string;
-  allure?: boolean;
-  grep?: string;
-  list?: boolean;
-  bail?: boolean;
-  /** No live progress; the end of the run is printed as usual. */
-  quiet?: boolean;
-  drain?: boolean;
-  drainTimeout?: number;
-  reportToSlurm?: boolean;
-  via?: string;
-  /** Given by `run --via slurm` to its jobs: one run id across the nodes. */
-  runId?: string;
-  partition?: string;
-  reservation?: string;
-  local?: boolean;
-  /** --via slurm: seconds a task may stay pending before it is cancelled. */
-  startTimeout?: number;
-}
 
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunPaths(o, dbPath(o.db));

@@ -4,6 +4,7 @@
 // the nvsmi parsers; they run side by side on one connection.
 
 import { SlicecheckError } from "../../errors.js";
+import { expandHostlist } from "../../inventory/slurm-hostlist.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import {
   type Argv,
@@ -26,7 +27,6 @@ import {
 import { parseVgpuHosts, type VgpuHost } from "../../nvsmi/virt.js";
 import type { Transport } from "../../transport/types.js";
 import { quote } from "../../util/shell.js";
-import { expandHostlist } from "../../verdicts/slurm.js";
 import { normaliseDeviceId } from "../layout/index.js";
 import { type Output, type Read, readBundle } from "./bundle.js";
 import { faultRefusals } from "./interlocks.js";

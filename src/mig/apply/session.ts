@@ -16,12 +16,7 @@ import { converge, emptyReport } from "./converge.js";
 import { type GpuToChange, interlocks } from "./interlocks.js";
 import { ensureJournal, type Journal } from "./journal.js";
 import { readNode } from "./read.js";
-import {
-  checkDevicesPresent,
-  entryFor,
-  layoutTarget,
-  modeChangeNeedsReset,
-} from "./target.js";
+import { checkDevicesPresent, entryFor, layoutTarget, modeChangeNeedsReset } from "./target.js";
 import type {
   GpuChangePlan,
   GpuListings,

@@ -1,9 +1,10 @@
 // The `regression` suite: this run's measurements against the latest run of the same nodes on
 // another driver in the records database, through the same snapshot and comparison as `diff`.
-import type { ExtraCheck } from "../report/context.js";
-import { comparePerformance } from "../store/diff.js";
-import { type MeasurementRow, snapshot } from "../store/query.js";
-import type { Store } from "../store/store.js";
+// In the store layer: it reads the records database (baselines are the store's).
+import type { ExtraCheck } from "../verdicts/checks.js";
+import { comparePerformance } from "./diff.js";
+import { type MeasurementRow, snapshot } from "./query.js";
+import type { Store } from "./store.js";
 
 export const NO_BASELINE = "no baseline on another driver yet";
 
