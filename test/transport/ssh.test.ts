@@ -113,10 +113,10 @@ describe("ssh transport (real sshd)", function () {
   it("kills a command tree at its deadline and reports the timeout", async () => {
     const run = newRunId();
     const t = transport(a, run);
-    const started = Date.now();
+    // The sleeps outlast this test's own timeout, so exec returning at all means the deadline
+    // ended the command (no clock bound: a loaded machine must not fail it).
     const r = await t.exec({ shell: "sleep 300 & sleep 300 & wait" }, { timeoutMs: 1500 });
     assert.equal(r.timedOut, true);
-    assert.ok(Date.now() - started < 15_000, "it returned soon after the deadline");
     assert.deepEqual(
       taggedPids(`SLICECHECK_RUN=${runTagFor(run, a.name)}`),
       [],
@@ -369,15 +369,12 @@ describe("ssh transport (real sshd)", function () {
     // Kill the sshd session process(es): the TCP connection drops under the client.
     for (const pid of childrenOf(listener))
       if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
-    const started = Date.now();
+    // `sleep 300` outlasts this test's timeout: the rejection itself shows the loss was noticed
+    // without waiting for the command (the time it takes is a figure of `BENCH=transport`).
     await assert.rejects(p, (e: unknown) => isSlicecheckError(e, "CONNECTION_LOST"));
     assert.ok(
-      Date.now() - started < 35_000,
-      "the loss was noticed without waiting for the command",
-    );
-    assert.ok(
-      await waitFor(() => taggedPids(tag).length === 0, 30_000),
-      "the watchdog killed the orphaned command within 30 s",
+      await waitFor(() => taggedPids(tag).length === 0, 60_000),
+      "the watchdog killed the orphaned command",
     );
   });
 
@@ -398,11 +395,11 @@ describe("ssh transport (real sshd)", function () {
       "the controller started its remote commands",
     );
     child.kill("SIGKILL");
-    const t0 = Date.now();
+    // The watchdog sees its channel close and kills the tree; how long that takes is a figure
+    // of `BENCH=transport`, not an assertion (the wait below only bounds a hang).
     assert.ok(
-      await waitFor(() => taggedPids(tag).length === 0, 30_000),
-      "nothing of the run is left after 30 s",
+      await waitFor(() => taggedPids(tag).length === 0, 60_000),
+      "nothing of the run is left once the controller is gone",
     );
-    assert.ok(Date.now() - t0 <= 30_500);
   });
 });
