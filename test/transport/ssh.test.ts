@@ -88,9 +88,14 @@ describe("ssh transport (real sshd)", function () {
     const t = transport(a);
     const log = join(cluster.dir, "overlap.log");
     rmSync(log, { force: true });
+    // Each command holds until 8 have started (so the budget is used whatever the load), then
+    // waits a little for a 9th, which only a transport over its budget lets in while these run.
+    const starts = `$(grep -c s ${log})`;
+    const hold = `until [ "${starts}" -ge ${MAX_CHANNELS} ]; do sleep 0.05; done`;
+    const extra = `i=0; while [ "${starts}" -le ${MAX_CHANNELS} ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done`;
     const rs = await Promise.all(
       Array.from({ length: 15 }, () =>
-        t.exec({ shell: `echo s >> ${log}; sleep 1.5; echo e >> ${log}` }),
+        t.exec({ shell: `echo s >> ${log}; ${hold}; ${extra}; echo e >> ${log}` }),
       ),
     );
     assert.ok(
@@ -127,13 +132,20 @@ describe("ssh transport (real sshd)", function () {
   it("a start gate starts commands launched seconds apart together, and leaves nothing on the node", async () => {
     const t = transport(a);
     const gate = { key: `t${Date.now()}`, count: 3, waitS: 20 };
+    let lastLaunchS = 0;
     const launch = (delayMs: number) =>
-      new Promise((r) => setTimeout(r, delayMs)).then(() =>
-        t.exec({ shell: "sleep 1" }, { record: true, gate, timeoutMs: 40_000 }),
-      );
+      new Promise((r) => setTimeout(r, delayMs)).then(() => {
+        lastLaunchS = Math.max(lastLaunchS, Date.now() / 1000);
+        return t.exec({ shell: "sleep 1" }, { record: true, gate, timeoutMs: 40_000 });
+      });
     const rs = await Promise.all([0, 1500, 3000].map(launch));
+    // Started together: none before the last one was even launched (an order on this machine's
+    // clock, which the local nodes share, not a bound that load could break).
     const starts = rs.map((r) => r.endRecord!.startS);
-    assert.ok(Math.max(...starts) - Math.min(...starts) < 0.5, `starts ${starts.join(", ")}`);
+    assert.ok(
+      Math.min(...starts) >= lastLaunchS,
+      `starts ${starts.join(", ")}, last launched at ${lastLaunchS}`,
+    );
     assert.ok(rs.every((r) => r.exitCode === 0 && r.endRecord!.elapsedMs >= 1000));
     assert.equal(
       existsSync(`/tmp/slicecheck-gate.${gate.key}`),
