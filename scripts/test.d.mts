@@ -7,4 +7,5 @@ export function bothGroups(
   args: string[],
   parallel: string[],
   jobs: number,
+  quiet?: boolean,
 ): Promise<number>;

@@ -88,12 +88,13 @@ function mocha(files, args) {
  * the unit files' CPU minute fits beside them rather than before them. The unit output is held
  * and printed whole when that group ends (two spec reporters would interleave line by line); a
  * failing unit group stops the end-to-end workers, so a broken build still fails in a minute. */
-export function bothGroups(g, args, parallel, jobs) {
-  console.log(`[test] ${g.unit.length} unit test files, beside the end-to-end files`);
-  console.log(`[test] ${g.e2e.length} end-to-end test files, ${jobs} at a time`);
+export function bothGroups(g, args, parallel, jobs, quiet = false) {
+  const say = quiet ? () => {} : (s) => process.stdout.write(`${s}\n`);
+  say(`[test] ${g.unit.length} unit test files, beside the end-to-end files`);
+  say(`[test] ${g.e2e.length} end-to-end test files, ${jobs} at a time`);
   // Its own process group, so that stopping it stops its workers too.
   const e2e = spawn(process.execPath, [MOCHA, ...parallel, ...args, ...g.e2e], {
-    stdio: "inherit",
+    stdio: quiet ? "ignore" : "inherit",
     cwd: root,
     detached: true,
   });
@@ -117,9 +118,9 @@ export function bothGroups(g, args, parallel, jobs) {
   process.once("SIGINT", stop);
   return new Promise((done) =>
     unit.on("close", async (code) => {
-      process.stdout.write(`\n[test] unit test files:\n${Buffer.concat(held)}`);
+      say(`\n[test] unit test files:\n${Buffer.concat(held)}`);
       if (code !== 0) {
-        console.log("[test] the unit tests failed: stopping the end-to-end tests");
+        say("[test] the unit tests failed: stopping the end-to-end tests");
         stop();
         await e2eDone;
         return done(code ?? 1);

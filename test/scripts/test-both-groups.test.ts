@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { bothGroups } from "../../scripts/test.mjs";
 import { tempDir } from "../helpers/tmp.js";
 
-// As npm test runs the end-to-end group: parallel workers.
+// As npm test runs the end-to-end group: parallel workers (their output not printed here).
 const PARALLEL = ["--parallel", "--jobs", "2"];
 const DOT = ["--reporter", "dot"];
 
@@ -31,7 +31,7 @@ describe("npm test's two groups side by side (scripts/test.mjs)", function () {
       "failing.test.ts",
       `it("fails", async () => { while (!existsSync(${mark("slow-started")})) await new Promise((r) => setTimeout(r, 50)); throw new Error("planted"); });`,
     );
-    const code = await bothGroups({ unit: [failing], e2e: [slow] }, DOT, PARALLEL, 2);
+    const code = await bothGroups({ unit: [failing], e2e: [slow] }, DOT, PARALLEL, 2, true);
     assert.notEqual(code, 0, "the planted unit failure fails the run");
     assert.ok(existsSync(join(dir, "slow-started")), "the end-to-end file had started beside it");
     assert.ok(!existsSync(join(dir, "slow-ended")), "and was stopped, not waited for");
@@ -40,7 +40,7 @@ describe("npm test's two groups side by side (scripts/test.mjs)", function () {
   it("passes when both groups pass, and fails when only the end-to-end group fails", async () => {
     const ok = file("ok.test.ts", `it("passes", () => {});`);
     const bad = file("bad.test.ts", `it("fails", () => { throw new Error("planted e2e"); });`);
-    assert.equal(await bothGroups({ unit: [ok], e2e: [ok] }, DOT, PARALLEL, 2), 0);
-    assert.notEqual(await bothGroups({ unit: [ok], e2e: [bad] }, DOT, PARALLEL, 2), 0);
+    assert.equal(await bothGroups({ unit: [ok], e2e: [ok] }, DOT, PARALLEL, 2, true), 0);
+    assert.notEqual(await bothGroups({ unit: [ok], e2e: [bad] }, DOT, PARALLEL, 2, true), 0);
   });
 });
