@@ -94,12 +94,15 @@ export function bothGroups(g, args, parallel, jobs, quiet = false) {
   say(`[test] ${g.e2e.length} end-to-end test files, ${jobs} at a time`);
   // Its own process group, so that stopping it stops its workers too.
   const e2e = spawn(process.execPath, [MOCHA, ...parallel, ...args, ...g.e2e], {
-    stdio: quiet ? "ignore" : "inherit",
+    // No terminal input: a process group of its own must not read the terminal (SIGTTIN).
+    stdio: quiet ? "ignore" : ["ignore", "inherit", "inherit"],
     cwd: root,
     detached: true,
   });
   const e2eDone = new Promise((done) => e2e.on("close", (code) => done(code ?? 1)));
-  const unit = spawn(process.execPath, [MOCHA, ...args, ...g.unit], {
+  // Held in a pipe, so told to keep the colours it would give the terminal.
+  const colour = !quiet && process.stdout.isTTY ? ["--color"] : [];
+  const unit = spawn(process.execPath, [MOCHA, ...colour, ...args, ...g.unit], {
     stdio: ["ignore", "pipe", "pipe"],
     cwd: root,
   });
