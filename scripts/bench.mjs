@@ -28,7 +28,7 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-// "planner", "workloads", "isolation", "exec", "records", "slurm" or "inventory"; all by default
+// "planner", "workloads", "isolation", "exec", "transport", "records", "slurm" or "inventory"; all by default
 const only = process.env.BENCH;
 
 /** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
@@ -128,6 +128,8 @@ try {
   if (!only || only === "workloads") benchWorkloads();
   if (!only || only === "isolation") (await import("./bench-isolation.mjs")).benchIsolation(root);
   if (!only || only === "exec") benchExec();
+  if (!only || only === "transport")
+    await (await import("./bench-transport.mjs")).benchTransport(root);
   // These two need PostgreSQL and Slurm (npm test installs them); without them, say so.
   if (!only || only === "records") {
     if (existsSync("/usr/lib/postgresql"))

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// npm test's runner. The unit tests run first, in one mocha process: they are quick, so a
-// broken build or parser fails in about a minute. Then the end-to-end tests (those that start
+// npm test's runner. The unit tests run in one mocha process: they are quick, so a broken
+// build or parser fails in about a minute. Beside them the end-to-end tests (those that start
 // real sshd, Slurm, PostgreSQL or Chromium) run in parallel mocha workers, one file per worker:
 // they mostly wait on daemons and workload durations, not on the CPU, and each file starts
 // its own cluster in its own temporary folder on free ports, so files do not share state.
+// A failing unit group stops the end-to-end workers. SLICECHECK_TEST_SERIAL=1 (and a measured
+// run, SLICECHECK_TEST_TIMES) runs the unit group first and the end-to-end group after it.
 //
 //   node scripts/test.mjs [unit|e2e|all] [--list] [mocha options...]
 //
@@ -11,7 +13,7 @@
 // daemons (E2E below); the split is made from the files themselves, so a new test file needs
 // no list to be run, and every *.test.ts under test/ runs in exactly one of the two groups.
 // SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 3; 1 runs them serially).
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,19 +25,28 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const E2E =
   /helpers\/(cluster|slurm-cluster|postgres|cli-entry)\.js|sim\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
-/** The end-to-end files that take longest (measured with `npm run test:times`), started first
- * so that no long file begins last while the other workers sit idle. Only an order: a file
- * missing here still runs, and a name here that no longer exists is ignored. */
+/** The end-to-end files that take longest (measured with `npm run test:times`: the mean of two
+ * whole runs on a loaded 2-core machine, December 2026), started first so that no long file
+ * begins last while the other workers sit idle. Only an order: a file missing here still runs,
+ * and a name here that no longer exists is ignored. */
 const SLOW_FIRST = [
-  "test/cli/run-progress.test.ts",
   "test/demo.test.ts",
-  "test/harness/slurm-drain.test.ts",
+  "test/harness/via-slurm.test.ts",
+  "test/harness/lifecycle.test.ts",
+  "test/suites/slurm.test.ts",
+  "test/report/signoff.test.ts",
   "test/chaos/isolation.test.ts",
+  "test/cli/run-progress.test.ts",
+  "test/harness/slurm-drain.test.ts",
+  "test/report/counts.test.ts",
+  "test/report/report.test.ts",
   "test/cli/apply.test.ts",
+  "test/harness/suites.test.ts",
+  "test/harness/stalls.test.ts",
   "test/chaos/soft-partitioning.test.ts",
-  "test/chaos/routes.test.ts",
-  "test/cli/run.test.ts",
-  "test/harness/disk-full.test.ts",
+  "test/harness/lease.test.ts",
+  "test/report/suites-extra.test.ts",
+  "test/transport/ssh.test.ts",
 ];
 
 /** Every test file under `dir`, as paths relative to the repository root, sorted. */
@@ -62,14 +73,67 @@ export function groups(files = testFiles()) {
   };
 }
 
+const MOCHA = join(root, "node_modules", "mocha", "bin", "mocha.js");
+
 function mocha(files, args) {
   if (files.length === 0) return 0;
-  const bin = join(root, "node_modules", "mocha", "bin", "mocha.js");
-  const r = spawnSync(process.execPath, [bin, ...args, ...files], { stdio: "inherit", cwd: root });
+  const r = spawnSync(process.execPath, [MOCHA, ...args, ...files], {
+    stdio: "inherit",
+    cwd: root,
+  });
   return r.status ?? 1;
 }
 
-function main(argv) {
+/** Both groups at once: the end-to-end files mostly wait on daemons and workload durations, so
+ * the unit files' CPU minute fits beside them rather than before them. The unit output is held
+ * and printed whole when that group ends (two spec reporters would interleave line by line); a
+ * failing unit group stops the end-to-end workers, so a broken build still fails in a minute. */
+export function bothGroups(g, args, parallel, jobs, quiet = false) {
+  const say = quiet ? () => {} : (s) => process.stdout.write(`${s}\n`);
+  say(`[test] ${g.unit.length} unit test files, beside the end-to-end files`);
+  say(`[test] ${g.e2e.length} end-to-end test files, ${jobs} at a time`);
+  // Its own process group, so that stopping it stops its workers too.
+  const e2e = spawn(process.execPath, [MOCHA, ...parallel, ...args, ...g.e2e], {
+    // No terminal input: a process group of its own must not read the terminal (SIGTTIN).
+    stdio: quiet ? "ignore" : ["ignore", "inherit", "inherit"],
+    cwd: root,
+    detached: true,
+  });
+  const e2eDone = new Promise((done) => e2e.on("close", (code) => done(code ?? 1)));
+  // Held in a pipe, so told to keep the colours it would give the terminal.
+  const colour = !quiet && process.stdout.isTTY ? ["--color"] : [];
+  const unit = spawn(process.execPath, [MOCHA, ...colour, ...args, ...g.unit], {
+    stdio: ["ignore", "pipe", "pipe"],
+    cwd: root,
+  });
+  const held = [];
+  unit.stdout.on("data", (d) => held.push(d));
+  unit.stderr.on("data", (d) => held.push(d));
+  // SIGINT to its process group, as a Ctrl-C at the terminal reaches it when it runs alone: the
+  // same stop as a user's, and a Ctrl-C here (its group is not the terminal's) is passed on.
+  const stop = () => {
+    try {
+      process.kill(-e2e.pid, "SIGINT");
+    } catch {
+      /* already gone */
+    }
+  };
+  process.once("SIGINT", stop);
+  return new Promise((done) =>
+    unit.on("close", async (code) => {
+      say(`\n[test] unit test files:\n${Buffer.concat(held)}`);
+      if (code !== 0) {
+        say("[test] the unit tests failed: stopping the end-to-end tests");
+        stop();
+        await e2eDone;
+        return done(code ?? 1);
+      }
+      done(await e2eDone);
+    }),
+  );
+}
+
+async function main(argv) {
   const which = ["unit", "e2e", "all"].includes(argv[0]) ? argv.shift() : "all";
   const g = groups();
   if (argv.includes("--list")) {
@@ -78,6 +142,13 @@ function main(argv) {
   }
   const jobs = Number(process.env.SLICECHECK_TEST_JOBS ?? 3);
   const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
+  // Measured runs (`npm run test:times`) keep the groups apart, so their figures compare.
+  if (
+    which === "all" &&
+    !process.env.SLICECHECK_TEST_TIMES &&
+    process.env.SLICECHECK_TEST_SERIAL !== "1"
+  )
+    return bothGroups(g, argv, parallel, Math.max(jobs, 1));
   if (which !== "e2e") {
     console.log(`[test] ${g.unit.length} unit test files`);
     const code = mocha(g.unit, argv);
@@ -87,4 +158,5 @@ function main(argv) {
   return mocha(g.e2e, [...parallel, ...argv]);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) process.exit(main(process.argv.slice(2)));
+if (process.argv[1] === fileURLToPath(import.meta.url))
+  process.exit(await main(process.argv.slice(2)));

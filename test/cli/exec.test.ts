@@ -1,8 +1,23 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
+
+/** Pids of this machine's processes whose command line is exactly `argv`. */
+function pidsRunning(argv: string[]): number[] {
+  const want = `${argv.join("\0")}\0`;
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, "latin1") === want;
+      } catch {
+        return false; // gone, or not ours to read
+      }
+    })
+    .map(Number);
+}
 
 describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
   this.timeout(90_000);
@@ -154,7 +169,8 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
   });
 
   it("reports a timeout per node as 124 and kills the command", async () => {
-    const t0 = Date.now();
+    // The sleep outlasts this test's timeout, so the CLI returning at all means the deadline
+    // ended it; its odd length names it among this machine's processes (the nodes are local).
     const r = await cli(
       "exec",
       "-i",
@@ -166,11 +182,11 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "--json",
       "--",
       "sleep",
-      "60",
+      "599.25",
     );
     assert.equal(r.code, 124);
     assert.match(JSON.parse(r.stdout).nodes[0].error, /timed out after 1 s/);
-    assert.ok(Date.now() - t0 < 20_000);
+    assert.deepEqual(pidsRunning(["sleep", "599.25"]), [], "the command was killed");
   });
 
   it("refuses a bad selector with exit 3 before touching any node", async () => {

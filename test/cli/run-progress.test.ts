@@ -140,69 +140,73 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     assert.equal(executor.type, "local");
   });
 
-  it("a failing run ends with every failed check, its reason and evidence, then the verdict line", async () => {
-    const { args, out } = common();
-    const r = await cli(...args.slice(0), "--suites", FAILING, "--duration", "1");
-    assert.equal(r.code, 1, r.stderr + r.stdout);
-    const lines = r.stdout.trimEnd().split("\n");
-    assert.match(lines.at(-1)!, /^run sc-\S+: FAILED: a check failed \(see above\)$/);
-    assert.match(lines.at(-2)!, /^4 passed, 4 failed, 0 broken, 0 skipped$/);
-    const at = lines.findIndex((l) =>
-      /^ {2}FAILED \[SITE_POLICY\] \S*failing\.mjs sim02: runs driver 999 or newer$/.test(l),
-    );
-    assert.ok(at >= 0, r.stdout);
-    assert.match(lines[at + 1]!, /sim02 runs driver 580\.65\.06, older than 999/);
-    const ev = /^ {6}evidence: (\S+checks\.jsonl) \(check (\S+)\)$/.exec(lines[at + 2]!);
-    assert.ok(ev, lines[at + 2]);
-    // The evidence named is that check, in that file.
-    const rec = readFileSync(ev[1]!, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as CheckRecord)
-      .find((x) => x.id === ev[2]);
-    assert.equal(rec?.node, "sim02");
-    assert.equal(rec?.status, "failed");
-    assert.equal(ev[1], join(out, "checks.jsonl"));
-    // The per-node counts table (cli-table3) sits above the verdict.
-    assert.ok(
-      lines.some((l) => /^sim02 +1 +1 +0 +0$/.test(l)),
-      r.stdout,
-    );
-  });
+  // One failing run with --json, then one with --quiet into the same --out: the end of a failing
+  // run, --json, --quiet and a reused --out are each read from these two runs (4 nodes each),
+  // rather than from five runs that differ only in the output asked for.
+  describe("a failing run, --json then --quiet into the same --out", () => {
+    let out: string;
+    let first: Awaited<ReturnType<typeof cli>>;
+    let second: Awaited<ReturnType<typeof cli>>;
+    before(async () => {
+      const run = common();
+      out = run.out;
+      first = await cli(...run.args, "--suites", FAILING, "--duration", "1", "--json");
+      writeFileSync(join(out, "notes.txt"), "not the run's\n");
+      second = await cli(...run.args, "--suites", FAILING, "--duration", "1", "--quiet");
+    });
 
-  it("--json: stdout is the JSON document alone and no progress is printed; --quiet: no progress", async () => {
-    const { args } = common();
-    const r = await cli(...args, "--suites", FAILING, "--duration", "1", "--json");
-    assert.equal(r.code, 1, r.stderr);
-    assert.equal(JSON.parse(r.stdout).counts.failed, 4);
-    assert.doesNotMatch(r.stderr, /ETA|connect|discover/);
-    // --quiet: no progress either, and the end of the run as usual.
-    const q = await cli(...common().args, "--suites", FAILING, "--duration", "1", "--quiet");
-    assert.equal(q.code, 1, q.stderr);
-    assert.doesNotMatch(q.stderr, /ETA/);
-    assert.match(lastLine(q.stdout), /^run sc-\S+: FAILED/);
-  });
+    it("--json: stdout is the JSON document alone and no progress is printed; --quiet: no progress", () => {
+      assert.equal(first.code, 1, first.stderr);
+      assert.equal(JSON.parse(first.stdout).counts.failed, 4);
+      assert.doesNotMatch(first.stderr, /ETA|connect|discover/);
+      assert.equal(second.code, 1, second.stderr);
+      assert.doesNotMatch(second.stderr, /ETA/);
+      assert.match(lastLine(second.stdout), /^run sc-\S+: FAILED/);
+    });
 
-  it("a reused --out starts fresh: the previous run is moved to previous-run/, other files stay", async () => {
-    const { args, out } = common();
-    const first = await cli(...args, "--suites", FAILING, "--duration", "1", "--json");
-    assert.equal(first.code, 1, first.stderr);
-    writeFileSync(join(out, "notes.txt"), "not the run's\n");
-    const second = await cli(...args, "--suites", FAILING, "--duration", "1", "--json");
-    assert.equal(second.code, 1, second.stderr);
-    assert.match(second.stderr, /held a previous run: its results are moved to \S+previous-run/);
-    const id1 = JSON.parse(first.stdout).runId as string;
-    const id2 = JSON.parse(second.stdout).runId as string;
-    assert.notEqual(id1, id2);
-    const checks = readFileSync(join(out, "checks.jsonl"), "utf8").trim().split("\n");
-    assert.equal(checks.length, 8, "only this run's checks");
-    const results = readdirSync(join(out, "allure-results")).filter((f) =>
-      f.endsWith("-result.json"),
-    );
-    assert.equal(results.length, 8, "no result of the run before (Allure would make it a retry)");
-    const prev = JSON.parse(readFileSync(join(out, "previous-run", "run.json"), "utf8"));
-    assert.equal(prev.runId, id1);
-    assert.equal(JSON.parse(readFileSync(join(out, "run.json"), "utf8")).runId, id2);
-    assert.ok(existsSync(join(out, "notes.txt")), "a file that is not the run's stays");
+    it("a failing run ends with every failed check, its reason and evidence, then the verdict line", () => {
+      const lines = second.stdout.trimEnd().split("\n");
+      assert.match(lines.at(-1)!, /^run sc-\S+: FAILED: a check failed \(see above\)$/);
+      assert.match(lines.at(-2)!, /^4 passed, 4 failed, 0 broken, 0 skipped$/);
+      const at = lines.findIndex((l) =>
+        /^ {2}FAILED \[SITE_POLICY\] \S*failing\.mjs sim02: runs driver 999 or newer$/.test(l),
+      );
+      assert.ok(at >= 0, second.stdout);
+      assert.match(lines[at + 1]!, /sim02 runs driver 580\.65\.06, older than 999/);
+      const ev = /^ {6}evidence: (\S+checks\.jsonl) \(check (\S+)\)$/.exec(lines[at + 2]!);
+      assert.ok(ev, lines[at + 2]);
+      // The evidence named is that check, in that file.
+      const rec = readFileSync(ev[1]!, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as CheckRecord)
+        .find((x) => x.id === ev[2]);
+      assert.equal(rec?.node, "sim02");
+      assert.equal(rec?.status, "failed");
+      assert.equal(ev[1], join(out, "checks.jsonl"));
+      // The per-node counts table (cli-table3) sits above the verdict.
+      assert.ok(
+        lines.some((l) => /^sim02 +1 +1 +0 +0$/.test(l)),
+        second.stdout,
+      );
+    });
+
+    it("a reused --out starts fresh: the previous run is moved to previous-run/, other files stay", () => {
+      assert.match(second.stderr, /held a previous run: its results are moved to \S+previous-run/);
+      const id1 = JSON.parse(first.stdout).runId as string;
+      const id2 = /^run (sc-\S+): /.exec(lastLine(second.stdout))?.[1];
+      assert.ok(id2, second.stdout);
+      assert.notEqual(id1, id2);
+      const checks = readFileSync(join(out, "checks.jsonl"), "utf8").trim().split("\n");
+      assert.equal(checks.length, 8, "only this run's checks");
+      const results = readdirSync(join(out, "allure-results")).filter((f) =>
+        f.endsWith("-result.json"),
+      );
+      assert.equal(results.length, 8, "no result of the run before (Allure would make it a retry)");
+      const prev = JSON.parse(readFileSync(join(out, "previous-run", "run.json"), "utf8"));
+      assert.equal(prev.runId, id1);
+      assert.equal(JSON.parse(readFileSync(join(out, "run.json"), "utf8")).runId, id2);
+      assert.ok(existsSync(join(out, "notes.txt")), "a file that is not the run's stays");
+    });
   });
 });

@@ -316,8 +316,10 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
         "sim02,sim03",
         "--via",
         "slurm",
+        // Stresses of 600 s, longer than this test may take: exit 130 at all means the run
+        // stopped them rather than waiting for their end (no clock bound to fail under load).
         "--duration",
-        "30",
+        "600",
         "--db",
         server.url,
         "--label",
@@ -349,10 +351,8 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
       await waitFor(() => intervals("sim02") >= 2 && intervals("sim03") >= 2, 60_000, 200),
       stderr,
     );
-    const t0 = Date.now();
     child.kill("SIGINT");
     assert.equal(await exited, 130, stderr);
-    assert.ok(Date.now() - t0 < 30_000, "it did not wait for the 30 s stresses to end");
     assert.match(stderr, /SIGTERM to the running tasks of job array \d+/);
     const via = JSON.parse(readFileSync(join(out, "via-slurm.json"), "utf8")) as {
       interrupted: boolean;

@@ -50,8 +50,48 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
     return { code: r.code, checks, of, stderr: r.stderr };
   };
 
-  it("a matching gres passes, and each probe job lands on an instance of its own profile", async () => {
+  // The unconstrained run comes first; the passing run after it clears the fault, so that one
+  // run shows both a matching gres and devices constrained again (one Slurm run fewer).
+  it("devices left unconstrained (ConstrainDevices=no) fail confinement, as the job saw it", async () => {
     await applyUnderSlurm(c, "sim01", "all-balanced");
+    await replant("slurm-unconstrained");
+    assert.match(
+      readFileSync(join(c.dir, ".sim.d", "slurm", "cgroup.conf"), "utf8"),
+      /^ConstrainDevices=no$/m,
+    );
+    const r = await runSlurm();
+    assert.equal(r.code, 1);
+    const k = r.of("sim01", "a job reaches only its own instance");
+    assert.equal(k.status, "failed");
+    assert.equal(k.code, "TENANT_NOT_CONFINED");
+    assert.equal(k.parameters.ConstrainDevices, "no");
+    assert.match(k.message, /reaches more than its allocation \(ConstrainDevices=no\)/);
+    assert.match(k.message, /its nvidia-smi -L lists 3 instance\(s\) not its own/);
+    assert.match(k.message, /opens the \/dev\/nvidia-caps access of 3 other GPU instance\(s\)/);
+    assert.match(
+      k.message,
+      /its CUDA computes on 3 neighbour\(s\) named by UUID \(gpu0\/gi\d+\/ci0 MIG-/,
+    );
+    assert.equal(k.figures.neighboursReached, 9);
+    // Slurm's CUDA_VISIBLE_DEVICES (the global gres index) names no CUDA device on a MIG GPU:
+    // the tenant's job cannot compute on what it was given, whatever Slurm's records say.
+    const probe = r.of("sim01", "probe job on 2g.20gb lands on one 2g.20gb instance");
+    assert.equal(probe.status, "failed");
+    assert.equal(probe.code, "SLURM_PROBE_DEVICE");
+    assert.match(
+      probe.message,
+      /its CUDA sees no device \(CUDA_VISIBLE_DEVICES=\d as Slurm left it\): CUDA error: no CUDA-capable device is detected/,
+    );
+  });
+
+  it("a matching gres passes, each probe job lands on an instance of its own profile, and devices constrained again confine the jobs", async () => {
+    // The layout of the test before, its planted fault removed: constrained again.
+    const f = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    assert.equal(f.code, 0, f.stderr);
+    assert.match(
+      readFileSync(join(c.dir, ".sim.d", "slurm", "cgroup.conf"), "utf8"),
+      /^ConstrainDevices=yes$/m,
+    );
     const r = await runSlurm();
     assert.equal(
       r.code,
@@ -101,50 +141,6 @@ describe("slurm suite (real Slurm 22.05, real sshd, simulated H100 x2)", functio
     assert.deepEqual(
       r.checks.filter((k) => k.node === "sim02").map((k) => k.title),
       ["Slurm knows the node", "gres matches the MIG instances"],
-    );
-  });
-
-  it("devices left unconstrained (ConstrainDevices=no) fail confinement, as the job saw it; constrained again, it passes", async () => {
-    await replant("slurm-unconstrained");
-    assert.match(
-      readFileSync(join(c.dir, ".sim.d", "slurm", "cgroup.conf"), "utf8"),
-      /^ConstrainDevices=no$/m,
-    );
-    const r = await runSlurm();
-    assert.equal(r.code, 1);
-    const k = r.of("sim01", "a job reaches only its own instance");
-    assert.equal(k.status, "failed");
-    assert.equal(k.code, "TENANT_NOT_CONFINED");
-    assert.equal(k.parameters.ConstrainDevices, "no");
-    assert.match(k.message, /reaches more than its allocation \(ConstrainDevices=no\)/);
-    assert.match(k.message, /its nvidia-smi -L lists 3 instance\(s\) not its own/);
-    assert.match(k.message, /opens the \/dev\/nvidia-caps access of 3 other GPU instance\(s\)/);
-    assert.match(
-      k.message,
-      /its CUDA computes on 3 neighbour\(s\) named by UUID \(gpu0\/gi\d+\/ci0 MIG-/,
-    );
-    assert.equal(k.figures.neighboursReached, 9);
-    // Slurm's CUDA_VISIBLE_DEVICES (the global gres index) names no CUDA device on a MIG GPU:
-    // the tenant's job cannot compute on what it was given, whatever Slurm's records say.
-    const probe = r.of("sim01", "probe job on 2g.20gb lands on one 2g.20gb instance");
-    assert.equal(probe.status, "failed");
-    assert.equal(probe.code, "SLURM_PROBE_DEVICE");
-    assert.match(
-      probe.message,
-      /its CUDA sees no device \(CUDA_VISIBLE_DEVICES=\d as Slurm left it\): CUDA error: no CUDA-capable device is detected/,
-    );
-    // The planted fault removed: confined again.
-    const f = await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
-    assert.equal(f.code, 0, f.stderr);
-    const again = await runSlurm();
-    assert.equal(again.of("sim01", "a job reaches only its own instance").status, "passed");
-    assert.equal(
-      again.code,
-      0,
-      again.checks
-        .filter((x) => x.status !== "passed")
-        .map((x) => x.message)
-        .join("\n"),
     );
   });
 

@@ -88,9 +88,14 @@ describe("ssh transport (real sshd)", function () {
     const t = transport(a);
     const log = join(cluster.dir, "overlap.log");
     rmSync(log, { force: true });
+    // Each command holds until 8 have started (so the budget is used whatever the load), then
+    // waits a little for a 9th, which only a transport over its budget lets in while these run.
+    const starts = `$(grep -c s ${log})`;
+    const hold = `until [ "${starts}" -ge ${MAX_CHANNELS} ]; do sleep 0.05; done`;
+    const extra = `i=0; while [ "${starts}" -le ${MAX_CHANNELS} ] && [ $i -lt 10 ]; do sleep 0.1; i=$((i+1)); done`;
     const rs = await Promise.all(
       Array.from({ length: 15 }, () =>
-        t.exec({ shell: `echo s >> ${log}; sleep 1.5; echo e >> ${log}` }),
+        t.exec({ shell: `echo s >> ${log}; ${hold}; ${extra}; echo e >> ${log}` }),
       ),
     );
     assert.ok(
@@ -113,10 +118,10 @@ describe("ssh transport (real sshd)", function () {
   it("kills a command tree at its deadline and reports the timeout", async () => {
     const run = newRunId();
     const t = transport(a, run);
-    const started = Date.now();
+    // The sleeps outlast this test's own timeout, so exec returning at all means the deadline
+    // ended the command (no clock bound: a loaded machine must not fail it).
     const r = await t.exec({ shell: "sleep 300 & sleep 300 & wait" }, { timeoutMs: 1500 });
     assert.equal(r.timedOut, true);
-    assert.ok(Date.now() - started < 15_000, "it returned soon after the deadline");
     assert.deepEqual(
       taggedPids(`SLICECHECK_RUN=${runTagFor(run, a.name)}`),
       [],
@@ -127,13 +132,20 @@ describe("ssh transport (real sshd)", function () {
   it("a start gate starts commands launched seconds apart together, and leaves nothing on the node", async () => {
     const t = transport(a);
     const gate = { key: `t${Date.now()}`, count: 3, waitS: 20 };
+    let lastLaunchS = 0;
     const launch = (delayMs: number) =>
-      new Promise((r) => setTimeout(r, delayMs)).then(() =>
-        t.exec({ shell: "sleep 1" }, { record: true, gate, timeoutMs: 40_000 }),
-      );
+      new Promise((r) => setTimeout(r, delayMs)).then(() => {
+        lastLaunchS = Math.max(lastLaunchS, Date.now() / 1000);
+        return t.exec({ shell: "sleep 1" }, { record: true, gate, timeoutMs: 40_000 });
+      });
     const rs = await Promise.all([0, 1500, 3000].map(launch));
+    // Started together: none before the last one was even launched (an order on this machine's
+    // clock, which the local nodes share, not a bound that load could break).
     const starts = rs.map((r) => r.endRecord!.startS);
-    assert.ok(Math.max(...starts) - Math.min(...starts) < 0.5, `starts ${starts.join(", ")}`);
+    assert.ok(
+      Math.min(...starts) >= lastLaunchS,
+      `starts ${starts.join(", ")}, last launched at ${lastLaunchS}`,
+    );
     assert.ok(rs.every((r) => r.exitCode === 0 && r.endRecord!.elapsedMs >= 1000));
     assert.equal(
       existsSync(`/tmp/slicecheck-gate.${gate.key}`),
@@ -369,15 +381,12 @@ describe("ssh transport (real sshd)", function () {
     // Kill the sshd session process(es): the TCP connection drops under the client.
     for (const pid of childrenOf(listener))
       if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
-    const started = Date.now();
+    // `sleep 300` outlasts this test's timeout: the rejection itself shows the loss was noticed
+    // without waiting for the command (the time it takes is a figure of `BENCH=transport`).
     await assert.rejects(p, (e: unknown) => isSlicecheckError(e, "CONNECTION_LOST"));
     assert.ok(
-      Date.now() - started < 35_000,
-      "the loss was noticed without waiting for the command",
-    );
-    assert.ok(
-      await waitFor(() => taggedPids(tag).length === 0, 30_000),
-      "the watchdog killed the orphaned command within 30 s",
+      await waitFor(() => taggedPids(tag).length === 0, 60_000),
+      "the watchdog killed the orphaned command",
     );
   });
 
@@ -398,11 +407,11 @@ describe("ssh transport (real sshd)", function () {
       "the controller started its remote commands",
     );
     child.kill("SIGKILL");
-    const t0 = Date.now();
+    // The watchdog sees its channel close and kills the tree; how long that takes is a figure
+    // of `BENCH=transport`, not an assertion (the wait below only bounds a hang).
     assert.ok(
-      await waitFor(() => taggedPids(tag).length === 0, 30_000),
-      "nothing of the run is left after 30 s",
+      await waitFor(() => taggedPids(tag).length === 0, 60_000),
+      "nothing of the run is left once the controller is gone",
     );
-    assert.ok(Date.now() - t0 <= 30_500);
   });
 });
