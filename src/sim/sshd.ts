@@ -59,6 +59,8 @@ export function simNodeEnv(
 ): Record<string, string> {
   return {
     SLICECHECK_SIM_STATE: c.stateDir,
+    // The product's own setting: where the node keeps its lock, lease and journal copy.
+    SLICECHECK_STATE_DIR: c.stateDir,
     SLICECHECK_SIM_NODE_DIR: c.dir,
     SLICECHECK_PROC: writeProcRoot(c.dir),
     PATH: `${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
