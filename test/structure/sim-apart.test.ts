@@ -1,12 +1,12 @@
-// The simulator is its own package, which the product never imports (DESIGN.md, layout): the
-// product reads no SLICECHECK_SIM_* variable and names no simulator module, except the loader
-// that `slicecheck sim …` goes through. The scanner is shown failing on a planted tree first.
+// The simulator is its own package (sim/), which the product never imports (DESIGN.md, layout):
+// the product reads no SLICECHECK_SIM_* variable and names no simulator module, except the
+// loader that `slicecheck sim …` goes through. The scanner is shown failing on a planted tree.
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_SIM_INVENTORY } from "../../sim/src/index.js";
 import { DEFAULT_INVENTORY } from "../../src/cli/context.js";
-import { DEFAULT_SIM_INVENTORY } from "../../src/sim/index.js";
 import { simLeaks } from "../helpers/sim-apart.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -14,7 +14,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const REAL = {
   root,
   productDir: join(root, "src"),
-  simDir: join(root, "src/sim"),
+  simDir: join(root, "sim"),
   loaders: [join(root, "src/cli/sim-loader.ts")],
 };
 
@@ -27,31 +27,35 @@ function plant(files: Record<string, string>): typeof REAL {
   return {
     root: dir,
     productDir: join(dir, "src"),
-    simDir: join(dir, "src/sim"),
+    simDir: join(dir, "sim"),
     loaders: [join(dir, "src/cli/sim-loader.ts")],
   };
 }
 
+const IMPORT_SIM = 'import { x } from "../../sim/src/nvsmi/state.js";';
+const LOAD_SIM = 'export const m = () => import("../../sim/src/faults.js");';
+const URL_SIM = 'export const u = new URL("../../sim/src/index.ts", import.meta.url);';
+const PKG_SIM = 'import type { S } from "@slicecheck/sim";';
+
 describe("the product keeps apart from the simulator", () => {
   it("names each planted leak by file:line, and lets the loader and the simulator's own files be", () => {
     const rules = plant({
-      "src/harness/lock.ts": [
-        "// a lock",
-        'const DIR = "$SLICECHECK_SIM_STATE/x";',
-        "export { DIR };",
-      ].join("\n"),
-      "src/cli/context.ts": 'import { x } from "../sim/cluster.js";\nexport { x };\n',
-      "src/cli/other.ts": 'export const m = () => import("../sim/faults.js");\n',
-      "src/report/pkg.ts": 'import type { S } from "@slicecheck/sim";\nexport type { S };\n',
-      "src/cli/sim-loader.ts": 'export const load = () => import("../sim/index.js");\n',
-      "src/sim/sshd.ts": "export const env = { SLICECHECK_SIM_STATE: 1 };\n",
-      "src/mig/fine.ts": 'import { y } from "./similar.js";\nimport { z } from "../simple/a.js";\n',
+      "src/harness/lock.ts": ["// a lock", 'const DIR = "$SLICECHECK_SIM_STATE/x";'].join("\n"),
+      "src/cli/context.ts": `${IMPORT_SIM}\n`,
+      "src/cli/other.ts": `${LOAD_SIM}\n`,
+      "src/cli/url.ts": `${URL_SIM}\n`,
+      "src/report/pkg.ts": `${PKG_SIM}\n`,
+      "src/cli/sim-loader.ts": `${URL_SIM}\n`,
+      "sim/src/sshd.ts": "export const env = { SLICECHECK_SIM_STATE: 1 };\n",
+      "src/mig/fine.ts":
+        'import { y } from "./similar.js";\nimport { z } from "../../simulator/a.js";\n',
     });
     assert.deepEqual(simLeaks(rules), [
-      'src/cli/context.ts:1: names the simulator (../sim/cluster.js): import { x } from "../sim/cluster.js";',
-      'src/cli/other.ts:1: names the simulator (../sim/faults.js): export const m = () => import("../sim/faults.js");',
+      `src/cli/context.ts:1: names the simulator (../../sim/src/nvsmi/state.js): ${IMPORT_SIM}`,
+      `src/cli/other.ts:1: names the simulator (../../sim/src/faults.js): ${LOAD_SIM}`,
+      `src/cli/url.ts:1: names the simulator (../../sim/src/index.ts): ${URL_SIM}`,
       'src/harness/lock.ts:2: reads a SLICECHECK_SIM variable: const DIR = "$SLICECHECK_SIM_STATE/x";',
-      'src/report/pkg.ts:1: names the simulator (@slicecheck/sim): import type { S } from "@slicecheck/sim";',
+      `src/report/pkg.ts:1: names the simulator (@slicecheck/sim): ${PKG_SIM}`,
     ]);
   });
 

@@ -1,12 +1,10 @@
 // `slicecheck sim upgrade-driver NODE --to VERSION [--regress PROFILE:METRIC=FACTOR …]`: what a
 // driver upgrade does to a simulated node, optionally with performance regressions planted so
 // that `slicecheck diff` can be shown to find them. The simulator changes its node
-// (sim/upgrade.ts); this parses the request and prints what changed.
+// (sim/src/upgrade.ts); this parses the request and prints what changed.
 import { SlicecheckError } from "../../errors.js";
 import type { Out } from "../context.js";
-import { loadSim, type Sim } from "../sim-loader.js";
-
-type Regressions = Parameters<Sim["upgradeSimDriver"]>[3];
+import { loadSim, type Regressions } from "../sim-loader.js";
 
 export interface SimUpgradeOptions {
   to: string;

@@ -1,9 +1,6 @@
 // `slicecheck sim up|down|status`: the built-in simulated cluster.
 import { displayPath, type Out, table } from "../context.js";
-import { loadSim, type Sim } from "../sim-loader.js";
-
-type SimSpecArgs = Parameters<Sim["buildSimSpec"]>[0];
-type SimNodeStatus = ReturnType<Sim["simStatus"]>[number];
+import { loadSim, type SimNodeStatus, type SimSpecArgs } from "../sim-loader.js";
 
 export async function simUpCommand(
   o: SimSpecArgs & { inventory?: string; json?: boolean; slurm?: boolean },
