@@ -9,8 +9,7 @@
 //
 // Rules, each line naming file:line, the import and the rule:
 //   upward        an import of a layer below the importer's;
-//   simulator     the product (src/ outside src/sim) importing the simulator, which is its own
-//                 program (SIM_ALLOWED lists the files that still do, until it is a package);
+//   simulator     the product importing the simulator (sim/, its own package);
 //   unknown-layer a folder of src/ that LAYERS does not place;
 //   cycle         a file-level import cycle. Static, type-only and dynamic imports all count: a
 //                 cycle through types still ties the files' shapes to each other. (Biome's
@@ -38,14 +37,10 @@ export const LAYERS = [
   "cli",
 ];
 
-/** Product files that still import the simulator, each to be removed by moving the simulator
- * into its own package (issue 21 item 5). Listed by file so that no new one can slip in. */
-export const SIM_ALLOWED = new Set([
-  "cli/context.ts",
-  "cli/commands/sim.ts",
-  "cli/commands/sim-fault.ts",
-  "cli/commands/sim-upgrade.ts",
-]);
+/** Product files allowed to import the simulator: none. The simulator is its own package
+ * (sim/); `slicecheck sim` loads it at run time through src/cli/sim-loader.ts, whose path is
+ * computed, never a literal import (test/structure/sim-apart.test.ts checks the rest). */
+export const SIM_ALLOWED = new Set();
 
 const require = createRequire(import.meta.url);
 
@@ -119,7 +114,7 @@ export function layerViolations(graph) {
         });
       } else if (toLayer === "sim" && fromLayer !== "sim") {
         if (!SIM_ALLOWED.has(from))
-          out.push({ rule: "simulator", where, spec: e.spec, why: "the product imports src/sim" });
+          out.push({ rule: "simulator", where, spec: e.spec, why: "the product imports the simulator" });
       } else if (fromLayer !== "sim" && LAYERS.indexOf(toLayer) > LAYERS.indexOf(fromLayer)) {
         const why = `${fromLayer} may not import ${toLayer} (a layer below it)`;
         out.push({ rule: "upward", where, spec: e.spec, why });

@@ -11,7 +11,8 @@
 //
 // A file is end-to-end when its source uses one of the helpers or modules that start real
 // daemons (E2E below); the split is made from the files themselves, so a new test file needs
-// no list to be run, and every *.test.ts under test/ runs in exactly one of the two groups.
+// no list to be run, and every *.test.ts under test/ and sim/test/ runs in exactly one of the
+// two groups.
 // SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 3; 1 runs them serially).
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -23,7 +24,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 /** What only an end-to-end test uses: a simulated cluster (real sshd), real Slurm or
  * PostgreSQL, Chromium, the demo, or the CLI as a separate process. */
 export const E2E =
-  /helpers\/(cluster|slurm-cluster|postgres|cli-entry)\.js|sim\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
+  /helpers\/(cluster|slurm-cluster|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
 /** The end-to-end files that take longest (measured with `npm run test:times`: the mean of two
  * whole runs on a loaded 2-core machine, December 2026), started first so that no long file
@@ -49,14 +50,18 @@ const SLOW_FIRST = [
   "test/transport/ssh.test.ts",
 ];
 
-/** Every test file under `dir`, as paths relative to the repository root, sorted. */
-export function testFiles(dir = join(root, "test")) {
+/** Where the tests are: the product's, and the simulator package's own. */
+export const TEST_DIRS = ["test", "sim/test"];
+
+/** Every test file under `dirs`, as paths relative to the repository root, sorted. */
+export function testFiles(dirs = TEST_DIRS.map((d) => join(root, d))) {
   const out = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...testFiles(p));
-    else if (e.name.endsWith(".test.ts")) out.push(relative(root, p));
-  }
+  for (const dir of dirs)
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) out.push(...testFiles([p]));
+      else if (e.name.endsWith(".test.ts")) out.push(relative(root, p));
+    }
   return out.sort();
 }
 

@@ -6,7 +6,10 @@ import { SlicecheckError } from "../errors.js";
 import { loadInventory } from "../inventory/load.js";
 import { selectNodes } from "../inventory/selectors.js";
 import type { Inventory, NodeSpec } from "../inventory/types.js";
-import { DEFAULT_SIM_INVENTORY } from "../sim/cluster.js";
+
+/** The inventory a command reads when none is given: the one `slicecheck sim up` writes by
+ * default, so that a first try works against the simulated cluster. */
+export const DEFAULT_INVENTORY = "inventory/sim.yaml";
 
 export interface NodeOptions {
   inventory?: string;
@@ -16,7 +19,7 @@ export interface NodeOptions {
 }
 
 export function inventoryPath(opt: string | undefined): string {
-  const p = opt ?? process.env.SLICECHECK_INVENTORY ?? DEFAULT_SIM_INVENTORY;
+  const p = opt ?? process.env.SLICECHECK_INVENTORY ?? DEFAULT_INVENTORY;
   if (!existsSync(p)) {
     const hint =
       opt === undefined && process.env.SLICECHECK_INVENTORY === undefined

@@ -33,7 +33,9 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .command("status")
     .option("-i, --inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .option("--json", "print {nodes:[{name,host,port,gpu,gpus,driver,pid}]}")
-    .action(async (o) => setCode((await import("./commands/sim.js")).simStatusCommand(o, io)));
+    .action(async (o) =>
+      setCode(await (await import("./commands/sim.js")).simStatusCommand(o, io)),
+    );
   sim
     .command("fault")
     .description("plant a fault into a simulated node, or --clear what was planted")

@@ -14,10 +14,11 @@
 import { fenceRunScript } from "../transport/remote-scripts.js";
 import { quote } from "../util/shell.js";
 
-// Where the node keeps slicecheck's files (the journal's copy lives there too). A simulated
-// node has its own state folder on this one machine, named by the variable its sshd sets.
+// Where the node keeps slicecheck's files (the journal's copy lives there too):
+// $SLICECHECK_STATE_DIR as the command sees it on the node, else /var/tmp/slicecheck. Nodes that
+// share one machine (the simulated cluster's) each set their own, so their locks stay apart.
 // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, on the node
-const LOCK_DIR = '"${SLICECHECK_SIM_STATE:-/var/tmp/slicecheck}"';
+const LOCK_DIR = '"${SLICECHECK_STATE_DIR:-/var/tmp/slicecheck}"';
 const LOCK_FILE = `${LOCK_DIR}/node.lock`;
 export const INFO_FILE = `${LOCK_DIR}/node.lock.json`;
 export const LEASE_FILE = `${LOCK_DIR}/node.lease`;

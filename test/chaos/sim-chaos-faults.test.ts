@@ -3,9 +3,9 @@
 
 import assert from "node:assert/strict";
 import { rmSync } from "node:fs";
-import { clearFaults, plantFault } from "../../src/sim/faults.js";
-import { initState } from "../../src/sim/nvsmi/state.js";
-import { neighbourFault, readChaos, recordChaosEvent } from "../../src/sim/workloads/chaos.js";
+import { clearFaults, plantFault } from "../../sim/src/faults.js";
+import { initState } from "../../sim/src/nvsmi/state.js";
+import { neighbourFault, readChaos, recordChaosEvent } from "../../sim/src/workloads/chaos.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("simulator chaos faults (isolation-broken, xid-misattributed, hang, drop-connection)", () => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { clearFaults, plantFault } from "../../src/sim/faults.js";
+import { clearFaults, plantFault } from "../../sim/src/faults.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";

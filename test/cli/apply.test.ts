@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { updateState } from "../../sim/src/nvsmi/state.js";
 import type { NodeReport } from "../../src/mig/apply/index.js";
-import { updateState } from "../../src/sim/nvsmi/state.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 import {

@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PACKAGE_ROOT } from "../../sim/src/tools.js";
 import { isSlicecheckError } from "../../src/errors.js";
 import { loadInventory } from "../../src/inventory/load.js";
-import { PACKAGE_ROOT } from "../../src/sim/tools.js";
 import { newRunId } from "../../src/transport/open.js";
 import { SshTransport } from "../../src/transport/ssh.js";
 import {

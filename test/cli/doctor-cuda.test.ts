@@ -3,8 +3,8 @@
 // that starts there, so the node is not ready, with the fix. Planted with `sim fault nvcc`.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { clearFaults, plantFault } from "../../sim/src/faults.js";
 import { cudaMismatch } from "../../src/cli/commands/doctor.js";
-import { clearFaults, plantFault } from "../../src/sim/faults.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 

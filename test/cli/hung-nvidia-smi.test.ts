@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { simNodeRecord } from "../../src/sim/cluster.js";
+import { simNodeRecord } from "../../sim/src/cluster.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 

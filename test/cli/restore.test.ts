@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { readState } from "../../src/sim/nvsmi/state.js";
-import { PACKAGE_ROOT } from "../../src/sim/tools.js";
+import { readState } from "../../sim/src/nvsmi/state.js";
+import { PACKAGE_ROOT } from "../../sim/src/tools.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster, waitFor } from "../helpers/cluster.js";
 import {

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { simNodeRecord } from "../../src/sim/cluster.js";
-import { readState } from "../../src/sim/nvsmi/state.js";
+import { simNodeRecord } from "../../sim/src/cluster.js";
+import { readState } from "../../sim/src/nvsmi/state.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";

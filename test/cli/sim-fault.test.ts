@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readState } from "../../src/sim/nvsmi/state.js";
+import { readState } from "../../sim/src/nvsmi/state.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { simNodeRecord } from "../../src/sim/cluster.js";
-import { readState } from "../../src/sim/nvsmi/state.js";
+import { simNodeRecord } from "../../sim/src/cluster.js";
+import { readState } from "../../sim/src/nvsmi/state.js";
 import { cli, runArgs } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 

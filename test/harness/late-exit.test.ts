@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { simNodeRecord } from "../../src/sim/cluster.js";
-import { readPid } from "../../src/sim/sshd.js";
+import { simNodeRecord } from "../../sim/src/cluster.js";
+import { readPid } from "../../sim/src/sshd.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster, waitFor } from "../helpers/cluster.js";

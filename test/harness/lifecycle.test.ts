@@ -8,9 +8,9 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
+import { simNodeRecord } from "../../sim/src/cluster.js";
+import { readState } from "../../sim/src/nvsmi/state.js";
 import { launchChromium } from "../../src/report/browser.js";
-import { simNodeRecord } from "../../src/sim/cluster.js";
-import { readState } from "../../src/sim/nvsmi/state.js";
 import { cli, runArgs } from "../helpers/cli.js";
 import { sshdConnections, taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 

@@ -2,10 +2,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { simDown, simUp } from "../../sim/src/cluster.js";
+import type { SimNodeSpec } from "../../sim/src/spec.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import type { Inventory } from "../../src/inventory/types.js";
-import { simDown, simUp } from "../../src/sim/cluster.js";
-import type { SimNodeSpec } from "../../src/sim/spec.js";
 
 export interface TestCluster {
   dir: string;

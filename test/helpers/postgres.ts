@@ -2,7 +2,7 @@
 // in a temporary folder the unprivileged server account can reach.
 import { chmodSync } from "node:fs";
 import { join } from "node:path";
-import { type LocalPostgres, startPostgres } from "../../src/sim/postgres.js";
+import { type LocalPostgres, startPostgres } from "../../sim/src/postgres.js";
 import { tempDir } from "./tmp.js";
 
 export function usePostgres(): LocalPostgres {

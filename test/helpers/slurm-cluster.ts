@@ -2,7 +2,7 @@
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simDown, simUp } from "../../src/sim/cluster.js";
+import { simDown, simUp } from "../../sim/src/cluster.js";
 import { cli } from "./cli.js";
 
 export interface SlurmTestCluster {

@@ -99,9 +99,9 @@ describe("layers: the import rule of npm run lint", function () {
 
   it("fails a product file importing the simulator", () => {
     const dir = srcCopy("sim");
-    const n = plant(dir, "harness/lock.ts", 'import "../sim/spec.js";');
+    const n = plant(dir, "harness/lock.ts", 'import "../../sim/src/spec.js";');
     assert.deepEqual(checkLayers(dir), [
-      `src/harness/lock.ts:${n}: import "../sim/spec.js": simulator: the product imports src/sim`,
+      `src/harness/lock.ts:${n}: import "../../sim/src/spec.js": simulator: the product imports the simulator`,
     ]);
   });
 

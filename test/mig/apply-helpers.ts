@@ -5,9 +5,9 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
-import { simNodeRecord } from "../../src/sim/cluster.js";
-import { initState, readState } from "../../src/sim/nvsmi/state.js";
-import { PACKAGE_ROOT } from "../../src/sim/tools.js";
+import { simNodeRecord } from "../../sim/src/cluster.js";
+import { initState, readState } from "../../sim/src/nvsmi/state.js";
+import { PACKAGE_ROOT } from "../../sim/src/tools.js";
 import type { TestCluster } from "../helpers/cluster.js";
 
 export function stateDir(c: TestCluster, node: string): string {

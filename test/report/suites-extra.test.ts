@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { clusterDirFor } from "../../src/sim/cluster.js";
-import { appendKernelLog } from "../../src/sim/klog/log.js";
+import { clusterDirFor } from "../../sim/src/cluster.js";
+import { appendKernelLog } from "../../sim/src/klog/log.js";
 import { healthChecks, xidBus } from "../../src/verdicts/health.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster, waitFor } from "../helpers/cluster.js";

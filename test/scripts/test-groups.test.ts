@@ -30,8 +30,9 @@ describe("npm test's unit and end-to-end groups (scripts/test.mjs)", () => {
   const unit = listed("unit");
   const e2e = listed("e2e");
 
-  it("puts every test file under test/ in exactly one group", () => {
-    const all = walk("test").sort();
+  it("puts every test file under test/ and sim/test/ in exactly one group", () => {
+    const all = [...walk("test"), ...walk("sim/test")].sort();
+    assert.ok(all.includes("sim/test/cluster.test.ts"), "the simulator package's tests run too");
     assert.ok(all.length > 50, `found ${all.length} test files`);
     assert.deepEqual([...unit, ...e2e].sort(), all);
     assert.deepEqual(
@@ -42,7 +43,7 @@ describe("npm test's unit and end-to-end groups (scripts/test.mjs)", () => {
   });
 
   it("sends every file that starts a cluster, Slurm or PostgreSQL to the end-to-end group", () => {
-    const starters = walk("test").filter((f) =>
+    const starters = [...walk("test"), ...walk("sim/test")].filter((f) =>
       /\b(useCluster|startCluster|useSlurmCluster|usePostgres|startPostgres|simUp)\(/.test(
         readFileSync(f, "utf8"),
       ),

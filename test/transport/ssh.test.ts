@@ -11,9 +11,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { childrenOf, freePort, readPid, startSshd, stopSshd } from "../../sim/src/sshd.js";
 import { isSlicecheckError } from "../../src/errors.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
-import { childrenOf, freePort, readPid, startSshd, stopSshd } from "../../src/sim/sshd.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId } from "../../src/transport/open.js";
 import { MAX_CHANNELS, SshTransport } from "../../src/transport/ssh.js";

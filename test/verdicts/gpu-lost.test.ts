@@ -4,7 +4,7 @@
 // GPU 1 (which passes). With the fault cleared, the same run passes.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { clearFaults, plantFault } from "../../src/sim/faults.js";
+import { clearFaults, plantFault } from "../../sim/src/faults.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";

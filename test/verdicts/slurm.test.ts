@@ -4,8 +4,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migMinorsText } from "../../src/sim/nvsmi/caps.js";
-import { mknodDead } from "../../src/sim/slurmd/procs.js";
+import { migMinorsText } from "../../sim/src/nvsmi/caps.js";
+import { mknodDead } from "../../sim/src/slurmd/procs.js";
 import {
   compareGres,
   expandHostlist,

@@ -4,15 +4,8 @@
 
 import { join } from "node:path";
 import { SlicecheckError } from "../../errors.js";
-import { clusterDirFor, DEFAULT_SIM_INVENTORY, simNodeRecord } from "../../sim/cluster.js";
-import { clearFaults, FAULT_KINDS, plantFault } from "../../sim/faults.js";
-import {
-  clearGresFaults,
-  GRES_FAULTS,
-  plantGresFault,
-  setSlurmState,
-} from "../../sim/slurmd/cluster.js";
 import type { Out } from "../context.js";
+import { loadSim } from "../sim-loader.js";
 
 export interface SimFaultOptions {
   inventory?: string;
@@ -29,7 +22,10 @@ export async function simFaultCommand(
   o: SimFaultOptions,
   io: Out,
 ): Promise<number> {
-  const inventory = o.inventory ?? DEFAULT_SIM_INVENTORY;
+  const { clusterDirFor, simNodeRecord, clearFaults, FAULT_KINDS, plantFault, ...sim } =
+    await loadSim();
+  const { clearGresFaults, GRES_FAULTS, plantGresFault, setSlurmState } = sim;
+  const inventory = o.inventory ?? sim.DEFAULT_SIM_INVENTORY;
   const stateDir = join(simNodeRecord(inventory, node).dir, "state");
   if (o.clear) {
     if (kind !== undefined) {

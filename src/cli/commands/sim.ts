@@ -1,22 +1,16 @@
 // `slicecheck sim up|down|status`: the built-in simulated cluster.
-import {
-  DEFAULT_SIM_INVENTORY,
-  type SimNodeStatus,
-  simDown,
-  simStatus,
-  simUp,
-} from "../../sim/cluster.js";
-import { buildSimSpec, type SimSpecArgs } from "../../sim/spec.js";
 import { displayPath, type Out, table } from "../context.js";
+import { loadSim, type SimNodeStatus, type SimSpecArgs } from "../sim-loader.js";
 
 export async function simUpCommand(
   o: SimSpecArgs & { inventory?: string; json?: boolean; slurm?: boolean },
   io: Out,
 ): Promise<number> {
-  const inv = o.inventory ?? DEFAULT_SIM_INVENTORY;
-  const spec = buildSimSpec(o);
+  const sim = await loadSim();
+  const inv = o.inventory ?? sim.DEFAULT_SIM_INVENTORY;
+  const spec = sim.buildSimSpec(o);
   const t0 = Date.now();
-  const status = await simUp(inv, spec, { slurm: o.slurm });
+  const status = await sim.simUp(inv, spec, { slurm: o.slurm });
   if (o.json) io.out(JSON.stringify({ inventory: inv, nodes: status }, null, 2));
   else {
     printStatus(status, io);
@@ -27,8 +21,12 @@ export async function simUpCommand(
   return status.every((s) => s.running) ? 0 : 2;
 }
 
-export function simStatusCommand(o: { inventory?: string; json?: boolean }, io: Out): number {
-  const status = simStatus(o.inventory ?? DEFAULT_SIM_INVENTORY);
+export async function simStatusCommand(
+  o: { inventory?: string; json?: boolean },
+  io: Out,
+): Promise<number> {
+  const sim = await loadSim();
+  const status = sim.simStatus(o.inventory ?? sim.DEFAULT_SIM_INVENTORY);
   if (o.json) io.out(JSON.stringify({ nodes: status.map(({ running: _r, ...s }) => s) }, null, 2));
   else if (status.length === 0)
     io.out("no simulated cluster here; start one with `slicecheck sim up`");
@@ -37,7 +35,8 @@ export function simStatusCommand(o: { inventory?: string; json?: boolean }, io: 
 }
 
 export async function simDownCommand(o: { inventory?: string }, io: Out): Promise<number> {
-  const n = await simDown(o.inventory ?? DEFAULT_SIM_INVENTORY);
+  const sim = await loadSim();
+  const n = await sim.simDown(o.inventory ?? sim.DEFAULT_SIM_INVENTORY);
   io.out(`stopped ${n} simulated node(s)`);
   return 0;
 }

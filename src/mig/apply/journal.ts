@@ -198,11 +198,12 @@ export function removeLocalJournal(dir: string, node: string): void {
 
 /**
  * The node's copy lives in /var/tmp/slicecheck (survives the controller; /tmp may be cleaned
- * at boot). A simulated node keeps it in its own state folder instead: the simulated nodes
- * share one machine, and every test cluster names its nodes sim01, sim02….
+ * at boot), or in $SLICECHECK_STATE_DIR where the node's environment sets it: nodes that share
+ * one machine (the simulated cluster's, every test cluster names its nodes sim01, sim02…) each
+ * keep their own.
  */
 function remotePrelude(node: string): string {
-  return `d="\${SLICECHECK_SIM_STATE:-/var/tmp/slicecheck}"; f="$d/journal-${safeName(node)}.json"; echo "path=$f";`;
+  return `d="\${SLICECHECK_STATE_DIR:-/var/tmp/slicecheck}"; f="$d/journal-${safeName(node)}.json"; echo "path=$f";`;
 }
 
 /** `leased`: a write, run only while this controller's lease on the node holds. */

@@ -1,0 +1,192 @@
+// One simulated node = one real OpenSSH sshd on its own loopback address, with its own host
+// key, authorized key, PATH of simulated tools and state directory.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { SlicecheckError } from "../../src/errors.js";
+import { writeProcRoot } from "./nvsmi/caps.js";
+
+export const SSHD_CANDIDATES = ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"];
+
+export function findSshd(): string {
+  const found = SSHD_CANDIDATES.find((p) => existsSync(p));
+  if (!found) {
+    throw new SlicecheckError(
+      "TOOL_MISSING",
+      "OpenSSH's sshd is not installed; the simulated cluster needs it. Install it with `apt-get install -y openssh-server` (npm test and npm run demo do this themselves).",
+    );
+  }
+  return found;
+}
+
+export function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      srv.close(() =>
+        typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+export function ensureKey(path: string, comment: string): void {
+  if (existsSync(path)) return;
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path], {
+    stdio: "ignore",
+  });
+}
+
+export interface SshdConfig {
+  dir: string;
+  host: string;
+  port: number;
+  binDir: string;
+  stateDir: string;
+  authorizedKeys: string;
+}
+
+/**
+ * What a session on a simulated node has: its tools first on PATH, its state, and
+ * SLICECHECK_PROC, where its /proc/driver files are (a simulated node has no driver; the slurm
+ * suite's probe reads mig-minors there). Also what its Slurm tasks get (the sim's TaskProlog).
+ */
+export function simNodeEnv(
+  c: Pick<SshdConfig, "dir" | "binDir" | "stateDir">,
+): Record<string, string> {
+  return {
+    SLICECHECK_SIM_STATE: c.stateDir,
+    // The product's own setting: where the node keeps its lock, lease and journal copy.
+    SLICECHECK_STATE_DIR: c.stateDir,
+    SLICECHECK_SIM_NODE_DIR: c.dir,
+    SLICECHECK_PROC: writeProcRoot(c.dir),
+    PATH: `${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+  };
+}
+
+export function writeSshdConfig(c: SshdConfig): string {
+  const path = join(c.dir, "sshd_config");
+  const lines = [
+    "# Written by `slicecheck sim up` for one simulated node.",
+    `ListenAddress ${c.host}:${c.port}`,
+    `HostKey ${join(c.dir, "ssh_host_ed25519_key")}`,
+    `PidFile ${join(c.dir, "sshd.pid")}`,
+    `AuthorizedKeysFile ${c.authorizedKeys}`,
+    "PubkeyAuthentication yes",
+    "PasswordAuthentication no",
+    "KbdInteractiveAuthentication no",
+    "PermitRootLogin prohibit-password",
+    // The cluster lives in a work tree whose parents may be group-writable.
+    "StrictModes no",
+    "UsePAM no",
+    "AllowTcpForwarding yes",
+    "MaxSessions 10",
+    "MaxStartups 100:30:200",
+    // VERBOSE logs one "Connection from …" line per TCP connection: tests count them to prove
+    // that bad input is refused before any node is connected to.
+    "LogLevel VERBOSE",
+    // The session finds the simulated tools first; SetEnv is applied after sshd's default PATH.
+    `SetEnv ${Object.entries(simNodeEnv(c))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ")}`,
+  ];
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  return path;
+}
+
+export function startSshd(dir: string, config: string): number {
+  const pidFile = join(dir, "sshd.pid");
+  rmSync(pidFile, { force: true });
+  if (process.getuid?.() === 0) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+  try {
+    execFileSync(findSshd(), ["-f", config, "-E", join(dir, "sshd.log")], { stdio: "pipe" });
+  } catch (e) {
+    const log = existsSync(join(dir, "sshd.log"))
+      ? readFileSync(join(dir, "sshd.log"), "utf8").trim().split("\n").slice(-3).join("; ")
+      : "";
+    throw new SlicecheckError(
+      "SIM",
+      `sshd did not start for ${dir}: ${(e as Error).message.split("\n")[0]} ${log}`,
+      { dir },
+    );
+  }
+  // sshd writes its pid file after it has bound the port and daemonised.
+  for (let i = 0; i < 200; i++) {
+    const pid = readPid(pidFile);
+    if (pid) return pid;
+    execFileSync("sleep", ["0.02"]);
+  }
+  throw new SlicecheckError("SIM", `sshd started for ${dir} but wrote no pid file`, { dir });
+}
+
+export function readPid(file: string): number | null {
+  try {
+    const n = Number(readFileSync(file, "utf8").trim());
+    return Number.isInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when `pid` is an sshd started with our config, so we never signal a recycled pid. */
+export function isOurSshd(pid: number, config: string): boolean {
+  try {
+    // sshd rewrites its argv into one title string ("sshd: /usr/sbin/sshd -f CONFIG … [listener]").
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+    return cmd.includes("sshd") && cmd.includes(` ${config} `);
+  } catch {
+    return false;
+  }
+}
+
+/** Children of a process (its established sessions, for sshd). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of safeReaddir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+export async function stopSshd(pid: number, config: string): Promise<boolean> {
+  if (!isOurSshd(pid, config)) return false;
+  const sessions = childrenOf(pid);
+  for (const p of [pid, ...sessions]) {
+    try {
+      process.kill(p, "SIGTERM");
+    } catch {
+      /* gone */
+    }
+  }
+  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+  if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  return true;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,67 @@
+// The simulated tools on a node's PATH: small shell wrappers that exec plain JavaScript from
+// dist/ (compiled at install), so each call starts in tens of milliseconds.
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SlicecheckError } from "../../src/errors.js";
+import { quote } from "../../src/util/shell.js";
+
+/** The package root, from sim/src (tsx) or dist/sim (compiled). */
+export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export const SIM_TOOLS: Record<string, string> = {
+  "nvidia-smi": "dist/sim/nvsmi/main.js",
+  // Slurm's view of the node (drained or not), from <state>/slurm.json.
+  scontrol: "dist/sim/slurm/main.js",
+  // The GPU clients that are not CUDA processes (persistenced, DCGM, nvidia_drm), as a real node
+  // shows them; everything else pgrep is asked goes to the host's real pgrep.
+  pgrep: "dist/sim/host/pgrep.js",
+  lsmod: "dist/sim/host/lsmod.js",
+  // The node's own CUDA toolkit (its release; never the control machine's nvcc).
+  nvcc: "dist/sim/host/nvcc.js",
+  // Workloads that run for real on a modelled GPU (sim/src/workloads), and the kernel log they
+  // write Xids to.
+  "slicecheck-stress": "dist/sim/workloads/stress.js",
+  "slicecheck-memhog": "dist/sim/workloads/memhog.js",
+  "slicecheck-crasher": "dist/sim/workloads/crasher.js",
+  gpu_burn: "dist/sim/workloads/gpu-burn.js",
+  all_reduce_perf: "dist/sim/workloads/nccl.js",
+  "nvidia-cuda-mps-control": "dist/sim/workloads/mps-control.js",
+  // dmon only, answering while nv-hostengine is planted as running.
+  dcgmi: "dist/sim/workloads/dcgmi.js",
+  dmesg: "dist/sim/klog/main.js",
+};
+
+export function installTools(binDir: string): void {
+  mkdirSync(binDir, { recursive: true });
+  for (const [tool, script] of Object.entries(SIM_TOOLS)) {
+    const abs = join(PACKAGE_ROOT, script);
+    if (!existsSync(abs)) {
+      throw new SlicecheckError(
+        "SIM",
+        `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``,
+      );
+    }
+    const path = join(binDir, tool);
+    writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+}
+
+/** The real Slurm commands a node's sessions run once the cluster has Slurm (`sim up --slurm`);
+ * the simulated scontrol gives way to the real one. */
+export const SLURM_TOOLS = ["scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel"];
+
+export function installSlurmTools(binDir: string, clusterDir: string): void {
+  const abs = join(PACKAGE_ROOT, "dist/sim/slurmd/wrapper.js");
+  if (!existsSync(abs))
+    throw new SlicecheckError("SIM", `${abs} is missing; run \`npm run build\``);
+  for (const tool of SLURM_TOOLS) {
+    const path = join(binDir, tool);
+    writeFileSync(
+      path,
+      `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} ${quote(clusterDir)} ${tool} "$@"\n`,
+    );
+    chmodSync(path, 0o755);
+  }
+}
