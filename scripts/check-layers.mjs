@@ -114,7 +114,12 @@ export function layerViolations(graph) {
         });
       } else if (toLayer === "sim" && fromLayer !== "sim") {
         if (!SIM_ALLOWED.has(from))
-          out.push({ rule: "simulator", where, spec: e.spec, why: "the product imports the simulator" });
+          out.push({
+            rule: "simulator",
+            where,
+            spec: e.spec,
+            why: "the product imports the simulator",
+          });
       } else if (fromLayer !== "sim" && LAYERS.indexOf(toLayer) > LAYERS.indexOf(fromLayer)) {
         const why = `${fromLayer} may not import ${toLayer} (a layer below it)`;
         out.push({ rule: "upward", where, spec: e.spec, why });
