@@ -26,7 +26,8 @@ function npmDepsStale() {
   return existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000;
 }
 
-/** dist/ is stale when it is missing or any file under src/ is newer than its build. */
+/** dist/ is stale when it is missing or any file under src/ or sim/src/ (the simulator, built
+ * into dist/sim) is newer than its build. */
 function distStale() {
   const built = join(root, "dist", "cli", "main.js");
   if (!existsSync(built)) return true;
@@ -35,7 +36,7 @@ function distStale() {
     readdirSync(dir, { withFileTypes: true }).some((e) =>
       e.isDirectory() ? newer(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs > stamp,
     );
-  return newer(join(root, "src"));
+  return newer(join(root, "src")) || newer(join(root, "sim", "src"));
 }
 
 const isRoot = process.getuid?.() === 0;
