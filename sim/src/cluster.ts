@@ -29,16 +29,10 @@ export interface SimNodeRecord extends SimNodeSpec {
   dir: string;
 }
 
-export interface SimNodeStatus {
-  name: string;
-  host: string;
-  port: number;
-  gpu: string;
-  gpus: number;
-  driver: string;
-  pid: number | null;
-  running: boolean;
-}
+// What `sim status` prints is declared once, by the CLI's door to the simulator.
+import type { SimNodeStatus } from "../../src/cli/sim-loader.js";
+
+export type { SimNodeStatus };
 
 interface ClusterFile {
   version: 1;
