@@ -1,5 +1,22 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { main } from "../../src/cli/main.js";
+
+/** The commands that keep local journal copies (default `reports/journal` under the cwd). */
+const JOURNALED = new Set(["apply", "restore", "run"]);
+
+/**
+ * Each test cluster's journal copies beside its inventory, unless the test names a folder: the
+ * default is the repository's reports/journal, which every test file running at the same time
+ * would share, and every simulated cluster has a node called sim01 (one file's restore read
+ * and removed another file's journal under load).
+ */
+function withOwnJournal(args: string[]): string[] {
+  if (!JOURNALED.has(args[0] ?? "") || args.some((a) => a.startsWith("--journal-dir")))
+    return args;
+  const i = args.findIndex((a) => a === "-i" || a === "--inventory");
+  const inv = i >= 0 ? args[i + 1] : undefined;
+  return inv ? [...args, "--journal-dir", join(dirname(inv), "journal")] : args;
+}
 
 export interface CliRun {
   code: number;
@@ -11,7 +28,7 @@ export interface CliRun {
 export async function cli(...args: string[]): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
-  const code = await main(["node", "slicecheck", ...args], {
+  const code = await main(["node", "slicecheck", ...withOwnJournal(args)], {
     out: (l) => {
       stdout += `${l}\n`;
     },
