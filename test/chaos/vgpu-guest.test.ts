@@ -13,30 +13,22 @@ import { useCluster } from "../helpers/cluster.js";
 
 describe("vGPU guest: memory isolated by its framebuffer (run --suites isolation, real sshd, simulated H100)", function () {
   this.timeout(420_000);
-  const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06", gpus: 1 }]);
-  afterEach(async () => {
-    await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
-  });
-  const plant = async (...args: string[]) => {
-    const p = await cli("sim", "fault", "sim01", ...args, "--inventory", c.inventoryPath);
-    assert.equal(p.code, 0, p.stderr);
+  // Two guests in one run (nodes run side by side): sim01 keeps its framebuffer, sim02 leaks.
+  const c = useCluster([
+    { gpu: "H100-80GB", driver: "580.65.06", gpus: 1 },
+    { gpu: "H100-80GB", driver: "580.65.06", gpus: 1 },
+  ]);
+  const clear = async () => {
+    for (const n of ["sim01", "sim02"])
+      await cli("sim", "fault", n, "--clear", "--inventory", c.inventoryPath);
   };
-  const isolation = async (tag: string) => {
-    const out = join(c.dir, tag);
-    const r = await cli(
-      ...["run", "-i", c.inventoryPath, "--suites", "isolation", "--faults", "oom"],
-      ...["--duration", "1", "--out", out, "--json"],
-    );
-    const checks = (JSON.parse(r.stdout) as { checks: CheckRecord[] }).checks;
-    const memory = (mode: string) =>
-      checks.find(
-        (x) => x.title === "oom: memoryIsolated" && x.parameters?.mode === mode,
-      ) as CheckRecord;
-    return { r, checks, memory };
+  const plant = async (node: string, ...args: string[]) => {
+    const p = await cli("sim", "fault", node, ...args, "--inventory", c.inventoryPath);
+    assert.equal(p.code, 0, p.stderr);
   };
 
   it("the guest's nvidia-smi shows the vGPU's framebuffer, and its memory stops there", async () => {
-    await plant("vgpu", "--gpu", "0", "--name", "guest");
+    await plant("sim01", "vgpu", "--gpu", "0", "--name", "guest");
     const t = new SshTransport(c.inventory.nodes[0]!, { runId: newRunId() });
     await t.connect();
     try {
@@ -52,7 +44,7 @@ describe("vGPU guest: memory isolated by its framebuffer (run --suites isolation
       const got = Number(/allocated_bytes=(\d+)/.exec(m)?.[1]);
       assert.ok(got > 20_000 * 2 ** 20 && got <= 20480 * 2 ** 20, m);
       // Leaking, the same memhog runs on into the card's memory.
-      await plant("vgpu-fb-leak", "--gpu", "0");
+      await plant("sim01", "vgpu-fb-leak", "--gpu", "0");
       assert.equal(
         await sh(["nvidia-smi", ...q]),
         "20480 MiB, VGPU",
@@ -62,47 +54,63 @@ describe("vGPU guest: memory isolated by its framebuffer (run --suites isolation
       assert.ok(leaked > 60_000 * 2 ** 20, `leaked ${leaked}`);
     } finally {
       await t.close();
+      await clear();
     }
   });
 
-  it("an OOM in the guest stops at its framebuffer: memoryIsolated passes, naming the vGPU framebuffer", async () => {
-    await plant("vgpu", "--gpu", "0", "--name", "guest");
-    const { r, checks, memory } = await isolation("guest");
-    assert.equal(r.code, 0, `${r.stdout.slice(0, 2000)}\n${r.stderr}`);
-    const route = checks.find((x) => x.title === "route")!;
-    assert.match(route.message, /vGPU \(guest, framebuffer 20480 MiB\)/);
-    assert.match(
-      route.message,
-      /promises memory isolation \(the vGPU guest's own framebuffer: 20480 MiB\)/,
-    );
-    assert.match(route.message, /compute shared or throttled by the host's vGPU scheduler/);
-    for (const mode of ["time-slicing", "mps"]) {
-      const m = memory(mode);
-      assert.ok(m, `${mode}: a memoryIsolated check (${checks.map((x) => x.title).join(", ")})`);
-      assert.equal(m.status, "passed", m.message);
-      assert.match(m.message, /stopped at \d+ MiB of its 20480 MiB vGPU framebuffer/);
-      const got = m.figures?.["aggressor allocated MiB"] as number;
-      assert.ok(got > 10_000 && got <= 20480, `allocated ${got} MiB`);
-    }
-    // MPS with limits inside the guest: the tighter cap, inside the framebuffer.
-    assert.match(
-      memory("mps-limited").message,
-      /pinned memory limit \(inside the 20480 MiB vGPU framebuffer\)/,
-    );
-  });
+  describe("one isolation run over a guest (sim01) and a leaking guest (sim02)", () => {
+    let r: Awaited<ReturnType<typeof cli>>;
+    let checks: CheckRecord[] = [];
+    const memory = (node: string, mode: string) =>
+      checks.find(
+        (x) => x.node === node && x.title === "oom: memoryIsolated" && x.parameters?.mode === mode,
+      ) as CheckRecord;
+    before(async () => {
+      for (const n of ["sim01", "sim02"]) await plant(n, "vgpu", "--gpu", "0", "--name", "guest");
+      await plant("sim02", "vgpu-fb-leak", "--gpu", "0");
+      r = await cli(
+        ...["run", "-i", c.inventoryPath, "--suites", "isolation", "--faults", "oom"],
+        ...["--duration", "1", "--out", join(c.dir, "guests"), "--json"],
+      );
+      checks = (JSON.parse(r.stdout) as { checks: CheckRecord[] }).checks;
+    });
+    after(clear);
 
-  it("with vgpu-fb-leak the guest allocates past its framebuffer: memoryIsolated FAILS", async () => {
-    await plant("vgpu", "--gpu", "0", "--name", "guest");
-    await plant("vgpu-fb-leak", "--gpu", "0");
-    const { r, memory } = await isolation("leak");
-    assert.equal(r.code, 1, `${r.stdout.slice(0, 2000)}\n${r.stderr}`);
-    for (const mode of ["time-slicing", "mps"]) {
-      const m = memory(mode);
-      assert.equal(m.status, "failed", m.message);
-      assert.equal(m.code, "ISOLATION_VIOLATION");
-      assert.match(m.message, /allocated \d+ MiB past its 20480 MiB vGPU framebuffer/);
-    }
-    // The MPS limit still holds the capped client, leak or not: that promise is kept.
-    assert.equal(memory("mps-limited").status, "passed", memory("mps-limited").message);
+    it("an OOM in the guest stops at its framebuffer: memoryIsolated passes, naming the vGPU framebuffer", async () => {
+      // The run fails (sim02 leaks); sim01's checks are its own.
+      assert.equal(r.code, 1, `${r.stdout.slice(0, 2000)}\n${r.stderr}`);
+      const route = checks.find((x) => x.node === "sim01" && x.title === "route")!;
+      assert.match(route.message, /vGPU \(guest, framebuffer 20480 MiB\)/);
+      assert.match(
+        route.message,
+        /promises memory isolation \(the vGPU guest's own framebuffer: 20480 MiB\)/,
+      );
+      assert.match(route.message, /compute shared or throttled by the host's vGPU scheduler/);
+      for (const mode of ["time-slicing", "mps"]) {
+        const m = memory("sim01", mode);
+        assert.ok(m, `${mode}: a memoryIsolated check (${checks.map((x) => x.title).join(", ")})`);
+        assert.equal(m.status, "passed", m.message);
+        assert.match(m.message, /stopped at \d+ MiB of its 20480 MiB vGPU framebuffer/);
+        const got = m.figures?.["aggressor allocated MiB"] as number;
+        assert.ok(got > 10_000 && got <= 20480, `allocated ${got} MiB`);
+      }
+      // MPS with limits inside the guest: the tighter cap, inside the framebuffer.
+      assert.match(
+        memory("sim01", "mps-limited").message,
+        /pinned memory limit \(inside the 20480 MiB vGPU framebuffer\)/,
+      );
+    });
+
+    it("with vgpu-fb-leak the guest allocates past its framebuffer: memoryIsolated FAILS", async () => {
+      for (const mode of ["time-slicing", "mps"]) {
+        const m = memory("sim02", mode);
+        assert.equal(m.status, "failed", m.message);
+        assert.equal(m.code, "ISOLATION_VIOLATION");
+        assert.match(m.message, /allocated \d+ MiB past its 20480 MiB vGPU framebuffer/);
+      }
+      // The MPS limit still holds the capped client, leak or not: that promise is kept.
+      const capped = memory("sim02", "mps-limited");
+      assert.equal(capped.status, "passed", capped.message);
+    });
   });
 });
