@@ -11,8 +11,7 @@ const JOURNALED = new Set(["apply", "restore", "run"]);
  * and removed another file's journal under load).
  */
 function withOwnJournal(args: string[]): string[] {
-  if (!JOURNALED.has(args[0] ?? "") || args.some((a) => a.startsWith("--journal-dir")))
-    return args;
+  if (!JOURNALED.has(args[0] ?? "") || args.some((a) => a.startsWith("--journal-dir"))) return args;
   const i = args.findIndex((a) => a === "-i" || a === "--inventory");
   const inv = i >= 0 ? args[i + 1] : undefined;
   return inv ? [...args, "--journal-dir", join(dirname(inv), "journal")] : args;
