@@ -41,6 +41,16 @@ export async function startCluster(
 
 /** TCP connections the cluster's sshd processes have accepted so far (their VERBOSE logs). */
 export function sshdConnections(c: TestCluster): number {
+  return sshdLogLines(c, /Connection from \S+ port \d+ on /);
+}
+
+/** Logins sshd accepted on the cluster's nodes (`Accepted publickey`): a handshake the
+ * transport retried after a timeout (a loaded machine) is a connection but never a login. */
+export function sshdLogins(c: TestCluster): number {
+  return sshdLogLines(c, /Accepted publickey for /);
+}
+
+function sshdLogLines(c: TestCluster, re: RegExp): number {
   let n = 0;
   for (const node of readdirSync(join(c.dir, ".sim.d", "nodes"))) {
     let log = "";
@@ -49,7 +59,7 @@ export function sshdConnections(c: TestCluster): number {
     } catch {
       /* no connection yet: sshd has written nothing */
     }
-    n += log.split("\n").filter((l) => /Connection from \S+ port \d+ on /.test(l)).length;
+    n += log.split("\n").filter((l) => re.test(l)).length;
   }
   return n;
 }
