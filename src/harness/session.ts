@@ -23,6 +23,8 @@ import { acquireLock, type HeldLock, type LockInfo, leaseLost } from "./lock.js"
 interface Pooled {
   t: Transport;
   inflight: number;
+  /** Of `inflight`, the observers' commands (execIfFree): short, and never worth a login. */
+  observers: number;
   ready: Promise<void>;
 }
 
@@ -46,6 +48,8 @@ export class NodeSession implements Transport {
   error: SlicecheckError | null = null;
   tookOver: LockInfo | null = null;
   private closed = false;
+  /** Commands waiting for an observer's channel to come free (see pick). */
+  private waiting: (() => void)[] = [];
 
   constructor(
     readonly node: NodeSpec,
@@ -57,7 +61,7 @@ export class NodeSession implements Transport {
   private add(): Pooled {
     const t = openTransport(this.node, { runId: this.runId });
     this.connectionsOpened++;
-    const p: Pooled = { t, inflight: 0, ready: t.connect() };
+    const p: Pooled = { t, inflight: 0, observers: 0, ready: t.connect() };
     p.ready.catch(() => {});
     this.pool.push(p);
     return p;
@@ -100,13 +104,21 @@ export class NodeSession implements Transport {
     return (this.pool[0] ?? this.add()).ready;
   }
 
-  /** The connection with a free channel, or a new one when every channel is busy. */
+  /** The connection with a free channel, or a new one when every channel is busy with the
+   * run's own commands. A channel an observer holds (a sampler's nvidia-smi, seconds at most)
+   * is waited for instead: on a loaded controller the sampler's first tick can land between
+   * two workloads' starts, and the last workload must not cost the node a second login. */
   private async pick(): Promise<Pooled> {
+    let free = this.pool.find((p) => p.inflight < MAX_CHANNELS);
+    while (!free && !this.closed && this.pool.some((p) => p.observers > 0)) {
+      await new Promise<void>((res) => this.waiting.push(res));
+      free = this.pool.find((p) => p.inflight < MAX_CHANNELS);
+    }
     if (this.closed)
       throw new SlicecheckError("CONNECTION_LOST", `${this.node.name}: the session is closed`, {
         node: this.node.name,
       });
-    const free = this.pool.find((p) => p.inflight < MAX_CHANNELS) ?? this.add();
+    free ??= this.add();
     free.inflight++;
     try {
       await free.ready;
@@ -154,14 +166,21 @@ export class NodeSession implements Transport {
    * GPU's 7 instances and the lock fill one connection's budget.
    */
   async execIfFree(command: Command, opts?: ExecOptions): Promise<ExecResult | null> {
-    const p = this.closed ? undefined : this.pool.find((x) => x.inflight < MAX_CHANNELS);
+    // Declined while a command of the run waits for a channel: observers never starve it.
+    const p =
+      this.closed || this.waiting.length > 0
+        ? undefined
+        : this.pool.find((x) => x.inflight < MAX_CHANNELS);
     if (!p) return null;
     p.inflight++;
+    p.observers++;
     try {
       await p.ready;
       return await p.t.exec(command, opts);
     } finally {
       p.inflight--;
+      p.observers--;
+      for (const wake of this.waiting.splice(0)) wake();
     }
   }
 
@@ -216,6 +235,7 @@ export class NodeSession implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const wake of this.waiting.splice(0)) wake();
     await this.lock?.release().catch(() => {});
     this.lock = null;
     await Promise.all(this.pool.map((p) => p.t.close().catch(() => {})));
