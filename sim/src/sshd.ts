@@ -64,6 +64,12 @@ export function simNodeEnv(
     SLICECHECK_SIM_NODE_DIR: c.dir,
     SLICECHECK_PROC: writeProcRoot(c.dir),
     PATH: `${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+    // A simulated node has no start-up files of its own: without this, bash (built with
+    // SSH_SOURCE_BASHRC on Debian) sources the controller user's ~/.bashrc for every command
+    // sshd runs, since both share one $HOME. On CI that is `pyenv init`: about 120 ms of CPU per
+    // command and `pyenv rehash` races between nodes on stderr. bash skips it at SHLVL >= 2, and
+    // it counts itself one level up. A real node's start-up cost is its own (issue 25's bench).
+    SHLVL: "1",
   };
 }
 

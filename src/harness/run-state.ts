@@ -68,6 +68,8 @@ export interface HarnessRunResult {
     cuda: string | null;
     error: string | null;
     connections: number;
+    /** Why each connection after the first was opened. */
+    extraConnections: string[];
     tookOver: string | null;
   }[];
   listed?: { suite: string; path: string[]; title: string }[];

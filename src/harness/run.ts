@@ -160,6 +160,7 @@ function resultOf(st: RunState, exitCode: number): HarnessRunResult {
       cuda: s.discovered?.cuda ?? null,
       error: s.error ? errText(s.error) : null,
       connections: s.connectionsOpened,
+      extraConnections: s.extraConnections,
       tookOver: s.tookOver?.runId ?? null,
     })),
     listed: st.listed,

@@ -44,6 +44,9 @@ export class NodeSession implements Transport {
   private inventory: NodeInventory | null = null;
   /** SSH connections this session opened (the bench reports it per node per run). */
   connectionsOpened = 0;
+  /** Why each connection after the first was opened (run.json shows it: a second login on a
+   * node is worth explaining). */
+  readonly extraConnections: string[] = [];
   /** Set once the session could not be opened or was lost: the node's own failure. */
   error: SlicecheckError | null = null;
   tookOver: LockInfo | null = null;
@@ -58,9 +61,9 @@ export class NodeSession implements Transport {
     this.kind = openTransport(node, { runId }).kind;
   }
 
-  private add(): Pooled {
+  private add(why: string): Pooled {
     const t = openTransport(this.node, { runId: this.runId });
-    this.connectionsOpened++;
+    this.countConnection(why);
     const p: Pooled = { t, inflight: 0, observers: 0, ready: t.connect() };
     p.ready.catch(() => {});
     this.pool.push(p);
@@ -69,7 +72,7 @@ export class NodeSession implements Transport {
 
   /** Connects and, when asked, locks the node. Throws the node's error (never for others). */
   async open(o: SessionOpenOptions): Promise<void> {
-    const first = this.pool[0] ?? this.add();
+    const first = this.pool[0] ?? this.add("open");
     try {
       await first.ready;
       if (o.lock) {
@@ -96,12 +99,16 @@ export class NodeSession implements Transport {
     }
   }
 
+  private countConnection(why: string): void {
+    if (this.connectionsOpened++ > 0) this.extraConnections.push(why);
+  }
+
   get locked(): boolean {
     return this.lock !== null;
   }
 
   connect(): Promise<void> {
-    return (this.pool[0] ?? this.add()).ready;
+    return (this.pool[0] ?? this.add("connect")).ready;
   }
 
   /** The connection with a free channel, or a new one when every channel is busy with the
@@ -118,7 +125,7 @@ export class NodeSession implements Transport {
       throw new SlicecheckError("CONNECTION_LOST", `${this.node.name}: the session is closed`, {
         node: this.node.name,
       });
-    free ??= this.add();
+    free ??= this.add(`all ${MAX_CHANNELS} channels busy`);
     free.inflight++;
     try {
       await free.ready;
@@ -196,15 +203,16 @@ export class NodeSession implements Transport {
 
   async killRun(runTag?: string): Promise<number> {
     // Over a connection that still answers: after a lost one, the others (or a new one) do it.
+    let why = "no connection";
     for (const p of this.pool) {
       try {
         return await p.t.killRun(runTag);
-      } catch {
-        /* try the next connection */
+      } catch (e) {
+        why = (e as Error).message; /* try the next connection */
       }
     }
     const t = openTransport(this.node, { runId: this.runId });
-    this.connectionsOpened++;
+    this.countConnection(`kill the run's processes (${why})`);
     try {
       await t.connect();
       return await t.killRun(runTag);

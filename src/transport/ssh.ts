@@ -118,11 +118,13 @@ export class SshTransport implements Transport, RawShell {
     return new Promise((resolve, reject) => {
       client.exec(commandLine, (err, ch) => {
         if (err) {
-          // sshd refuses sessions beyond MaxSessions, and briefly keeps closed ones; retry.
-          if (/open failed/i.test(err.message) && attempt < 5) {
+          // sshd refuses sessions beyond MaxSessions, and keeps closed ones a while (seconds on
+          // a loaded node): retry for about 9 s before calling the channel lost, since the
+          // caller's fallback (a kill's new connection) costs the node a second login.
+          if (/open failed/i.test(err.message) && attempt < 8) {
             setTimeout(
               () => this.openChannel(client, commandLine, attempt + 1).then(resolve, reject),
-              100 * 2 ** attempt,
+              Math.min(100 * 2 ** attempt, 2000),
             );
             return;
           }

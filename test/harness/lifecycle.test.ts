@@ -52,7 +52,7 @@ describe("the run's spine: history ids, durations, the node lock, interrupts (re
     );
     assert.equal(r.code, 0, r.stderr);
     const s = JSON.parse(r.stdout) as {
-      nodes: { connections: number }[];
+      nodes: { connections: number; extraConnections: string[] }[];
       checks: { suite: string; status: string }[];
     };
     assert.equal(s.checks.filter((x) => x.suite === "stress" && x.status === "passed").length, 7);
@@ -61,7 +61,7 @@ describe("the run's spine: history ids, durations, the node lock, interrupts (re
     assert.equal(
       sshdLogins(c) - before,
       1,
-      `logins accepted by the node's sshd (the run counted ${s.nodes[0]?.connections} connection(s))`,
+      `logins accepted by the node's sshd (the run counted ${s.nodes[0]?.connections} connection(s); extra ones opened for: ${s.nodes[0]?.extraConnections.join("; ")})`,
     );
     assert.equal(s.nodes[0]?.connections, 1);
     assert.equal(gis().gis.length, 0, "the layout was restored");
