@@ -1,9 +1,9 @@
 // The `slicecheck` command line. Commands are thin: they parse options and call the layers.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, exitCodeOf, isSlicecheckError, SlicecheckError } from "../errors.js";
-import { BUILTIN_SUITES, DEFAULT_SUITES } from "../harness/suite-registry.js";
 import { MIN_LEASE_S } from "../transport/remote-scripts.js";
 import { closest } from "../util/closest.js";
+import { BUILTIN_SUITES, DEFAULT_SUITES } from "../util/suite-registry.js";
 import { addConfigCommand } from "./config/command.js";
 import { applySettings, type ConfigContext } from "./config/resolve.js";
 import { exitOnlyHandlers, gpuIndexOption, type Out, stdio } from "./context.js";

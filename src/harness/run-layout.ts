@@ -5,10 +5,10 @@ import { SlicecheckError } from "../errors.js";
 import { applyLayout, type NodeReport, restoreNodes } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Recorder } from "../store/recorder.js";
+import { APPLY_CHECK_SUITE } from "../util/suite-registry.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { RunProgress } from "./progress.js";
 import type { NodeSession } from "./session.js";
-import { APPLY_CHECK_SUITE } from "./suite-registry.js";
 import type { TaskList, Teardown } from "./tasks.js";
 
 export interface LayoutTaskOptions {

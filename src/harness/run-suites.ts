@@ -3,13 +3,13 @@
 // each suite's declared labels.
 import { join } from "node:path";
 import { CATEGORIES, environmentOf } from "../report/suites.js";
+import { APPLY_CHECK_LABELS, APPLY_CHECK_SUITE } from "../util/suite-registry.js";
 import type { HarnessContext } from "./context.js";
 import { type MochaRunOptions, runSuites } from "./mocha-run.js";
 import { suiteContext } from "./run-context.js";
 import { codeOf, errText } from "./run-reports.js";
 import type { RunState } from "./run-state.js";
 import { labelsOf } from "./suite-declare.js";
-import { APPLY_CHECK_LABELS, APPLY_CHECK_SUITE } from "./suite-registry.js";
 import type { RunTask } from "./tasks.js";
 
 function environment(st: RunState, ctx: HarnessContext): Record<string, string> {

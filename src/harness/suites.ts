@@ -1,15 +1,15 @@
 // Which suite files a run loads: built-in names (`stress`, `isolation` …, the files of the
 // top-level suites/ folder) and users' files (`./site-checks.mjs`), resolved before any node is
-// touched, in the order the registry gives (suite-registry.ts).
+// touched, in the order the registry gives (src/util/suite-registry.ts).
 import { existsSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../errors.js";
 import { closest } from "../util/closest.js";
+import { BUILTIN_SUITES, isBuiltinSuite, suiteRank } from "../util/suite-registry.js";
 import type { HarnessOptions } from "./api-types.js";
-import { BUILTIN_SUITES, isBuiltinSuite, suiteRank } from "./suite-registry.js";
 
-export { BUILTIN_SUITES, type BuiltinSuite } from "./suite-registry.js";
+export { BUILTIN_SUITES, type BuiltinSuite } from "../util/suite-registry.js";
 
 export interface SuiteFile {
   /** `stress`, or the path as the user gave it. */

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { hasRole } from "../util/suite-registry.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import type { RunContext } from "./context.js";
 import { figuresPage } from "./signoff/figures.js";
@@ -72,9 +73,10 @@ export function enrichAllureResults(dir: string, ctx: RunContext): number {
     const svg = (name: string, source: string | null) => {
       if (source) add.push({ name, source, type: "image/svg+xml" });
     };
-    if (p && (c.suite === "stress" || c.suite === "layout")) svg("slice map.svg", p.sliceMap);
-    if (p && c.suite === "stress") svg("throughput against share.svg", p.throughput);
-    if (p && c.suite === "isolation") svg("isolation matrix.svg", p.matrix);
+    if (p && (hasRole(c.suite, "throughput") || hasRole(c.suite, "layout")))
+      svg("slice map.svg", p.sliceMap);
+    if (p && hasRole(c.suite, "throughput")) svg("throughput against share.svg", p.throughput);
+    if (p && hasRole(c.suite, "matrix")) svg("isolation matrix.svg", p.matrix);
     if (!add.length) continue;
     r.attachments = [...(r.attachments ?? []), ...add];
     writeFileSync(file, JSON.stringify(r));

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IsolationRow } from "../chaos/isolation.js";
+import { hasRole, suiteOf } from "../util/suite-registry.js";
 import { type CheckRecord, countOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -98,7 +99,7 @@ export function contextOf(f: CheckReportFacts): RunContext {
  * with its evidence), for scripts that read it; a view of the records, never counted from. */
 function isolationRows(checks: readonly CheckRecord[]): IsolationRow[] {
   return checks
-    .filter((c) => c.suite === "isolation" && c.node && c.status !== "skipped")
+    .filter((c) => hasRole(c.suite, "matrix") && c.node && c.status !== "skipped")
     .map((c) => ({
       mode: (c.parameters.mode ?? "mig") as IsolationRow["mode"],
       route: c.parameters.route ?? "MIG",
@@ -245,9 +246,9 @@ export function writeCheckReports(f: CheckReportFacts): void {
     join(f.outDir, "results-summary.json"),
     `${JSON.stringify(summaryOf(f), null, 2)}\n`,
   );
-  if (f.suites.includes("isolation")) {
+  if (f.suites.includes(suiteOf("matrix"))) {
     const problems = f.checks
-      .filter((c) => c.suite === "isolation" && !c.node && c.status === "broken")
+      .filter((c) => hasRole(c.suite, "matrix") && !c.node && c.status === "broken")
       .map((c) => ({ node: "run", suite: c.suite, message: `[${c.code}] ${c.message}` }));
     writeFileSync(
       join(f.outDir, "verdicts.json"),

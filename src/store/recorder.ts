@@ -9,6 +9,7 @@
 
 import type { StepTimings } from "../mig/apply/types.js";
 import { resolveProduct } from "../mig/catalog/catalog.js";
+import { hasRole } from "../util/suite-registry.js";
 import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
@@ -249,7 +250,7 @@ export class Recorder {
           new Date(c.stopMs).toISOString(),
         ],
       );
-      if (c.suite === "isolation" && c.node)
+      if (hasRole(c.suite, "matrix") && c.node)
         await this.insertVerdict(tx, {
           node: c.node,
           gpuUuid: c.parameters["GPU UUID"] ?? null,

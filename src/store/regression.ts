@@ -1,6 +1,8 @@
 // The `regression` suite: this run's measurements against the latest run of the same nodes on
 // another driver in the records database, through the same snapshot and comparison as `diff`.
 // In the store layer: it reads the records database (baselines are the store's).
+
+import { VERDICT_SUITE } from "../util/suite-registry.js";
 import type { ExtraCheck } from "../verdicts/checks.js";
 import { comparePerformance } from "./diff.js";
 import { type MeasurementRow, snapshot } from "./query.js";
@@ -40,7 +42,7 @@ export async function regressionChecks(
   if (baselines.length === 0 || compared.length === 0)
     return [
       {
-        suite: "regression",
+        suite: VERDICT_SUITE.regression,
         node,
         gpu: null,
         title: "measurements compared with another driver",
@@ -55,7 +57,7 @@ export async function regressionChecks(
     const f = findings.find((x) => x.subject === k);
     const bad = f?.regression ?? false;
     return {
-      suite: "regression" as const,
+      suite: VERDICT_SUITE.regression,
       node,
       gpu: null,
       title: `${k} holds across drivers`,

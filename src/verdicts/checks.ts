@@ -4,13 +4,14 @@
 // missing in another.
 import { AssertionError } from "node:assert";
 import { SlicecheckError } from "../errors.js";
+import type { VerdictSuite } from "../util/suite-registry.js";
 
 export type CheckStatus = "passed" | "failed" | "broken" | "skipped";
 
 /** One check of the layout, health or regression suites as their verdicts decide it (the
  * suites turn it into the running test's outcome). */
 export interface ExtraCheck {
-  suite: "layout" | "health" | "regression";
+  suite: VerdictSuite;
   node: string;
   gpu: number | null;
   title: string;

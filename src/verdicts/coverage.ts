@@ -5,6 +5,13 @@
 // policy asks is PARTIAL ("tested X of Y"), never COMPLIANT. Pure: the compliance page, the
 // terminal and `--json` read the same judgement.
 import { FAULTS } from "../chaos/history.js";
+import {
+  DEFAULT_POLICY_SUITES,
+  HARNESS_SUITE,
+  hasRole,
+  LEDGER_SUITES,
+  suiteOf,
+} from "../util/suite-registry.js";
 import type { CheckRecord } from "./checks.js";
 import { CONFINEMENT_TITLE } from "./slurm.js";
 
@@ -37,7 +44,7 @@ export const DEFAULT_POLICY: SignoffPolicy = {
   name: null,
   aggressors: "all",
   faults: [...FAULTS],
-  suites: ["health", "layout"],
+  suites: DEFAULT_POLICY_SUITES,
   minWindowS: 30,
   confinement: true,
 };
@@ -121,9 +128,6 @@ export interface Coverage {
   suites: SuiteCoverage[];
 }
 
-/** The suites the ledger always names, run or not. */
-export const LEDGER_SUITES = ["layout", "stress", "isolation", "health", "regression", "slurm"];
-
 const decidedStatus = (c: CheckRecord) => c.status === "passed" || c.status === "failed";
 
 function victimsOf(c: CheckRecord | undefined): string[] {
@@ -140,7 +144,7 @@ export function scenarioCoverage(
 ): ScenarioCoverage[] {
   const by = new Map<string, CheckRecord[]>();
   for (const c of checks) {
-    if (c.suite !== "isolation" || c.node !== node || c.gpu !== gpu) continue;
+    if (!hasRole(c.suite, "matrix") || c.node !== node || c.gpu !== gpu) continue;
     const fault = c.parameters.fault;
     const aggressor = c.parameters.aggressor;
     // The route and the per-GPU tenants count are not scenarios.
@@ -186,8 +190,7 @@ function suiteState(list: readonly CheckRecord[], selected: boolean): SuiteState
 }
 
 /** How a reviewer gets confinement assessed, said wherever it was not. */
-export const CONFINEMENT_HOW =
-  "how to assess: --suites slurm, with each node's slurm_node set in the inventory";
+export const CONFINEMENT_HOW = `how to assess: --suites ${suiteOf("confinement")}, with each node's slurm_node set in the inventory`;
 
 /** Each node with a MIG GPU: its confinement check's outcome, or why there is none. */
 export function confinementOf(
@@ -198,7 +201,7 @@ export function confinementOf(
   const nodes = [...new Set(gpus.filter((g) => g.mig).map((g) => g.node))];
   return nodes.map((node): NodeConfinement => {
     const list = checks.filter(
-      (c) => c.suite === "slurm" && c.node === node && c.title === CONFINEMENT_TITLE,
+      (c) => hasRole(c.suite, "confinement") && c.node === node && c.title === CONFINEMENT_TITLE,
     );
     if (list.some((c) => c.status === "failed")) return { node, state: "failed", why: "" };
     if (list.length && list.every((c) => c.status === "passed"))
@@ -213,11 +216,12 @@ export function confinementOf(
         why: `the probe was ${undecided.status} (${undecided.code})`,
       };
     const ran =
-      suites.includes("slurm") || checks.some((c) => c.suite === "slurm" && c.node === node);
+      suites.includes(suiteOf("confinement")) ||
+      checks.some((c) => hasRole(c.suite, "confinement") && c.node === node);
     return {
       node,
       state: "not assessed",
-      why: ran ? "no confinement check ran" : "slurm suite not run",
+      why: ran ? "no confinement check ran" : `${suiteOf("confinement")} suite not run`,
     };
   });
 }
@@ -237,7 +241,7 @@ export function coverageOf(input: CoverageInput): Coverage {
     const scenarios = scenarioCoverage(input.checks, g.node, g.gpu);
     const decided = scenarios.filter((s) => s.decided);
     const routes = input.checks
-      .filter((c) => c.suite === "isolation" && c.node === g.node && c.gpu === g.gpu)
+      .filter((c) => hasRole(c.suite, "matrix") && c.node === g.node && c.gpu === g.gpu)
       .map((c) => c.parameters.route)
       .filter((r): r is string => !!r);
     return {
@@ -252,7 +256,7 @@ export function coverageOf(input: CoverageInput): Coverage {
   const names = [
     ...LEDGER_SUITES,
     ...new Set([...input.suites, ...input.checks.map((c) => c.suite)]),
-  ].filter((s, i, a) => a.indexOf(s) === i && s !== "run");
+  ].filter((s, i, a) => a.indexOf(s) === i && s !== HARNESS_SUITE);
   return {
     gpus,
     confinement: confinementOf(input.checks, input.gpus, input.suites),

@@ -3,6 +3,7 @@
 import type { NodeReport } from "../mig/apply/index.js";
 import { splitLostGpus } from "../nvsmi/lost.js";
 import { parseXid } from "../nvsmi/xid.js";
+import { VERDICT_SUITE } from "../util/suite-registry.js";
 import type { ExtraCheck } from "./checks.js";
 
 /** `layout`: one check per node and GPU, from `assertLayout` right after the apply. */
@@ -10,7 +11,7 @@ export function layoutChecks(reports: readonly NodeReport[], config: string): Ex
   const out: ExtraCheck[] = [];
   for (const r of reports) {
     const base = {
-      suite: "layout" as const,
+      suite: VERDICT_SUITE.layout,
       node: r.node,
       parameters: { config },
       attachment: null,
@@ -134,7 +135,7 @@ export interface NodeHealthFacts {
 /** `health`: per GPU: driver answers, persistence mode, ECC errors, new Xids, and the GPU as
  * one failure domain. */
 export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
-  const base = { suite: "health" as const, node: f.node };
+  const base = { suite: VERDICT_SUITE.health, node: f.node };
   let rows: GpuHealthRow[] = [];
   let parseProblem: string | null = null;
   const lostLines: { pci: string; why: string; line: string }[] = [];

@@ -6,10 +6,11 @@ import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
 import { gpuBurnSpec, ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
 
-export type SuiteName = "stress" | "nccl";
+/** The workloads a node runs for the suites named after them (the built-in stress and nccl). */
+export type NodeWorkload = "stress" | "nccl";
 
 export interface SuiteResult {
-  suite: SuiteName | "gpu-burn";
+  suite: NodeWorkload | "gpu-burn";
   /** Why the suite could not run on this node (tool missing…); null when it ran. */
   skipped: string | null;
   outcomes: InstanceOutcome[];
@@ -25,7 +26,7 @@ export interface NodeRunResult {
 
 export interface NodeRunOptions extends Omit<LaunchOptions, "repetition"> {
   runId: string;
-  suites: readonly SuiteName[];
+  suites: readonly NodeWorkload[];
   durationS: number;
 }
 
@@ -52,29 +53,33 @@ async function programs(t: Transport, names: readonly string[]): Promise<Set<str
 export async function runWorkloadOnNode(
   t: Transport,
   instances: readonly Instance[],
-  suite: SuiteName | "gpu-burn",
+  workload: NodeWorkload | "gpu-burn",
   o: Omit<LaunchOptions, "repetition"> & { durationS: number },
 ): Promise<SuiteResult> {
   let spec: WorkloadSpec;
-  if (suite === "stress") {
+  if (workload === "stress") {
     spec = stressSpec(o.durationS);
     try {
       spec.program = (await builtins(t)).binaries.stress;
     } catch (e) {
-      return { suite, skipped: e instanceof Error ? e.message : String(e), outcomes: [] };
+      return {
+        suite: workload,
+        skipped: e instanceof Error ? e.message : String(e),
+        outcomes: [],
+      };
     }
   } else {
-    spec = suite === "nccl" ? ncclSpec() : gpuBurnSpec(o.durationS);
+    spec = workload === "nccl" ? ncclSpec() : gpuBurnSpec(o.durationS);
     const have = await programs(t, [spec.program]);
     if (!have.has(spec.program))
       return {
-        suite,
-        skipped: `${spec.program} (${suite === "nccl" ? "nccl-tests" : "gpu-burn"}) is not on the node's PATH`,
+        suite: workload,
+        skipped: `${spec.program} (${workload === "nccl" ? "nccl-tests" : "gpu-burn"}) is not on the node's PATH`,
         outcomes: [],
       };
   }
   const outcomes = await runOnInstances([t], instances, spec, o);
-  return { suite, skipped: null, outcomes };
+  return { suite: workload, skipped: null, outcomes };
 }
 
 export function instanceLabel(i: Instance): string {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { styleText } from "node:util";
 import type { HarnessRunResult } from "../../harness/run.js";
 import { signoffLines, signoffOfRun } from "../../report/signoff/summary.js";
+import { hasRole } from "../../util/suite-registry.js";
 import { type CheckRecord, countOf } from "../../verdicts/checks.js";
 import { displayPath, type Out, table } from "../context.js";
 
@@ -80,7 +81,7 @@ export function printEnd(
   if (
     r.checks.some(
       (c) =>
-        c.suite === "isolation" &&
+        hasRole(c.suite, "matrix") &&
         c.parameters.mode &&
         !["mig", "exclusive"].includes(c.parameters.mode),
     )

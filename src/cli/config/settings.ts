@@ -2,7 +2,7 @@
 // SLICECHECK_* environment variable, or as the command's flag (which always wins). One table, so
 // the file's schema, the variables, `slicecheck config` and the README cannot drift apart.
 
-import { DEFAULT_SUITES } from "../../harness/suite-registry.js";
+import { DEFAULT_SUITES } from "../../util/suite-registry.js";
 
 export type SettingKind = "path" | "string" | "list" | "duration" | "percent" | "int" | "bool";
 

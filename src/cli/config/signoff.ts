@@ -8,7 +8,8 @@ import { z } from "zod";
 import { FAULTS } from "../../chaos/history.js";
 import { SlicecheckError } from "../../errors.js";
 import { durationSeconds } from "../../util/duration.js";
-import { DEFAULT_POLICY, LEDGER_SUITES, type SignoffPolicy } from "../../verdicts/coverage.js";
+import { POLICY_SUITES, suiteOf } from "../../util/suite-registry.js";
+import { DEFAULT_POLICY, type SignoffPolicy } from "../../verdicts/coverage.js";
 
 const list = z.union([z.string(), z.array(z.string())], {
   error: "expected a comma list or a YAML list of names",
@@ -90,12 +91,12 @@ export function signoffPolicyFrom(
       `unknown fault kind ${unknown.join(", ") || "(none given)"}; the kinds are ${FAULTS.join(", ")}`,
     );
   const suites = v.suites === undefined ? [...DEFAULT_POLICY.suites] : names(v.suites);
-  const known = LEDGER_SUITES.filter((s) => s !== "isolation");
+  const known = POLICY_SUITES;
   const odd = suites.filter((s) => !known.includes(s));
   if (odd.length)
     bad(
       "suites",
-      `unknown suite ${odd.join(", ")}; a policy can require ${known.join(", ")} (isolation is always required)`,
+      `unknown suite ${odd.join(", ")}; a policy can require ${known.join(", ")} (${suiteOf("matrix")} is always required)`,
     );
   let minWindowS = DEFAULT_POLICY.minWindowS;
   if (v.min_window !== undefined) {

@@ -1,5 +1,7 @@
 // A check's figures for people: the one figure its row shows, and all of them as an HTML table
 // (on the compliance page and as an Allure attachment beside the JSON evidence).
+
+import { hasRole } from "../../util/suite-registry.js";
 import type { CheckRecord } from "../../verdicts/checks.js";
 import { esc } from "../svg/common.js";
 
@@ -11,7 +13,7 @@ export function headlineFigure(c: CheckRecord): string {
   const tflops = n(f.tflops);
   const ratio = n(f.ratio);
   if (tflops !== null)
-    return `${tflops.toFixed(2)} TFLOP/s${ratio !== null && c.suite === "stress" ? ` · ${(ratio * 100).toFixed(1)} % of share` : ""}`;
+    return `${tflops.toFixed(2)} TFLOP/s${ratio !== null && hasRole(c.suite, "throughput") ? ` · ${(ratio * 100).toFixed(1)} % of share` : ""}`;
   if (n(f.algbw) !== null) return `${n(f.algbw)!.toFixed(2)} GB/s`;
   const ratios = Object.entries(f)
     .map(([k, v]) => [/^(.+) ratio$/.exec(k)?.[1], n(v)] as const)

@@ -3,6 +3,8 @@
 // victimsUnaffected check's figures `<label> baseline TFLOP/s`, `<label> under fault TFLOP/s`),
 // and the verdicts' statuses, for the matrix (the "verified isolated" count is the coverage
 // ledger's: src/verdicts/coverage.ts).
+
+import { hasRole } from "../../util/suite-registry.js";
 import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
 
 export interface Scenario {
@@ -34,7 +36,7 @@ export const worst = (xs: readonly CheckStatus[]): CheckStatus | null =>
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: number): Scenario[] {
-  const mine = checks.filter((c) => c.suite === "isolation" && c.node === node && c.gpu === gpu);
+  const mine = checks.filter((c) => hasRole(c.suite, "matrix") && c.node === node && c.gpu === gpu);
   const byKey = new Map<string, CheckRecord[]>();
   for (const c of mine) {
     const aggressor = c.parameters.aggressor ?? c.instance?.label;

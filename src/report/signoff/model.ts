@@ -1,6 +1,16 @@
 // What a reviewer signs, computed from the run's check records (run.json `allChecks`): per GPU
 // its partitioning route, layout, driver and tenants; per requirement PASS, FAIL, BROKEN or NOT
 // ASSESSED; and the headline. Pure: the page, the PDF and the tests read the same model.
+
+import {
+  type BuiltinSuite,
+  HARNESS_SUITE,
+  hasRole,
+  isBuiltinSuite,
+  SIGNOFF,
+  type SuiteSignoff,
+  suiteOf,
+} from "../../util/suite-registry.js";
 import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
 import {
   type Coverage,
@@ -72,17 +82,6 @@ export interface SignoffModel {
   requirements: RequirementRow[];
   checks: readonly CheckRecord[];
 }
-
-const BUILTIN = new Set([
-  "layout",
-  "stress",
-  "nccl",
-  "isolation",
-  "health",
-  "regression",
-  "slurm",
-  "run",
-]);
 
 export const RESULT_OF: Record<CheckStatus, Result> = {
   passed: "PASS",
@@ -167,7 +166,7 @@ function gpusOf(ctx: RunContext, checks: readonly CheckRecord[], cov: Coverage):
       const mine = insts.filter((i) => i.gpu === gpu);
       const partitioned = mine.some((i) => i.mig);
       const iso = checks.filter(
-        (c) => c.suite === "isolation" && c.node === n.node && c.gpu === gpu,
+        (c) => hasRole(c.suite, "matrix") && c.node === n.node && c.gpu === gpu,
       );
       const scenarios = scenariosOf(checks, n.node, gpu);
       const c = cov.gpus.find((x) => x.node === n.node && x.gpu === gpu);
@@ -196,17 +195,10 @@ function gpusOf(ctx: RunContext, checks: readonly CheckRecord[], cov: Coverage):
   return out;
 }
 
-const TITLES: Record<string, string> = {
-  layout: "every GPU matches the layout's config (MIG mode, instances, placements)",
-  stress: "every instance computes without errors at its expected share of the GPU",
-  nccl: "nccl-tests completes on every instance without wrong results",
-  health: "the GPUs stay healthy: the driver answers, no uncorrected ECC error, no unexplained Xid",
-  regression: "no performance regression against the previous driver",
-  slurm: "a Slurm job gets the instance it asked for and reaches nothing else",
-  run: "every selected node can be checked",
-  confinement:
-    "tenant confinement: a tenant's Slurm job reaches only its own instance, as the job itself sees it",
-};
+/** The rows that are no built-in suite's (the suites' own claims are in the registry). */
+const RUN_TITLE = "every selected node can be checked";
+const CONFINEMENT_ROW =
+  "tenant confinement: a tenant's Slurm job reaches only its own instance, as the job itself sees it";
 
 /** The GPUs of the run for the ledger: per node the GPU indices its instances, its GPU list
  * and its checks name, with the instances' labels. */
@@ -238,7 +230,7 @@ function coverageText(
 ): string {
   const window = cov.windowS === null ? "window unknown" : `window ${cov.windowS} s`;
   const state = (s: string) => cov.suites.find((x) => x.suite === s)?.state ?? "not run";
-  if (key.startsWith("isolation")) {
+  if (key.startsWith(suiteOf("matrix"))) {
     const fault = key.split(":")[1];
     const mig = cov.gpus.filter((g) => g.mig && g.instances.length > 1);
     if (!mig.length && !fault) return "not run on any MIG GPU";
@@ -256,14 +248,16 @@ function coverageText(
       : `fault kinds ${cov.faults.length} of ${cov.allFaults.length}`;
     return [...per, kinds, routes, window].join("; ");
   }
-  if (key === "stress") {
+  if (key === suiteOf("throughput")) {
     const measured = new Set(
-      checks.filter((c) => c.suite === "stress" && c.instance).map((c) => c.instance!.uuid),
+      checks
+        .filter((c) => hasRole(c.suite, "throughput") && c.instance)
+        .map((c) => c.instance!.uuid),
     );
     const all = cov.gpus.reduce((a, g) => a + g.instances.length, 0);
     return `${measured.size} of ${plural(all, "instance")} measured; ${window}`;
   }
-  if (key === "run") return `${plural(new Set(cov.gpus.map((g) => g.node)).size, "node")}`;
+  if (key === HARNESS_SUITE) return `${plural(new Set(cov.gpus.map((g) => g.node)).size, "node")}`;
   if (key === "confinement") return confinementText(cov, policy);
   const suite = key.replace(/^suite:/, "");
   const s = cov.suites.find((x) => x.suite === suite);
@@ -284,19 +278,10 @@ function confinementText(cov: Coverage, policy: SignoffPolicy): string {
   return requiresConfinement(policy) ? text : `${text}; waived by the policy (${policy.source})`;
 }
 
-function requirementsOf(
-  checks: readonly CheckRecord[],
-  cov: Coverage,
-  policy: SignoffPolicy,
-): RequirementRow[] {
-  const of = (suite: string) => checks.filter((c) => c.suite === suite);
-  const rows: RequirementRow[] = [];
-  if (of("run").length) rows.push(row("run", TITLES.run!, of("run")));
-  for (const s of ["layout", "stress", "nccl"]) {
-    if (s === "nccl" && !of(s).length) continue;
-    rows.push(row(s, TITLES[s]!, of(s)));
-  }
-  const iso = of("isolation");
+/** The isolation matrix's rows: one per fault kind it ran (or one for the whole matrix when
+ * it ran none), then the per-GPU route and tenants. */
+function matrixRows(iso: readonly CheckRecord[]): RequirementRow[] {
+  const key = suiteOf("matrix");
   // The route and the tenants count are per GPU, not a fault's: they go with the isolation row.
   const faults = [
     ...new Set(
@@ -305,10 +290,11 @@ function requirementsOf(
         .filter((f): f is string => !!f && f !== "route" && f !== "all"),
     ),
   ];
+  const rows: RequirementRow[] = [];
   if (faults.length === 0)
     rows.push(
       row(
-        "isolation",
+        key,
         "tenant isolation: a faulting instance leaves its neighbours' throughput, memory and kernel log alone",
         iso,
       ),
@@ -316,7 +302,7 @@ function requirementsOf(
   for (const f of faults)
     rows.push(
       row(
-        `isolation:${f}`,
+        `${key}:${f}`,
         `isolation, ${f}: the fault stays in the faulting instance; its neighbours keep throughput and memory; Xids name only it; it recovers without a reset`,
         iso.filter((c) => c.parameters.fault === f),
       ),
@@ -325,24 +311,41 @@ function requirementsOf(
   if (faults.length && perGpu.length)
     rows.push(
       row(
-        "isolation:tenants",
+        `${key}:tenants`,
         "isolation, per GPU: the route as found and the tenants verified isolated",
         perGpu,
       ),
     );
-  for (const s of ["health", "regression", "slurm"]) {
-    if (s === "slurm" && !of(s).length) continue;
-    rows.push(row(s, TITLES[s]!, of(s)));
-  }
+  return rows;
+}
+
+/** A built-in suite's own row, as the registry describes it; none for one not run that need
+ * not be. */
+function suiteRows(s: BuiltinSuite, f: SuiteSignoff, list: readonly CheckRecord[]) {
+  if (f.rowOnlyWhenRun && !list.length) return [];
+  return f.requirement === null ? matrixRows(list) : [row(s, f.requirement, list)];
+}
+
+function requirementsOf(
+  checks: readonly CheckRecord[],
+  cov: Coverage,
+  policy: SignoffPolicy,
+): RequirementRow[] {
+  const of = (suite: string) => checks.filter((c) => c.suite === suite);
+  const rows: RequirementRow[] = [];
+  if (of(HARNESS_SUITE).length) rows.push(row(HARNESS_SUITE, RUN_TITLE, of(HARNESS_SUITE)));
+  for (const [s, f] of SIGNOFF) rows.push(...suiteRows(s, f, of(s)));
   // Always a row, run or not: a reviewer must see that confinement was not assessed.
   rows.push(
     row(
       "confinement",
-      TITLES.confinement!,
-      of("slurm").filter((c) => c.title === CONFINEMENT_TITLE),
+      CONFINEMENT_ROW,
+      of(suiteOf("confinement")).filter((c) => c.title === CONFINEMENT_TITLE),
     ),
   );
-  const user = [...new Set(checks.map((c) => c.suite).filter((s) => !BUILTIN.has(s)))];
+  const user = [
+    ...new Set(checks.map((c) => c.suite).filter((s) => !isBuiltinSuite(s) && s !== HARNESS_SUITE)),
+  ];
   for (const s of user) rows.push(row(`suite:${s}`, `site suite ${s}`, of(s)));
   for (const r of rows) r.coverage = coverageText(r.key, cov, checks, policy);
   return rows;

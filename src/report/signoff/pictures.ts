@@ -1,5 +1,7 @@
 // The pictures of one GPU, from the sign-off model: its slice map, its isolation matrix (when
 // isolation ran on it) and its instances' throughput against their share (when stress ran).
+
+import { hasRole } from "../../util/suite-registry.js";
 import type { CheckRecord } from "../../verdicts/checks.js";
 import type { PictureStatus } from "../svg/common.js";
 import { isolationMatrixSvg } from "../svg/isolation-matrix.js";
@@ -26,7 +28,7 @@ function median(xs: number[]): number | null {
 export function gpuPictures(g: GpuSummary, checks: readonly CheckRecord[]): GpuPictures {
   const title = `${g.node} GPU ${g.gpu} (${g.name})`;
   const stress = checks.filter(
-    (c) => c.suite === "stress" && c.node === g.node && c.gpu === g.gpu && c.instance,
+    (c) => hasRole(c.suite, "throughput") && c.node === g.node && c.gpu === g.gpu && c.instance,
   );
   const stressOf = (uuid: string) => stress.find((c) => c.instance?.uuid === uuid);
   const sliceMap = sliceMapSvg({
