@@ -1,7 +1,8 @@
 // What `slicecheck run` writes into the records database: a start row first, each node's
 // inventory, topology and measurements as that node finishes, the finish status at the end.
-// Every call is its own transaction, so a run killed half-way keeps every node that finished
-// (and its run row says `running`, which is how diff and readers tell it was cut short).
+// Every call is one write that commits whole or not at all (writes queued together share a
+// commit: batch.ts), so a run killed half-way keeps every node that finished (and its run row
+// says `running`, which is how diff and readers tell it was cut short).
 // Calls return at once and are written in order behind them (a shared PostgreSQL must not
 // hold a measurement up); flush() waits for them and says whether any failed. Every call is
 // bounded by --db-timeout; after one ran out, the rest are dropped unsent (the database is not
@@ -14,7 +15,8 @@ import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
 import type { NodeRunResult } from "../workloads/node-run.js";
 import { controllerOf, markAbandoned } from "./abandoned.js";
-import { isDbTimeout, openStore, type Sql, type Store } from "./store.js";
+import { applyOps, mergeOps, type Op, type Rows, takeGroup, type Write } from "./batch.js";
+import { isDbTimeout, openStore, type Store } from "./store.js";
 import type { GpuTopology } from "./topology.js";
 
 export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted" | "abandoned";
@@ -33,6 +35,49 @@ export interface VerdictRecord {
   evidence: unknown;
 }
 
+const MEASUREMENT_COLUMNS = [
+  "run_id",
+  "node",
+  "gpu_uuid",
+  "instance_uuid",
+  "product",
+  "profile",
+  "placement",
+  "suite",
+  "workload",
+  "metric",
+  "value",
+  "unit",
+  "repetition",
+] as const;
+const VERDICT_COLUMNS = [
+  "run_id",
+  "node",
+  "gpu_uuid",
+  "instance_uuid",
+  "name",
+  "status",
+  "summary",
+  "evidence",
+] as const;
+const CHECK_COLUMNS = [
+  "run_id",
+  "check_id",
+  "suite",
+  "node",
+  "gpu",
+  "instance",
+  "identity",
+  "title",
+  "status",
+  "code",
+  "message",
+  "figures",
+  "evidence",
+  "started",
+  "stopped",
+] as const;
+
 /** The catalogue key (`H100-80GB`) when nvidia-smi's name is known, so runs compare by product. */
 export function productKey(name: string): string {
   return resolveProduct(name) ?? name;
@@ -40,9 +85,12 @@ export function productKey(name: string): string {
 
 export class Recorder {
   private queue: Promise<void> = Promise.resolve();
+  /** Writes queued and not yet taken by a commit. */
+  private pending: Write[] = [];
+  private draining = false;
   private failure: Error | null = null;
-  /** Writes done, and how long they took (bench: time per recorded measurement). */
-  readonly stats = { writes: 0, ms: 0 };
+  /** Writes done, the commits they took, and how long those took (bench: time per measurement). */
+  readonly stats = { writes: 0, commits: 0, ms: 0 };
 
   private constructor(
     readonly store: Store,
@@ -82,20 +130,44 @@ export class Recorder {
     return new Recorder(store, run.runId);
   }
 
-  /** Queues one transaction; the first failure is kept for flush(); later writes still try,
-   * unless it was a timeout. */
-  private write(fn: (tx: Sql) => Promise<void>): void {
+  /**
+   * Queues one write (all of its ops commit together or not at all). The queue is drained one
+   * commit at a time, each taking every write queued meanwhile (up to GROUP_ROWS rows): the
+   * instances of a node, which arrive together, cost one commit and one INSERT per table. A
+   * commit holds whole writes only, so a kill between commits keeps whole instances, and a
+   * commit is never delayed waiting for more (nothing sits unsent behind a timer).
+   */
+  private write(w: Write): void {
+    this.pending.push(w);
+    if (this.draining) return;
+    this.draining = true;
     this.queue = this.queue.then(async () => {
-      if (isDbTimeout(this.failure)) return;
-      const t0 = performance.now();
       try {
-        await this.store.transaction(fn);
-        this.stats.writes++;
-        this.stats.ms += performance.now() - t0;
-      } catch (e) {
-        this.failure ??= e instanceof Error ? e : new Error(String(e));
+        while (this.pending.length > 0) await this.commit(takeGroup(this.pending));
+      } finally {
+        this.draining = false;
       }
     });
+  }
+
+  /** One commit of `group`. The first failure is kept for flush(); a commit of several writes
+   * that fails is retried one write at a time, so a bad write loses only itself, as when each
+   * was its own transaction. After a timeout the rest are dropped unsent. */
+  private async commit(group: readonly Write[]): Promise<void> {
+    if (isDbTimeout(this.failure)) return;
+    const t0 = performance.now();
+    try {
+      await applyOps(this.store, mergeOps(group.flat()));
+      this.stats.writes += group.length;
+      this.stats.commits++;
+      this.stats.ms += performance.now() - t0;
+    } catch (e) {
+      if (group.length > 1 && !isDbTimeout(e)) {
+        for (const w of group) await this.commit([w]);
+        return;
+      }
+      this.failure ??= e instanceof Error ? e : new Error(String(e));
+    }
   }
 
   /** Waits for every queued write; the first error any of them met, or null. */
@@ -107,151 +179,151 @@ export class Recorder {
   /** The node's drivers, GPUs and MIG instances (GI ids, placements) and the live catalogue. */
   node(r: NodeRunResult, topology: Map<number, GpuTopology>, layout: string | null): void {
     const inv = r.inventory;
-    this.write(async (tx) => {
-      await tx.run(
-        `INSERT INTO nodes (run_id, node, driver, cuda, error) VALUES (?, ?, ?, ?, ?)
+    // Upserts (a node recorded twice keeps one row): statements of its own, not rows.
+    this.write([
+      async (tx) => {
+        await tx.run(
+          `INSERT INTO nodes (run_id, node, driver, cuda, error) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (run_id, node) DO UPDATE SET driver = excluded.driver, cuda = excluded.cuda,
            error = excluded.error`,
-        [this.runId, r.node, inv?.driver ?? null, inv?.cuda ?? null, r.error],
-      );
-      const byGpu = new Map<string, NonNullable<typeof inv>["instances"]>();
-      for (const i of inv?.instances ?? [])
-        byGpu.set(i.gpuUuid, [...(byGpu.get(i.gpuUuid) ?? []), i]);
-      for (const [uuid, list] of byGpu) {
-        const first = list[0];
-        if (!first) continue;
-        await tx.run(
-          `INSERT INTO gpus (run_id, node, uuid, idx, product, driver, cuda, vbios)
+          [this.runId, r.node, inv?.driver ?? null, inv?.cuda ?? null, r.error],
+        );
+        const byGpu = new Map<string, NonNullable<typeof inv>["instances"]>();
+        for (const i of inv?.instances ?? [])
+          byGpu.set(i.gpuUuid, [...(byGpu.get(i.gpuUuid) ?? []), i]);
+        for (const [uuid, list] of byGpu) {
+          const first = list[0];
+          if (!first) continue;
+          await tx.run(
+            `INSERT INTO gpus (run_id, node, uuid, idx, product, driver, cuda, vbios)
            VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
            ON CONFLICT (run_id, uuid) DO UPDATE SET node = excluded.node, idx = excluded.idx,
              product = excluded.product, driver = excluded.driver, cuda = excluded.cuda`,
-          [
-            this.runId,
-            r.node,
-            uuid,
-            first.gpu,
-            productKey(first.gpuName),
-            inv?.driver ?? null,
-            inv?.cuda ?? null,
-          ],
-        );
-        const topo = topology.get(first.gpu);
-        const instances = list
-          .filter((i) => i.gpuInstanceId !== null)
-          .map((i) => ({
-            profile: i.profile,
-            gi: i.gpuInstanceId,
-            ci: i.computeInstanceId,
-            placement: i.placement,
-            sm: i.sm,
-            memoryMiB: i.memoryMiB,
-          }));
-        await tx.run(
-          `INSERT INTO topology (run_id, node, gpu_uuid, layout, lgip, lgipp, instances)
+            [
+              this.runId,
+              r.node,
+              uuid,
+              first.gpu,
+              productKey(first.gpuName),
+              inv?.driver ?? null,
+              inv?.cuda ?? null,
+            ],
+          );
+          const topo = topology.get(first.gpu);
+          const instances = list
+            .filter((i) => i.gpuInstanceId !== null)
+            .map((i) => ({
+              profile: i.profile,
+              gi: i.gpuInstanceId,
+              ci: i.computeInstanceId,
+              placement: i.placement,
+              sm: i.sm,
+              memoryMiB: i.memoryMiB,
+            }));
+          await tx.run(
+            `INSERT INTO topology (run_id, node, gpu_uuid, layout, lgip, lgipp, instances)
            VALUES (?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (run_id, gpu_uuid) DO UPDATE SET node = excluded.node,
              layout = excluded.layout, lgip = excluded.lgip, lgipp = excluded.lgipp,
              instances = excluded.instances`,
-          [
-            this.runId,
-            r.node,
-            uuid,
-            layout,
-            topo ? JSON.stringify(topo.profiles) : null,
-            topo ? JSON.stringify(topo.placements) : null,
-            JSON.stringify(instances),
-          ],
-        );
-      }
-    });
+            [
+              this.runId,
+              r.node,
+              uuid,
+              layout,
+              topo ? JSON.stringify(topo.profiles) : null,
+              topo ? JSON.stringify(topo.placements) : null,
+              JSON.stringify(instances),
+            ],
+          );
+        }
+      },
+    ]);
   }
 
-  /** One instance's figures of one workload, one transaction: a kill keeps whole results, never half. */
+  /** One instance's figures of one workload, one write: a kill keeps whole results, never half. */
   measurements(suite: string, ms: readonly Measurement[], gpuName: string): void {
     if (ms.length === 0) return;
-    this.write(async (tx) => {
-      for (const m of ms)
-        await tx.run(
-          `INSERT INTO measurements (run_id, node, gpu_uuid, instance_uuid, product, profile, placement,
-            suite, workload, metric, value, unit, repetition) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          [
-            this.runId,
-            m.node,
-            m.gpuUuid,
-            m.instanceUuid,
-            productKey(gpuName),
-            m.profile,
-            m.placement,
-            suite,
-            m.workload,
-            m.metric,
-            m.value,
-            m.unit,
-            m.repetition,
-          ],
-        );
-    });
+    const product = productKey(gpuName);
+    this.write([
+      {
+        table: "measurements",
+        columns: MEASUREMENT_COLUMNS,
+        rows: ms.map((m) => [
+          this.runId,
+          m.node,
+          m.gpuUuid,
+          m.instanceUuid,
+          product,
+          m.profile,
+          m.placement,
+          suite,
+          m.workload,
+          m.metric,
+          m.value,
+          m.unit,
+          m.repetition,
+        ]),
+      },
+    ]);
   }
 
   /** Apply step times of one GPU, by its index as the apply report names it. */
   steps(node: string, gpu: number, timings: StepTimings, prefix = ""): void {
-    this.write(async (tx) => {
-      for (const [k, ms] of Object.entries(timings)) {
-        if (typeof ms === "number")
-          await tx.run(
-            "INSERT INTO step_durations (run_id, node, gpu, step, ms) VALUES (?, ?, ?, ?, ?)",
-            [this.runId, node, gpu, prefix + k.replace(/Ms$/, ""), ms],
-          );
-      }
-    });
+    const rows = Object.entries(timings).flatMap(([k, ms]) =>
+      typeof ms === "number" ? [[this.runId, node, gpu, prefix + k.replace(/Ms$/, ""), ms]] : [],
+    );
+    this.write([
+      { table: "step_durations", columns: ["run_id", "node", "gpu", "step", "ms"], rows },
+    ]);
   }
 
   verdict(v: VerdictRecord): void {
-    this.write((tx) => this.insertVerdict(tx, v));
+    this.write([this.verdictRows(v)]);
   }
 
-  private insertVerdict(tx: Sql, v: VerdictRecord): Promise<void> {
-    return tx.run(
-      "INSERT INTO verdicts (run_id, node, gpu_uuid, instance_uuid, name, status, summary, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      [
-        this.runId,
-        v.node,
-        v.gpuUuid,
-        v.instanceUuid,
-        v.name,
-        v.status,
-        v.summary,
-        JSON.stringify(v.evidence ?? {}),
-      ],
-    );
-  }
-
-  /** One check, one transaction; isolation verdicts also go to `verdicts` (diff's history). */
-  check(c: CheckRecord): void {
-    this.write(async (tx) => {
-      await tx.run(
-        `INSERT INTO checks (run_id, check_id, suite, node, gpu, instance, identity, title, status, code,
-          message, figures, evidence, started, stopped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  private verdictRows(v: VerdictRecord): Rows {
+    return {
+      table: "verdicts",
+      columns: VERDICT_COLUMNS,
+      rows: [
         [
           this.runId,
-          c.id,
-          c.suite,
-          c.node,
-          c.gpu,
-          c.instance ? JSON.stringify(c.instance) : null,
-          checkKey(c),
-          c.title,
-          c.status,
-          c.code,
-          c.message,
-          JSON.stringify(c.figures),
-          JSON.stringify(c.evidence.map((e) => ({ ...e, content: e.content?.slice(0, 4000) }))),
-          new Date(c.startMs).toISOString(),
-          new Date(c.stopMs).toISOString(),
+          v.node,
+          v.gpuUuid,
+          v.instanceUuid,
+          v.name,
+          v.status,
+          v.summary,
+          JSON.stringify(v.evidence ?? {}),
         ],
-      );
-      if (hasRole(c.suite, "matrix") && c.node)
-        await this.insertVerdict(tx, {
+      ],
+    };
+  }
+
+  /** One check, one write; isolation verdicts also go to `verdicts` (diff's history). */
+  check(c: CheckRecord): void {
+    const row = [
+      this.runId,
+      c.id,
+      c.suite,
+      c.node,
+      c.gpu,
+      c.instance ? JSON.stringify(c.instance) : null,
+      checkKey(c),
+      c.title,
+      c.status,
+      c.code,
+      c.message,
+      JSON.stringify(c.figures),
+      JSON.stringify(c.evidence.map((e) => ({ ...e, content: e.content?.slice(0, 4000) }))),
+      new Date(c.startMs).toISOString(),
+      new Date(c.stopMs).toISOString(),
+    ];
+    const ops: Op[] = [{ table: "checks", columns: CHECK_COLUMNS, rows: [row] }];
+    if (hasRole(c.suite, "matrix") && c.node)
+      ops.push(
+        this.verdictRows({
           node: c.node,
           gpuUuid: c.parameters["GPU UUID"] ?? null,
           instanceUuid: c.instance?.uuid ?? null,
@@ -259,8 +331,9 @@ export class Recorder {
           status: c.status,
           summary: c.message,
           evidence: c.figures,
-        });
-    });
+        }),
+      );
+    this.write(ops);
   }
 
   /** Xid lines the kernel log gained during the run. */
@@ -274,24 +347,26 @@ export class Recorder {
       line: string;
     },
   ): void {
-    this.write((tx) =>
-      tx.run(
-        "INSERT INTO xids (run_id, node, pci, xid, gpu_instance, compute_instance, line) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [this.runId, node, x.pci, x.xid, x.gpuInstanceId, x.computeInstanceId, x.line],
-      ),
-    );
+    this.write([
+      {
+        table: "xids",
+        columns: ["run_id", "node", "pci", "xid", "gpu_instance", "compute_instance", "line"],
+        rows: [[this.runId, node, x.pci, x.xid, x.gpuInstanceId, x.computeInstanceId, x.line]],
+      },
+    ]);
   }
 
   /** The finish status, after every queued write; closes the store. The first failed write. */
   async finish(status: RunStatus): Promise<Error | null> {
-    this.write((tx) =>
-      // The worst status of the run's jobs wins (one job per node under --via slurm).
-      tx.run(
-        `UPDATE runs SET finished = ?, status = CASE WHEN ${RANK("?")} >= ${RANK("status")}
-         THEN ? ELSE status END WHERE id = ?`,
-        [new Date().toISOString(), status, status, this.runId],
-      ),
-    );
+    this.write([
+      (tx) =>
+        // The worst status of the run's jobs wins (one job per node under --via slurm).
+        tx.run(
+          `UPDATE runs SET finished = ?, status = CASE WHEN ${RANK("?")} >= ${RANK("status")}
+           THEN ? ELSE status END WHERE id = ?`,
+          [new Date().toISOString(), status, status, this.runId],
+        ),
+    ]);
     const failure = await this.flush();
     await this.store.close().catch(() => {});
     return failure;
