@@ -7,7 +7,7 @@
 // a last check counts the tenants the layout gives and how many were verified isolated
 // (figures `tenants`, `verifiedIsolated`). A GPU without MIG is run on the soft routes
 // (time-slicing, MPS, MPS with limits), each judged against its own promise: what it does not
-// promise is a characterisation (code CHARACTERISED) with its figure, plus the slowdown per
+// promise is a characterisation (kind characterised) with its figure, plus the slowdown per
 // tenant count (--tenants). Each GPU's route as found is its first check. The suite injects faults, so the
 // interlocks guard it: a node with someone else's compute process, or a Slurm node that is not
 // drained, is never faulted (its tests are broken, saying why).
@@ -89,7 +89,7 @@ describe("isolation", () => {
                 if (!v) return brokenIf(`no ${name} verdict came back`, "ISOLATION_UNDECIDED");
                 check.figures({ ...v.figures, tenants });
                 check.note(v.message);
-                if (v.code === "CHARACTERISED") check.passCode("CHARACTERISED");
+                if (v.kind) check.passKind(v.kind);
                 for (const e of v.evidence) check.evidence(e.name, e.content);
                 check.evidence(
                   "evidence.json",

@@ -3,7 +3,7 @@
 // - per GPU with two or more MIG instances, a two-rank all_reduce across two of them (one
 //   process, both instances visible, `-g 2`): NCCL across MIG instances of one GPU is refused
 //   or slow (reference workloads.md 1.5), so its outcome is a documented constraint
-//   (DOCUMENTED_CONSTRAINT, passed) and never a failure of the node;
+//   (passed, kind documented-constraint, code DOCUMENTED_CONSTRAINT), never a node failure;
 // - per MIG GPU, the P2P capability of each profile (the P2P column of `mig -lgip`);
 // - per node with two or more GPUs without MIG, an all_reduce across them (`-g N`) with its bus
 //   bandwidth, so that what slicing gives up shows next to the per-instance figures.
@@ -43,7 +43,7 @@ function judged(v: VerdictView, what: string): void {
   check.figures(v.figures);
   check.note(v.message);
   for (const e of v.evidence) check.evidence(e.name, e.content);
-  if (v.code === "DOCUMENTED_CONSTRAINT") check.passCode(v.code);
+  if (v.kind) check.passKind(v.kind);
   if (v.status === "broken") brokenIf(`${what}: ${v.message}`, v.code);
   if (v.status === "failed") fail(v.code, `${what}: ${v.message}`);
 }

@@ -2,6 +2,7 @@
 // from suites/isolation.ts through src/harness/services.ts (NodeScenarios per node).
 import { SlicecheckError } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
+import type { VerdictStatus } from "../util/status.js";
 import { FAULTS, type FaultName, type ScenarioKind } from "./history.js";
 import type { IsolationMode } from "./plan.js";
 
@@ -29,8 +30,8 @@ export interface IsolationRow {
   profile: string;
   fault: ScenarioKind;
   verdict: string;
-  status: "passed" | "failed" | "broken";
-  /** A soft route's expected weakness, measured (passed). */
+  status: VerdictStatus;
+  /** A soft route's expected weakness, measured (passed): the check's kind is characterised. */
   characterisation: boolean;
   summary: string;
   evidence: { figures: Record<string, unknown>; logLines: string[] };

@@ -1,8 +1,11 @@
 // The types of the public suite API (`slicecheck/suite`). Interfaces only: the implementation
 // lives on the run (src/harness/context.ts) and reaches suite files through globalThis, so a
 // suite that resolves another copy of slicecheck still talks to the run that loaded it.
+import type { PassKind, VerdictStatus } from "../util/status.js";
 import type { CheckRecord, CheckStatus } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
+
+export type { PassKind } from "../util/status.js";
 
 export interface ExecAnswer {
   exitCode: number | null;
@@ -67,7 +70,7 @@ export interface WorkloadResult {
   workload: string;
   /** passed: ran its whole duration without error; failed: died or reported errors; broken:
    * the harness could not run or follow it. */
-  status: Exclude<CheckStatus, "skipped">;
+  status: VerdictStatus;
   reason: string | null;
   exitCode: number | null;
   measurements: WorkloadMeasurement[];
@@ -101,7 +104,10 @@ export interface WorkloadBatch {
 export interface VerdictView {
   title: string;
   gpu: number | null;
-  status: Exclude<CheckStatus, "skipped">;
+  status: VerdictStatus;
+  /** A passed judgement's kind: measured, or a characterisation / documented constraint (pass
+   * it on with `current().passKind(v.kind)`); null when it did not pass. */
+  kind: PassKind | null;
   code: string;
   message: string;
   figures: Record<string, number | string | boolean | null>;
@@ -243,7 +249,13 @@ export interface CheckHandle {
   /** What the check found, shown when it passes too ("Xid 31 names the aggressor"). A failed
    * or broken check's message is its error's. */
   note(text: string): void;
-  /** The code a passing check records instead of OK: CHARACTERISED for a soft route's expected
-   * weakness, measured (a pass that verifies no isolation). Ignored when the check fails. */
+  /** The code a passing check records instead of OK. CHARACTERISED and DOCUMENTED_CONSTRAINT
+   * also set the kind (passKind); ignored when the check fails. */
   passCode(code: string): void;
+  /** What kind of pass this check is when it passes: `characterised` for a soft route's
+   * expected weakness, measured, or `documented-constraint` for a limit the platform documents
+   * (neither verifies isolation; the sign-off counts them apart); default `measured`. The
+   * record gets the kind and its code (CHARACTERISED, DOCUMENTED_CONSTRAINT). Ignored when the
+   * check fails. */
+  passKind(kind: PassKind): void;
 }

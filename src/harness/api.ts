@@ -135,7 +135,6 @@ const viewOf = (v: Verdict, gpu: number | null, failCode: string): VerdictView =
   verdictView(v, gpu, {
     failed: failCode,
     broken: "COMM_UNDECIDED",
-    characterised: "DOCUMENTED_CONSTRAINT",
     evidence: "output",
     markCharacterised: false,
   });

@@ -5,6 +5,7 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { SlicecheckError } from "../errors.js";
+import { PASS_CODE, type PassKind, passKindOfCode } from "../util/status.js";
 import {
   type CheckEvidence,
   type CheckRecord,
@@ -65,6 +66,16 @@ interface Draft {
   windowSet: boolean;
   note: string | null;
   passCode?: string;
+  passKind?: PassKind;
+}
+
+/** A passed check's kind and code. The kind a suite named wins; else the code it set says it
+ * (passCode("CHARACTERISED") meant a characterisation before kinds existed). A characterised
+ * or documented-constraint pass always records its kind's code, so a database row, which keeps
+ * the code and not the kind, still says which it was. */
+function passOf(d: Draft): { kind: PassKind; code: string } {
+  const kind = d.passKind ?? passKindOfCode(d.passCode ?? PASS_CODE.measured);
+  return { kind, code: kind === "measured" ? (d.passCode ?? PASS_CODE.measured) : PASS_CODE[kind] };
 }
 
 /** A figure a suite measured itself, as the outcome of a workload that ran and gave it. */
@@ -328,7 +339,8 @@ export class HarnessContext implements SuiteContext {
     } else {
       const c = classify(err);
       r.status = c.status;
-      r.code = c.status === "passed" && d.passCode ? d.passCode : c.code;
+      r.code = c.code;
+      if (c.status === "passed") Object.assign(r, passOf(d));
       r.message = c.status === "passed" ? (d.note ?? "") : c.message;
     }
     this.sink.add(r);
@@ -385,6 +397,9 @@ export class HarnessContext implements SuiteContext {
       },
       passCode: (code) => {
         d.passCode = code;
+      },
+      passKind: (kind) => {
+        d.passKind = kind;
       },
       note: (text) => {
         d.note = text;

@@ -27,7 +27,7 @@ export function resultOf(
   return {
     instance: view,
     workload: o.workload,
-    status: st === "ok" ? "passed" : st,
+    status: st,
     reason,
     exitCode: o.exitCode,
     measurements: o.measurements.map((m) => ({ metric: m.metric, value: m.value, unit: m.unit })),

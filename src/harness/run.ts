@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
+import { statusOfExit } from "../util/status.js";
 import { CheckSink, exitOf } from "../verdicts/checks.js";
 import { checksFileWriter } from "./context.js";
 import { LIST_TASKS } from "./list-tasks.js";
@@ -141,9 +142,7 @@ async function finishRun(st: RunState, exitCode: number): Promise<number> {
     interrupted: tasks.interrupted,
     startedMs: st.startedMs,
   });
-  const status: RunStatus = tasks.interrupted
-    ? "interrupted"
-    : ((["passed", "failed", "broken"] as const)[code] ?? "broken");
+  const status: RunStatus = tasks.interrupted ? "interrupted" : statusOfExit(code);
   await recorder?.finish(status);
   return code;
 }

@@ -33,6 +33,7 @@ export function viewOfExtra(x: ExtraCheck): VerdictView {
     title: x.title,
     gpu: x.gpu,
     status: x.status,
+    kind: x.status === "passed" ? "measured" : null,
     code:
       x.status === "failed"
         ? (x.code ?? FAIL_CODE[x.suite])

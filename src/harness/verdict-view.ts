@@ -1,44 +1,39 @@
 // A pure judgement (src/verdicts) as a suite reads it, one shape for every suite: its status,
-// the stable code for each outcome, its figures and its log lines as evidence. A
-// characterisation (a documented constraint, a soft route's measured weakness) passes with its
-// own code, so reports can tell it from a kept promise.
+// the stable code for each outcome, its kind when it passed, its figures and its log lines as
+// evidence. A characterisation (a soft route's measured weakness) or a documented constraint
+// passes with its kind, and its kind's code, so reports can tell it from a kept promise.
+import { PASS_CODE } from "../util/status.js";
 import type { Verdict } from "../verdicts/types.js";
 import type { VerdictView } from "./api-types.js";
 
 export interface VerdictCodes {
   failed: string;
   broken: string;
-  characterised: string;
   /** The evidence attachment's name. */
   evidence: string;
-  /** Also mark a characterisation in the figures (the compliance page counts them apart). */
+  /** Also show a characterisation among the figures (`characterisation: true`, as the figures
+   * table has always shown it); reports read the kind, not this figure. */
   markCharacterised: boolean;
 }
 
 export const ISOLATION_CODES: VerdictCodes = {
   failed: "ISOLATION_VIOLATION",
   broken: "ISOLATION_UNDECIDED",
-  characterised: "CHARACTERISED",
   evidence: "log lines",
   markCharacterised: true,
 };
 
 export function verdictView(v: Verdict, gpu: number | null, c: VerdictCodes): VerdictView {
+  const kind = v.status === "passed" ? (v.kind ?? "measured") : null;
   return {
     title: v.name,
     gpu,
     status: v.status,
-    code:
-      v.status === "failed"
-        ? c.failed
-        : v.status === "broken"
-          ? c.broken
-          : v.characterisation
-            ? c.characterised
-            : "OK",
+    kind,
+    code: kind ? PASS_CODE[kind] : v.status === "failed" ? c.failed : c.broken,
     message: v.summary,
     figures:
-      v.characterisation && c.markCharacterised
+      kind === "characterised" && c.markCharacterised
         ? { ...v.evidence.figures, characterisation: true }
         : v.evidence.figures,
     evidence: v.evidence.logLines.length

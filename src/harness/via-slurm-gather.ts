@@ -16,7 +16,7 @@ import { completeAllureResults } from "../report/allure-complete.js";
 import { type ContextNode, RUN_CONTEXT_FILE, type RunFacts } from "../report/context.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
-import { type CheckRecord, exitOf } from "../verdicts/checks.js";
+import { type CheckRecord, exitOf, readCheck } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { interruptExitCode } from "./tasks.js";
 import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm-options.js";
@@ -131,7 +131,7 @@ export function gatherViaSlurm(
     const ctx = ctxText === null ? null : (JSON.parse(ctxText) as RunFacts);
     // Ids are unique within a node's run; the node's name keeps them so within this one.
     for (const c of jsonl<CheckRecord>(join(dir, "checks.jsonl")))
-      checks.push({ ...c, id: `${j.node}.${c.id}` });
+      checks.push({ ...readCheck(c), id: `${j.node}.${c.id}` });
     for (const k of ["measurements", "history"] as const)
       lines[k].push(...(read(join(dir, `${k}.jsonl`)) ?? "").split("\n").filter(Boolean));
     const mine = ctx?.nodes.find((n) => n.node === j.node);

@@ -1,14 +1,16 @@
 // What the Allure results get once the run is over, for a person reading them: each check's
 // figures as an HTML table beside its JSON evidence, the GPU's pictures (slice map, throughput
 // against share, isolation matrix) on the checks they explain, and an environment that counts
-// the nodes as they ended (selected, checked, unreachable) and names the executor. allure-mocha
-// wrote the results live; each result names its check by the hidden parameter `check`.
+// the nodes as they ended (selected, checked, unreachable) and names the executor; a pass that
+// verifies no promise (a characterisation, a documented constraint) gets its kind as a tag.
+// allure-mocha wrote the results live; each result names its check by the hidden parameter
+// `check`.
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { hasRole } from "../util/suite-registry.js";
-import type { CheckRecord } from "../verdicts/checks.js";
+import { type CheckRecord, passKindOf } from "../verdicts/checks.js";
 import type { RunContext } from "./context.js";
 import { figuresPage } from "./signoff/figures.js";
 import { signoffModel } from "./signoff/model.js";
@@ -22,6 +24,7 @@ interface Attachment {
 interface ResultFile {
   parameters?: { name: string; value: string }[];
   attachments?: Attachment[];
+  labels?: { name: string; value: string }[];
 }
 
 function write(dir: string, ext: string, body: string): string {
@@ -77,7 +80,11 @@ export function enrichAllureResults(dir: string, ctx: RunContext): number {
       svg("slice map.svg", p.sliceMap);
     if (p && hasRole(c.suite, "throughput")) svg("throughput against share.svg", p.throughput);
     if (p && hasRole(c.suite, "matrix")) svg("isolation matrix.svg", p.matrix);
-    if (!add.length) continue;
+    // A pass that verifies no promise is tagged with its kind, so Allure can filter it apart.
+    const kind = passKindOf(c);
+    const tag = kind && kind !== "measured" ? kind : null;
+    if (tag) r.labels = [...(r.labels ?? []), { name: "tag", value: tag }];
+    if (!add.length && !tag) continue;
     r.attachments = [...(r.attachments ?? []), ...add];
     writeFileSync(file, JSON.stringify(r));
     n++;

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
-import type { CheckRecord } from "../verdicts/checks.js";
+import { type CheckRecord, readCheck } from "../verdicts/checks.js";
 import type { SignoffPolicy } from "../verdicts/coverage.js";
 
 export interface ContextNode {
@@ -79,7 +79,7 @@ export function readChecks(file: string): CheckRecord[] {
   lines.forEach((l, k) => {
     if (!l.trim()) return;
     try {
-      out.push(JSON.parse(l) as CheckRecord);
+      out.push(readCheck(JSON.parse(l) as CheckRecord));
     } catch (e) {
       if (k < lines.length - 1 && lines.slice(k + 1).some((x) => x.trim()))
         throw usage(file, `line ${k + 1}: ${(e as Error).message}`);

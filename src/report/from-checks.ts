@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IsolationRow } from "../chaos/isolation.js";
 import { hasRole, suiteOf } from "../util/suite-registry.js";
-import { type CheckRecord, countOf } from "../verdicts/checks.js";
+import { type CheckRecord, countOf, passKindOf } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import { completeAllureResults } from "./allure-complete.js";
@@ -103,7 +103,7 @@ function isolationRows(checks: readonly CheckRecord[]): IsolationRow[] {
     .map((c) => ({
       mode: (c.parameters.mode ?? "mig") as IsolationRow["mode"],
       route: c.parameters.route ?? "MIG",
-      characterisation: c.code === "CHARACTERISED",
+      characterisation: passKindOf(c) === "characterised",
       node: c.node as string,
       gpu: c.gpu ?? 0,
       aggressor: c.parameters.aggressor ?? c.instance?.label ?? "?",

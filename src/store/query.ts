@@ -2,6 +2,7 @@
 // version) becomes a set of (run, node) pairs, and those pairs become a Snapshot.
 import { SlicecheckError } from "../errors.js";
 import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
+import { type Status, storedStatus } from "../util/status.js";
 import type { Store } from "./store.js";
 
 export interface Picked {
@@ -41,10 +42,11 @@ export interface Snapshot {
   picked: Picked[];
   topology: GpuTopo[];
   measurements: MeasurementRow[];
-  verdicts: { node: string; gpu: string | null; name: string; status: string; summary: string }[];
+  /** Statuses in the one vocabulary: a row an older version wrote as "ok" reads as passed. */
+  verdicts: { node: string; gpu: string | null; name: string; status: Status; summary: string }[];
   steps: { node: string; gpu: number | null; step: string; ms: number }[];
   /** Every check of the picked runs (schema 2 on); its identity survives drivers and GI ids. */
-  checks: { node: string; identity: string; suite: string; status: string; message: string }[];
+  checks: { node: string; identity: string; suite: string; status: Status; message: string }[];
 }
 
 // Aliases are quoted: PostgreSQL folds unquoted names to lower case (runId → runid).
@@ -136,17 +138,25 @@ export async function snapshot(db: Store, selector: string): Promise<Snapshot> {
         at,
       )),
     );
+    const read = <T extends { status: unknown }>(r: T) => ({
+      ...r,
+      status: storedStatus(r.status),
+    });
     snap.verdicts.push(
-      ...(await db.all<Snapshot["verdicts"][number]>(
-        "SELECT node, gpu_uuid AS gpu, name, status, summary FROM verdicts WHERE run_id = ? AND node = ? ORDER BY id",
-        at,
-      )),
+      ...(
+        await db.all<Snapshot["verdicts"][number]>(
+          "SELECT node, gpu_uuid AS gpu, name, status, summary FROM verdicts WHERE run_id = ? AND node = ? ORDER BY id",
+          at,
+        )
+      ).map(read),
     );
     snap.checks.push(
-      ...(await db.all<Snapshot["checks"][number]>(
-        "SELECT node, identity, suite, status, message FROM checks WHERE run_id = ? AND node = ? ORDER BY id",
-        at,
-      )),
+      ...(
+        await db.all<Snapshot["checks"][number]>(
+          "SELECT node, identity, suite, status, message FROM checks WHERE run_id = ? AND node = ? ORDER BY id",
+          at,
+        )
+      ).map(read),
     );
     snap.steps.push(
       ...(await db.all<Snapshot["steps"][number]>(

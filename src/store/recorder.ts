@@ -10,6 +10,7 @@
 
 import type { StepTimings } from "../mig/apply/types.js";
 import { resolveProduct } from "../mig/catalog/catalog.js";
+import type { Status, VerdictStatus } from "../util/status.js";
 import { hasRole } from "../util/suite-registry.js";
 import { type CheckRecord, checkKey } from "../verdicts/checks.js";
 import type { Measurement } from "../workloads/launcher.js";
@@ -19,7 +20,9 @@ import { applyOps, mergeOps, type Op, type Rows, takeGroup, type Write } from ".
 import { isDbTimeout, openStore, type Store } from "./store.js";
 import type { GpuTopology } from "./topology.js";
 
-export type RunStatus = "running" | "passed" | "failed" | "broken" | "interrupted" | "abandoned";
+/** A run's row: its lifecycle (running; interrupted by a signal; abandoned when its controller
+ * died) or, once finished, the verdict of its checks in the one vocabulary (src/util/status.ts). */
+export type RunStatus = VerdictStatus | "running" | "interrupted" | "abandoned";
 
 /** SQL for a status's rank: a failed check outranks an undecided one, as in the exit code. */
 const RANK = (x: string) =>
@@ -30,7 +33,7 @@ export interface VerdictRecord {
   gpuUuid: string | null;
   instanceUuid: string | null;
   name: string;
-  status: string;
+  status: Status;
   summary: string;
   evidence: unknown;
 }

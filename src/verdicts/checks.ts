@@ -4,9 +4,19 @@
 // missing in another.
 import { AssertionError } from "node:assert";
 import { SlicecheckError } from "../errors.js";
+import {
+  EXIT_CODE,
+  type PassKind,
+  passKindOfCode,
+  type Status,
+  storedStatus,
+  type VerdictStatus,
+  worstStatus,
+} from "../util/status.js";
 import type { VerdictSuite } from "../util/suite-registry.js";
 
-export type CheckStatus = "passed" | "failed" | "broken" | "skipped";
+/** A check's status: the one vocabulary (src/util/status.ts). */
+export type CheckStatus = Status;
 
 /** One check of the layout, health or regression suites as their verdicts decide it (the
  * suites turn it into the running test's outcome). */
@@ -23,7 +33,8 @@ export interface ExtraCheck {
   code?: string;
 }
 
-export type TestStatus = "passed" | "failed" | "broken";
+/** A test's outcome as a verdict decides it: never skipped (src/util/status.ts). */
+export type TestStatus = VerdictStatus;
 
 /** Where a check ran: node, GPU index, and the instance by what survives re-creation (profile
  * and placement), never by GI id alone (GI ids change when a layout is re-applied). */
@@ -62,6 +73,10 @@ export interface CheckRecord {
   /** The mocha title path below the suite file, joined with " › ". */
   fullTitle: string;
   status: CheckStatus;
+  /** How a passed check was shown (src/util/status.ts): a kept promise measured, a soft route's
+   * characterised weakness, or a documented constraint. Absent on a check that did not pass;
+   * reports read it through passKindOf, never from the code, title or message. */
+  kind?: PassKind;
   /** A stable code: OK, SKIPPED, a failure code (ISOLATION_VIOLATION, ASSERTION…) or the
    * harness error's code (CONNECTION_LOST…). Reports group by it, never by message text. */
   code: string;
@@ -113,9 +128,29 @@ export function countOf(checks: readonly CheckRecord[]): CheckCounts {
 
 /** 0 every check passed; 1 one failed; 2 one could not be decided (and none failed). */
 export function exitOf(checks: readonly CheckRecord[]): number {
-  if (checks.some((c) => c.status === "failed")) return 1;
-  if (checks.some((c) => c.status === "broken")) return 2;
-  return 0;
+  const worst = worstStatus(checks.map((c) => c.status));
+  return worst === "skipped" ? 0 : EXIT_CODE[worst];
+}
+
+/** The kind of a passed check (measured where the record names none), null for any other. */
+export function passKindOf(c: Pick<CheckRecord, "status" | "kind">): PassKind | null {
+  return c.status === "passed" ? (c.kind ?? "measured") : null;
+}
+
+/** A passed check that verifies no promise: a characterisation or a documented constraint. */
+export const passesWithoutPromise = (c: Pick<CheckRecord, "status" | "kind">): boolean => {
+  const k = passKindOf(c);
+  return k !== null && k !== "measured";
+};
+
+/** A record as read back from checks.jsonl (this version's or an older one's): its status in
+ * today's vocabulary ("ok" was passed), and a passed check's kind from its code when the
+ * record predates the kind (CHARACTERISED, DOCUMENTED_CONSTRAINT). */
+export function readCheck(raw: CheckRecord): CheckRecord {
+  const status = storedStatus(raw.status);
+  const { kind: _k, ...rest } = raw;
+  if (status !== "passed") return { ...rest, status };
+  return { ...rest, status, kind: raw.kind ?? passKindOfCode(raw.code) };
 }
 
 /** What identifies a check across runs and drivers (diff, history). */
@@ -175,6 +210,7 @@ export class CheckSink {
       stopMs: now,
       ...fields,
     };
+    if (c.status === "passed") c.kind ??= "measured";
     this.add(c);
     return c;
   }

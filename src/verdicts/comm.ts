@@ -19,13 +19,13 @@ const v = (
   summary: string,
   figures: Verdict["evidence"]["figures"],
   text: string,
-  characterisation = false,
+  documented = false,
 ): Verdict => ({
   name,
   status,
   summary,
   evidence: { figures, logLines: text.trimEnd().split("\n").slice(-8) },
-  ...(characterisation ? { characterisation } : {}),
+  ...(documented ? { kind: "documented-constraint" as const } : {}),
 });
 
 /** The documented refusals: CUDA enumerates one MIG device per process (nccl-tests' message),
@@ -44,7 +44,7 @@ const REFUSALS: readonly { re: RegExp; why: string }[] = [
 
 /** A two-rank all_reduce across two MIG instances of one GPU: refused as documented, or run on
  * the slow path (no P2P between instances: shared memory) with its bus bandwidth. Either is the
- * expected outcome, a characterisation; anything else could not be decided. */
+ * expected outcome, a documented constraint; anything else could not be decided. */
 export function crossInstance(o: CommOutput): Verdict {
   const name = "crossInstanceNccl";
   const text = `${o.stdout}\n${o.stderr}`;

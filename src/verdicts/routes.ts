@@ -50,7 +50,7 @@ export function characterise(v: Verdict, route: Route): Verdict {
   return {
     ...v,
     status: "passed",
-    characterisation: true,
+    kind: "characterised",
     summary: `${describeRoute(route)}: ${what}; expected for the soft route (it ${promiseText(route)})`,
     evidence: {
       ...v.evidence,
@@ -222,7 +222,7 @@ export function slowdownPerTenants(
       `${describeRoute(route)}: each tenant slows ${parts.join(", ")} tenants; expected for the soft route (it ${promiseText(route)})`,
       { ...figures, route: describeRoute(route) },
     ),
-    characterisation: true,
+    kind: "characterised",
   };
 }
 

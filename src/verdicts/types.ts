@@ -1,14 +1,18 @@
 // What a checker says about one scenario: passed, failed (the node broke a promise), or broken
 // (the harness could not tell: a lost connection, a workload that never reported).
-export type VerdictStatus = "passed" | "failed" | "broken";
+import type { PassKind, VerdictStatus } from "../util/status.js";
+
+export type { VerdictStatus } from "../util/status.js";
 
 export interface Verdict {
   name: string;
   status: VerdictStatus;
   summary: string;
-  /** A soft route's expected weakness, measured: passed with its figure, never a violation
-   * (verdicts/routes.ts). Absent on the promise checks. */
-  characterisation?: boolean;
+  /** How a passed verdict was shown (src/util/status.ts): `characterised` for a soft route's
+   * expected weakness, measured with its figure, never a violation (verdicts/routes.ts);
+   * `documented-constraint` for a limit the platform documents (verdicts/comm.ts). Absent on a
+   * promise kept (measured) and on a verdict that did not pass. */
+  kind?: Exclude<PassKind, "measured">;
   evidence: {
     figures: Record<string, number | string | boolean | null>;
     logLines: string[];

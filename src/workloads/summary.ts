@@ -1,9 +1,12 @@
 // The per-instance rows of a run: what the terminal table, the reports and the records show.
 // Pure: a died or erroring workload is a failed check; one the harness could not run is broken.
+import type { VerdictStatus } from "../util/status.js";
 import type { InstanceOutcome } from "./launcher.js";
 import { instanceLabel, type NodeRunResult } from "./node-run.js";
 
-export type InstanceStatus = "ok" | "failed" | "broken";
+/** A finished workload's status: the one vocabulary's (src/util/status.ts), never skipped (an
+ * instance that ran has an outcome). */
+export type InstanceStatus = VerdictStatus;
 
 export function statusOf(o: InstanceOutcome): InstanceStatus {
   // A late exit whose end the node did not record is in harnessError (judgeLateExit): broken.
@@ -19,7 +22,7 @@ export function statusOf(o: InstanceOutcome): InstanceStatus {
   );
   if (errors && errors.value > 0) return "failed";
   if (o.parseError || o.measurements.length === 0) return "broken";
-  return "ok";
+  return "passed";
 }
 
 export interface RunRow {

@@ -58,6 +58,7 @@ const view = (title: string, status: VerdictView["status"]): VerdictView => ({
   title,
   gpu: 0,
   status,
+  kind: status === "passed" ? "measured" : null,
   code: status === "passed" ? "OK" : "ISOLATION_VIOLATION",
   message: "",
   figures: {},

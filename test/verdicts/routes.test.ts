@@ -59,7 +59,7 @@ describe("route-aware verdicts (pure)", () => {
     const h = noisy(0.5);
     const soft = judgeRoute(TS, h, ref("noisy")).find((v) => v.name === "victimsUnaffected")!;
     assert.equal(soft.status, "passed");
-    assert.equal(soft.characterisation, true);
+    assert.equal(soft.kind, "characterised");
     assert.match(soft.summary, /^time-slicing: a noisy neighbour slows the victim ×2\.0; expected/);
     assert.equal(soft.evidence.figures.expectedWeakness, true);
     const mig = judgeRoute({ kind: "mig" }, h, ref("noisy")).find(
@@ -72,7 +72,7 @@ describe("route-aware verdicts (pure)", () => {
     const h = noisy(0.5, { incomplete: "stopped by SIGTERM after 0.4 s" });
     const v = judgeRoute(TS, h, ref("noisy")).find((x) => x.name === "victimsUnaffected")!;
     assert.equal(v.status, "broken");
-    assert.notEqual(v.characterisation, true);
+    assert.equal(v.kind, undefined);
   });
 
   it("MPS with a memory limit fails a tenant past its cap and a victim that lost its memory", () => {
@@ -169,7 +169,7 @@ describe("route-aware verdicts (pure)", () => {
       (x) => x.name === "victimsUnaffected",
     )!;
     assert.equal(v.status, "passed");
-    assert.equal(v.characterisation, true);
+    assert.equal(v.kind, "characterised");
     assert.match(
       v.summary,
       /^time-slicing in a vGPU guest \(framebuffer 20480 MiB\): a noisy neighbour slows the victim ×2\.0/,
@@ -204,7 +204,7 @@ describe("route-aware verdicts (pure)", () => {
     ];
     const v = slowdownPerTenants(h, r, TS);
     assert.equal(v.status, "passed");
-    assert.equal(v.characterisation, true);
+    assert.equal(v.kind, "characterised");
     assert.equal(v.evidence.figures["tenants 2 slowdown"], 2);
     assert.equal(v.evidence.figures["tenants 3 slowdown"], 3);
     const cut = h.map((e, i) =>

@@ -46,6 +46,7 @@ describe("nccl communication paths (simulated MIG H100 and whole-card 2x H100, r
     assert.equal(cross.node, "mig01");
     assert.equal(cross.status, "passed");
     assert.equal(cross.code, "DOCUMENTED_CONSTRAINT");
+    assert.equal(cross.kind, "documented-constraint");
     assert.equal(cross.figures.outcome, "refused");
     assert.match(cross.message, /Invalid number of GPUs: 2 requested but only 1 were found/);
     const p2p = checks.find((x) => x.title === "P2P capability of each profile")!;
@@ -55,6 +56,7 @@ describe("nccl communication paths (simulated MIG H100 and whole-card 2x H100, r
     )!;
     assert.equal(multi.node, "whole01");
     assert.equal(multi.status, "passed", multi.message);
+    assert.equal(multi.kind, "measured");
     assert.equal(multi.figures.ranks, 2);
     const busbw = multi.figures["busbw GB/s"] as number;
     // NVLink4 H100 SXM in the model levels off at 352 GB/s; the average over sizes is lower.
@@ -77,7 +79,7 @@ describe("communication verdicts on outputs that break them", () => {
     );
     const dup = crossInstance({ exitCode: 3, stdout: nccl, stderr: "" });
     assert.equal(dup.status, "passed");
-    assert.equal(dup.characterisation, true);
+    assert.equal(dup.kind, "documented-constraint");
   });
 
   it("a multi-GPU all_reduce with wrong results fails; one rank short is undecided", () => {

@@ -6,16 +6,17 @@ import { join } from "node:path";
 import { styleText } from "node:util";
 import type { HarnessRunResult } from "../../harness/run.js";
 import { signoffLines, signoffOfRun } from "../../report/signoff/summary.js";
-import { hasRole } from "../../util/suite-registry.js";
-import { type CheckRecord, countOf } from "../../verdicts/checks.js";
+import type { PassKind, Status } from "../../util/status.js";
+import { type CheckRecord, countOf, passKindOf } from "../../verdicts/checks.js";
 import { displayPath, type Out, table } from "../context.js";
 
+/** How the terminal marks each status (a presentation: "ok" here is passed, not a fifth word). */
 export const MARK = {
   passed: "ok",
   failed: "FAILED",
   broken: "BROKEN",
   skipped: "skipped",
-} as const;
+} as const satisfies Record<Status, string>;
 
 /** Colour only on a terminal, and never with NO_COLOR set (https://no-color.org). */
 export function painter(io: Out, env = process.env) {
@@ -50,6 +51,24 @@ export function verdictOf(r: Pick<HarnessRunResult, "interrupted" | "exitCode">)
         : "BROKEN: some checks could not be decided (see above); nothing failed";
 }
 
+/** Why some passes verify no promise, read from the checks' kinds: the counts above include
+ * them as passed, so the terminal says how many, as the sign-off does per check. */
+export function kindNotes(checks: readonly CheckRecord[]): string[] {
+  const n = (k: PassKind) => checks.filter((c) => passKindOf(c) === k).length;
+  const out: string[] = [];
+  const soft = n("characterised");
+  if (soft > 0)
+    out.push(
+      `note: ${soft} passed check(s) are characterisations: time-slicing and MPS are soft routes, not isolation: processes share the GPU's throughput (and, without a pinned memory limit, its memory), and under MPS one client's fatal fault kills the others; what a route does not promise is reported as a characterisation (code CHARACTERISED) with its figure, and only a broken promise fails`,
+    );
+  const documented = n("documented-constraint");
+  if (documented > 0)
+    out.push(
+      `note: ${documented} passed check(s) are documented constraints (code DOCUMENTED_CONSTRAINT): a limit the platform documents, observed as documented, never a failure of the node`,
+    );
+  return out;
+}
+
 function perNode(checks: readonly CheckRecord[]): string {
   const nodes = [...new Set(checks.map((c) => c.node ?? "(run)"))];
   return table([
@@ -78,17 +97,7 @@ export function printEnd(
       io.out(`      evidence: ${evidenceOf(c, o.outDir)}`);
     }
   }
-  if (
-    r.checks.some(
-      (c) =>
-        hasRole(c.suite, "matrix") &&
-        c.parameters.mode &&
-        !["mig", "exclusive"].includes(c.parameters.mode),
-    )
-  )
-    io.out(
-      "note: time-slicing and MPS are soft routes, not isolation: processes share the GPU's throughput (and, without a pinned memory limit, its memory), and under MPS one client's fatal fault kills the others; what a route does not promise is reported as a characterisation (code CHARACTERISED) with its figure, and only a broken promise fails",
-    );
+  for (const l of kindNotes(r.checks)) io.out(l);
   io.out("");
   if (r.checks.length > 0) io.out(perNode(r.checks));
   io.out(reportsLine(o.outDir, o.allure));

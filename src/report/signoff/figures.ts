@@ -1,8 +1,9 @@
 // A check's figures for people: the one figure its row shows, and all of them as an HTML table
 // (on the compliance page and as an Allure attachment beside the JSON evidence).
 
+import type { PassKind } from "../../util/status.js";
 import { hasRole } from "../../util/suite-registry.js";
-import type { CheckRecord } from "../../verdicts/checks.js";
+import { type CheckRecord, passKindOf } from "../../verdicts/checks.js";
 import { esc } from "../svg/common.js";
 
 const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
@@ -47,6 +48,20 @@ export function figuresInline(c: CheckRecord): string {
   return parts.length ? `<p class="fig">${parts.join(" · ")}</p>` : "";
 }
 
+/** What a pass of each kind that verifies no promise means, in a reader's words. */
+const KIND_NOTE: Readonly<Record<Exclude<PassKind, "measured">, string>> = {
+  characterised:
+    "a characterisation: the route's expected weakness, measured; it verifies no isolation",
+  "documented-constraint":
+    "a documented constraint: a limit the platform documents, observed; it verifies no promise of the node",
+};
+
+/** The line saying what kind of pass the check is, or "" for a kept promise and any other status. */
+export function kindNote(c: Pick<CheckRecord, "status" | "kind">): string {
+  const k = passKindOf(c);
+  return k === null || k === "measured" ? "" : `<p class="kind">${esc(KIND_NOTE[k])}</p>`;
+}
+
 /** A standalone page for Allure: the check's outcome, figures, parameters and message. */
 export function figuresPage(c: CheckRecord): string {
   const params = Object.entries(c.parameters)
@@ -57,7 +72,7 @@ body{font:13px/1.4 system-ui,sans-serif;margin:8px}table{border-collapse:collaps
 th,td{border:1px solid #ccc;padding:2px 8px;text-align:left}th{background:#f3f3f3;font-weight:600}
 .passed{color:#1b5e20}.failed{color:#b71c1c}.broken{color:#e65100}</style></head><body>
 <p><b class="${c.status}">${esc(c.status.toUpperCase())}</b> ${esc(c.code)} · ${esc([c.node, c.gpu === null ? null : `GPU ${c.gpu}`, c.instance ? `${c.instance.label} ${c.instance.profile}${c.instance.placement ? ` at ${c.instance.placement}` : ""}` : null].filter(Boolean).join(" · "))}</p>
-${c.message ? `<p>${esc(c.message)}</p>` : ""}
+${kindNote(c)}${c.message ? `<p>${esc(c.message)}</p>` : ""}
 <h4>figures</h4>${figuresTable(c) || "<p>none</p>"}
 ${params ? `<h4>parameters</h4><table>${params}</table>` : ""}
 </body></html>

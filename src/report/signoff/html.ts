@@ -9,7 +9,7 @@ import { describePolicy } from "../../verdicts/coverage.js";
 import type { RunContext } from "../context.js";
 import { esc } from "../svg/common.js";
 import { figuresInline, headlineFigure } from "./figures.js";
-import { RESULT_OF, type SignoffModel, signoffModel } from "./model.js";
+import { checkResult, resultWord, type SignoffModel, signoffModel } from "./model.js";
 import { gpuPictures } from "./pictures.js";
 
 /** A file's link from the page's folder, never an absolute path of the control machine. */
@@ -157,7 +157,7 @@ function evidenceBlock(c: SignoffModel["checks"][number], htmlDir: string): stri
       return `<a class="file" href="${esc(rel)}">${esc(e.name)}: ${esc(rel)}</a>`;
     })
     .join(" · ");
-  return `<div class="ev ${c.status}" id="${anchor(c.id)}"><h4>${esc(c.node ?? "run")} ${c.gpu === null ? "" : `GPU ${c.gpu} `}${esc(c.instance ? `${c.instance.label} ${c.instance.profile} ` : "")}· ${esc(c.suite)}: ${esc(c.title)}: ${RESULT_OF[c.status]} ${c.status === "passed" ? "" : `[${esc(c.code)}]`}</h4>
+  return `<div class="ev ${c.status}" id="${anchor(c.id)}"><h4>${esc(c.node ?? "run")} ${c.gpu === null ? "" : `GPU ${c.gpu} `}${esc(c.instance ? `${c.instance.label} ${c.instance.profile} ` : "")}· ${esc(c.suite)}: ${esc(c.title)}: ${checkResult(c)} ${c.status === "passed" ? "" : `[${esc(c.code)}]`}</h4>
 ${c.message ? `<p>${esc(c.message)}</p>` : ""}${figuresInline(c)}${inline}${files ? `<p>log: ${files}</p>` : ""}</div>`;
 }
 
@@ -173,7 +173,7 @@ function checksOf(ctx: RunContext, m: SignoffModel, htmlDir: string): string {
       const rows = list
         .map(
           (c) =>
-            `<tr class="${cls(RESULT_OF[c.status])}"><td>${esc(c.suite)}</td><td>${c.gpu ?? "–"}</td><td>${esc(c.instance ? `${c.instance.label} ${c.instance.profile}` : "–")}</td><td>${esc(c.title)}</td><td class="res">${RESULT_OF[c.status]}</td><td>${esc(headlineFigure(c))}</td><td><a href="#${anchor(c.id)}">evidence</a></td></tr>`,
+            `<tr class="${cls(resultWord(c.status))}"><td>${esc(c.suite)}</td><td>${c.gpu ?? "–"}</td><td>${esc(c.instance ? `${c.instance.label} ${c.instance.profile}` : "–")}</td><td>${esc(c.title)}</td><td class="res">${checkResult(c)}</td><td>${esc(headlineFigure(c))}</td><td><a href="#${anchor(c.id)}">evidence</a></td></tr>`,
         )
         .join("\n");
       return `<section class="node" id="node-${esc(node)}">

@@ -5,7 +5,7 @@
 // ledger's: src/verdicts/coverage.ts).
 
 import { hasRole } from "../../util/suite-registry.js";
-import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
+import { type CheckRecord, type CheckStatus, passKindOf } from "../../verdicts/checks.js";
 
 export interface Scenario {
   fault: string;
@@ -73,7 +73,7 @@ export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: n
       victimsStatus: v?.status ?? null,
       ownStatus: worst(others),
       // A soft route's characterisation passes, but it verifies no isolation.
-      allPassed: list.every((c) => c.status === "passed" && c.code !== "CHARACTERISED"),
+      allPassed: list.every((c) => passKindOf(c) === "measured"),
       tolerance: num(v?.figures.tolerance),
     };
   });

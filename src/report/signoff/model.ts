@@ -2,6 +2,7 @@
 // its partitioning route, layout, driver and tenants; per requirement PASS, FAIL, BROKEN or NOT
 // ASSESSED; and the headline. Pure: the page, the PDF and the tests read the same model.
 
+import { type Status, worstStatus } from "../../util/status.js";
 import {
   type BuiltinSuite,
   HARNESS_SUITE,
@@ -11,7 +12,7 @@ import {
   type SuiteSignoff,
   suiteOf,
 } from "../../util/suite-registry.js";
-import type { CheckRecord, CheckStatus } from "../../verdicts/checks.js";
+import { type CheckRecord, passKindOf } from "../../verdicts/checks.js";
 import {
   type Coverage,
   type CoverageGpu,
@@ -27,7 +28,15 @@ import { CONFINEMENT_TITLE } from "../../verdicts/slurm.js";
 import type { ContextInstance, RunContext } from "../context.js";
 import { type Scenario, scenariosOf } from "./isolation.js";
 
-export type Result = "PASS" | "FAIL" | "BROKEN" | "NOT ASSESSED";
+/** How the page says each status: a presentation of the one vocabulary (src/util/status.ts),
+ * never a fifth status. */
+const RESULT_WORD = {
+  passed: "PASS",
+  failed: "FAIL",
+  broken: "BROKEN",
+  skipped: "NOT ASSESSED",
+} as const satisfies Record<Status, string>;
+export type Result = (typeof RESULT_WORD)[Status];
 /** COMPLIANT only when the policy is met and nothing failed or was left undecided; NOT
  * COMPLIANT when a check failed; PARTIAL otherwise ("tested X of Y"). */
 export type Headline = "COMPLIANT" | "NOT COMPLIANT" | "PARTIAL";
@@ -83,18 +92,23 @@ export interface SignoffModel {
   checks: readonly CheckRecord[];
 }
 
-export const RESULT_OF: Record<CheckStatus, Result> = {
-  passed: "PASS",
-  failed: "FAIL",
-  broken: "BROKEN",
-  skipped: "NOT ASSESSED",
-};
+/** The one function from a status to the page's word. */
+export const resultWord = (s: Status): Result => RESULT_WORD[s];
 
+/** A check's result as its row and evidence say it: a pass that verifies no promise names its
+ * kind (a characterisation, a documented constraint), read from the record, so a reviewer does
+ * not read it as a kept promise. */
+export function checkResult(c: Pick<CheckRecord, "status" | "kind">): string {
+  const kind = passKindOf(c);
+  return kind === null || kind === "measured"
+    ? resultWord(c.status)
+    : `${resultWord(c.status)} (${kind.replace("-", " ")})`;
+}
+
+/** A requirement's result: its checks' worst status (a failure outranks an undecided check,
+ * which outranks a pass), in the page's word; NOT ASSESSED when none was assessed. */
 export function resultOf(list: readonly CheckRecord[]): Result {
-  if (list.some((c) => c.status === "failed")) return "FAIL";
-  if (list.some((c) => c.status === "broken")) return "BROKEN";
-  if (list.some((c) => c.status === "passed")) return "PASS";
-  return "NOT ASSESSED";
+  return resultWord(worstStatus(list.map((c) => c.status)));
 }
 
 export const whereOf = (c: CheckRecord) =>

@@ -1,7 +1,10 @@
 // What the report's pictures share: escaping, the verdict colours (the same on the page, in the
 // PDF and in Allure), and the status names they are keyed by. Hand-made SVG: a slice map, a
 // matrix and bars need no charting library, and the strings print in Chromium as they are.
-export type PictureStatus = "passed" | "failed" | "broken" | "skipped" | "none";
+import type { Status } from "../../util/status.js";
+
+/** A cell's status: a check's, or none where no check judged it. */
+export type PictureStatus = Status | "none";
 
 /** Cell fills (light, so that the figure printed in the cell stays readable) and strokes. */
 export const FILL: Readonly<Record<PictureStatus, string>> = {
