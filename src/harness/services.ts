@@ -11,6 +11,7 @@ import { NodeScenarios } from "../chaos/scenario.js";
 import { assertLayout } from "../mig/apply/index.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Transport } from "../transport/types.js";
+import { worstStatus } from "../util/status.js";
 import type { CheckSink, CheckStatus, ExtraCheck } from "../verdicts/checks.js";
 import { HEALTH_QUERY, healthChecks, layoutChecks } from "../verdicts/health.js";
 import type { ScenarioRef } from "../verdicts/isolation.js";
@@ -158,8 +159,7 @@ const JUDGED_BY: Record<string, string[]> = {
   tenants: ["slowdownPerTenants"],
 };
 
-const RANK: Record<CheckStatus, number> = { passed: 0, skipped: 0, broken: 1, failed: 2 };
-const worse = (a: CheckStatus, b: CheckStatus) => (RANK[b] > RANK[a] ? b : a);
+const worse = (a: CheckStatus, b: CheckStatus) => worstStatus([a, b]);
 
 /** A scenario's steps from its history, each with its own outcome: failed where a workload
  * that must end well did not (a victim that died under load), broken where the harness lost

@@ -29,6 +29,8 @@ export interface Scenario {
   tolerance: number | null;
 }
 
+// Unlike the exit code's order (worstStatus), a verdict not assessed outranks a pass here: the
+// matrix cell must not show a scenario as passed when part of it was never judged.
 const RANK: Record<CheckStatus, number> = { passed: 0, skipped: 1, broken: 2, failed: 3 };
 export const worst = (xs: readonly CheckStatus[]): CheckStatus | null =>
   xs.length ? xs.reduce((a, b) => (RANK[b] > RANK[a] ? b : a)) : null;
