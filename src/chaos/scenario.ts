@@ -6,10 +6,11 @@ import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
-import { type UtilizationResult, UtilizationSampler } from "../workloads/utilization.js";
+import type { UtilizationResult } from "../workloads/utilization.js";
 import { eventDataOf } from "./event-data.js";
 import { exclusiveCheck } from "./exclusive.js";
-import { aggressorGraceS, aggressorSpec, memcheckSpec, victimGraceS } from "./faults.js";
+import { faultScenario } from "./fault-scenario.js";
+import { victimGraceS } from "./faults.js";
 import {
   type ChaosEvent,
   type EventData,
@@ -31,7 +32,7 @@ import {
   planScenarios,
   type ScenarioResult,
 } from "./plan.js";
-import { mpsControl, readDmesg, readPciMap, victimUtilization, xidsIn } from "./probes.js";
+import { mpsControl, readDmesg, readPciMap, victimUtilization } from "./probes.js";
 import { describeRoute, promisesOf } from "./routes.js";
 import { TENANT_GATE_S, tenantWindows } from "./tenants.js";
 
@@ -170,27 +171,7 @@ export class NodeScenarios<V> {
     for (const p of plan) {
       const label = this.label(p.aggressor);
       if (p.mode === "exclusive") {
-        const ref = exclusiveRef(this.node, label, p.aggressor);
-        if (lostAt === null && !this.o.signal?.aborted) {
-          try {
-            this.o.onProgress?.(`${this.node} ${label}: exclusivity of the whole-card instance`);
-            await this.exclusive(p, ref);
-          } catch (e) {
-            lostAt = this.lose(p.gpu, ref.scenario, e);
-          }
-        }
-        const result: ScenarioResult<V> = {
-          mode: p.mode,
-          route: describeRoute(p.route),
-          node: this.node,
-          gpu: p.gpu,
-          aggressor: label,
-          profile: p.aggressor.profile,
-          fault: "exclusive",
-          verdicts: [this.o.judge.exclusivity(this.o.history.events, ref)],
-        };
-        results.push(result);
-        this.o.onScenario?.(result, ref);
+        lostAt = await this.exclusiveEntry(p, results, lostAt);
         continue;
       }
       const underMps = p.mode === "mps" || p.mode === "mps-limited";
@@ -211,66 +192,113 @@ export class NodeScenarios<V> {
       }
       for (const fault of this.o.faults) {
         const { ref } = refs[k++]!;
-        if (lostAt === null && !this.o.signal?.aborted) {
-          try {
-            this.o.onProgress?.(`${this.node} ${label}: ${fault}`);
-            await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null, 1);
-            // Slowed or stopped victims are measured once more (a fresh baseline, the fault
-            // again) before a failure is reported: noise does not reproduce, a leak does.
-            // A soft route's slowdown is its characterisation, not a failure to re-measure.
-            const again = promisesOf(p.route).compute
-              ? this.o.judge.remeasureReason(this.o.history.events, ref, this.o)
-              : null;
-            if (again !== null && !this.o.signal?.aborted) {
-              this.o.onProgress?.(`${this.node} ${label}: ${fault}: re-measuring (${again})`);
-              this.event(null, p.gpu, "controller", "harness", "info", {
-                scenario: ref.scenario,
-                attempt: 2,
-                note: `re-measured before failing: ${again}`,
-              });
-              await this.baseline(p, ref.scenario, 2);
-              await this.scenario(p, fault, ref, pci.get(p.gpu) ?? null, 2);
-            }
-          } catch (e) {
-            lostAt = this.lose(p.gpu, ref.scenario, e);
-          }
-        } else {
-          this.event(null, p.gpu, "controller", "harness", "info", {
-            scenario: ref.scenario,
-            harnessError: lostAt ?? "interrupted before this scenario ran",
-          });
-        }
+        lostAt = await this.faultEntry(p, fault, ref, pci.get(p.gpu) ?? null, lostAt);
         this.judged(results, p, ref, fault);
       }
-      const counts = this.o.tenants ?? [];
-      if ((p.mode === "time-slicing" || p.mode === "mps") && counts.length > 0) {
-        const ref = { ...this.ref(p.aggressor, "oom"), fault: "tenants" as const };
-        ref.scenario = scenarioKey(this.node, label, "tenants");
-        if (lostAt === null && !this.o.signal?.aborted) {
-          try {
-            this.o.onProgress?.(`${this.node} ${label}: ${counts.join(",")} tenants`);
-            await tenantWindows(
-              p,
-              counts,
-              this.o.durationS,
-              ref.scenario,
-              (i, l) => this.labels.set(i, l),
-              (insts, spec, scenario, n) =>
-                this.step(insts, spec, "tenants", "victim", scenario, {
-                  graceS: victimGraceS(this.o.durationS),
-                  tenants: n,
-                  startTogetherS: TENANT_GATE_S,
-                }),
-            );
-          } catch (e) {
-            lostAt = this.lose(p.gpu, ref.scenario, e);
-          }
-        }
-        this.judged(results, p, ref, "tenants");
-      }
+      lostAt = await this.tenantsEntry(p, results, lostAt);
       if (underMps && lostAt === null) await this.mps(p, false);
     }
     return { node: this.node, results, error: null };
+  }
+
+  /** A whole-card instance: its exclusivity is its one scenario. Returns why the node was lost. */
+  private async exclusiveEntry(p: PlanEntry, results: ScenarioResult<V>[], lostAt: string | null) {
+    const label = this.label(p.aggressor);
+    const ref = exclusiveRef(this.node, label, p.aggressor);
+    if (lostAt === null && !this.o.signal?.aborted) {
+      try {
+        this.o.onProgress?.(`${this.node} ${label}: exclusivity of the whole-card instance`);
+        await this.exclusive(p, ref);
+      } catch (e) {
+        lostAt = this.lose(p.gpu, ref.scenario, e);
+      }
+    }
+    const result: ScenarioResult<V> = {
+      mode: p.mode,
+      route: describeRoute(p.route),
+      node: this.node,
+      gpu: p.gpu,
+      aggressor: label,
+      profile: p.aggressor.profile,
+      fault: "exclusive",
+      verdicts: [this.o.judge.exclusivity(this.o.history.events, ref)],
+    };
+    results.push(result);
+    this.o.onScenario?.(result, ref);
+    return lostAt;
+  }
+
+  /** One fault of a partitioned GPU, re-measured once where it slowed the victims. */
+  private async faultEntry(
+    p: PlanEntry,
+    fault: FaultName,
+    ref: ScenarioRef,
+    bus: string | null,
+    lostAt: string | null,
+  ) {
+    const label = this.label(p.aggressor);
+    if (lostAt === null && !this.o.signal?.aborted) {
+      try {
+        this.o.onProgress?.(`${this.node} ${label}: ${fault}`);
+        await this.scenario(p, fault, ref, bus, 1);
+        // Slowed or stopped victims are measured once more (a fresh baseline, the fault
+        // again) before a failure is reported: noise does not reproduce, a leak does.
+        // A soft route's slowdown is its characterisation, not a failure to re-measure.
+        const again = promisesOf(p.route).compute
+          ? this.o.judge.remeasureReason(this.o.history.events, ref, this.o)
+          : null;
+        if (again !== null && !this.o.signal?.aborted) {
+          this.o.onProgress?.(`${this.node} ${label}: ${fault}: re-measuring (${again})`);
+          this.event(null, p.gpu, "controller", "harness", "info", {
+            scenario: ref.scenario,
+            attempt: 2,
+            note: `re-measured before failing: ${again}`,
+          });
+          await this.baseline(p, ref.scenario, 2);
+          await this.scenario(p, fault, ref, bus, 2);
+        }
+      } catch (e) {
+        lostAt = this.lose(p.gpu, ref.scenario, e);
+      }
+    } else {
+      this.event(null, p.gpu, "controller", "harness", "info", {
+        scenario: ref.scenario,
+        harnessError: lostAt ?? "interrupted before this scenario ran",
+      });
+    }
+    return lostAt;
+  }
+
+  /** Soft routes (time-slicing, MPS): each tenant count's slowdown, where asked for. */
+  private async tenantsEntry(p: PlanEntry, results: ScenarioResult<V>[], lostAt: string | null) {
+    const label = this.label(p.aggressor);
+    const counts = this.o.tenants ?? [];
+    if ((p.mode === "time-slicing" || p.mode === "mps") && counts.length > 0) {
+      const ref = { ...this.ref(p.aggressor, "oom"), fault: "tenants" as const };
+      ref.scenario = scenarioKey(this.node, label, "tenants");
+      if (lostAt === null && !this.o.signal?.aborted) {
+        try {
+          this.o.onProgress?.(`${this.node} ${label}: ${counts.join(",")} tenants`);
+          await tenantWindows(
+            p,
+            counts,
+            this.o.durationS,
+            ref.scenario,
+            (i, l) => this.labels.set(i, l),
+            (insts, spec, scenario, n) =>
+              this.step(insts, spec, "tenants", "victim", scenario, {
+                graceS: victimGraceS(this.o.durationS),
+                tenants: n,
+                startTogetherS: TENANT_GATE_S,
+              }),
+          );
+        } catch (e) {
+          lostAt = this.lose(p.gpu, ref.scenario, e);
+        }
+      }
+      this.judged(results, p, ref, "tenants");
+    }
+    return lostAt;
   }
 
   private judged(
@@ -355,83 +383,22 @@ export class NodeScenarios<V> {
     };
   }
 
-  private async scenario(
+  /** fault-scenario.ts: the fault beside the victims' load, the kernel log, the recovery. */
+  private scenario(
     p: PlanEntry,
     fault: FaultName,
     ref: ScenarioRef,
     bus: string | null,
     attempt: number,
   ): Promise<void> {
-    const D = this.o.durationS;
-    const before = await this.dmesgLines().catch((e: unknown) => {
-      throw new HarnessLost(errText(e));
+    return faultScenario(p, fault, ref, bus, attempt, {
+      durationS: this.o.durationS,
+      transports: this.transports,
+      step: (insts, spec, op, process, scenario, extra) =>
+        this.step(insts, spec, op, process, scenario, extra),
+      event: (gpu, op, type, data) => this.event(null, gpu, "controller", op, type, data),
+      dmesgLines: () => this.dmesgLines(),
+      utilization: (scenario, u) => this.utilization(p, scenario, attempt, u),
     });
-    // The aggressor and the memory check go over other connections than the victims' stress
-    // when there are several, so that neither waits for a channel behind the stress.
-    const rest = this.transports.length > 1 ? this.transports.slice(1) : this.transports;
-    let sawOom: () => void = () => {};
-    const oomSeen = new Promise<void>((r) => {
-      sawOom = r;
-    });
-    const aggressor = this.step(
-      [p.aggressor],
-      aggressorSpec(fault, D),
-      "fault",
-      "aggressor",
-      ref.scenario,
-      {
-        graceS: aggressorGraceS(fault),
-        transports: rest,
-        attempt,
-        onLine: (_i, l) => {
-          if (/memhog allocated_bytes=\d+ requested_bytes=\d+ oom=1/.test(l)) sawOom();
-        },
-      },
-    ).finally(() => sawOom());
-    // The victims' SM activity and memory in use while they are measured under the fault.
-    const sampler = new UtilizationSampler(this.transports[0]!, p.victims, Math.max(500, D * 100));
-    sampler.start();
-    const load = this.step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
-      graceS: victimGraceS(D),
-      attempt,
-    }).finally(() => sampler.stop());
-    // The memory check runs in the victims' own instances, so it gets its own window after
-    // their load window: a memhog beside a victim's stress would share its compute unit and
-    // read as a slowdown. The aggressor's OOM holds its memory on through this window.
-    const memcheck =
-      fault === "oom"
-        ? load.then(async () => {
-            await oomSeen;
-            return this.step(p.victims, memcheckSpec(), "memcheck", "victim", ref.scenario, {
-              graceS: 10,
-              transports: rest,
-              attempt,
-            });
-          })
-        : Promise.resolve([]);
-    const settled = await Promise.allSettled([aggressor, load, memcheck]);
-    const lost = settled.find((s) => s.status === "rejected");
-    if (lost) throw (lost as PromiseRejectedResult).reason;
-    this.utilization(p, ref.scenario, attempt, await sampler.stop());
-
-    const tag = attempt > 1 ? { attempt } : {};
-    this.event(null, p.gpu, "controller", "dmesg", "invoke", { scenario: ref.scenario, ...tag });
-    let after: string[];
-    try {
-      after = await this.dmesgLines();
-    } catch (e) {
-      throw new HarnessLost(errText(e));
-    }
-    const xids = xidsIn(after.slice(before.length), bus);
-    this.event(null, p.gpu, "controller", "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
-
-    await this.step(
-      [p.aggressor],
-      stressSpec(Math.max(1, D / 2)),
-      "recovery",
-      "aggressor",
-      ref.scenario,
-      { graceS: victimGraceS(D), attempt },
-    );
   }
 }

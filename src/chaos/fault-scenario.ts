@@ -1,0 +1,115 @@
+// One fault scenario of a partitioned GPU (scenario.ts runs them in their order): the
+// aggressor's fault beside the victims' measured load (and, for an OOM, a memory check in the
+// victims' own instances), the kernel log read around it, then the aggressor's recovery. Apart
+// from NodeScenarios so that its file stays a readable size; what it needs of the node comes in
+// `d`, as exclusive.ts does.
+import type { Transport } from "../transport/types.js";
+import type { Instance } from "../workloads/instances.js";
+import type { InstanceOutcome } from "../workloads/launcher.js";
+import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
+import { type UtilizationResult, UtilizationSampler } from "../workloads/utilization.js";
+import { aggressorGraceS, aggressorSpec, memcheckSpec, victimGraceS } from "./faults.js";
+import type { ChaosEvent, EventData, EventOp, FaultName, ScenarioRef } from "./history.js";
+import { errText, HarnessLost, type PlanEntry } from "./plan.js";
+import { xidsIn } from "./probes.js";
+
+export interface FaultDeps {
+  durationS: number;
+  transports: Transport[];
+  step: (
+    insts: Instance[],
+    spec: WorkloadSpec,
+    op: EventOp,
+    process: ChaosEvent["process"],
+    scenario: string,
+    extra: {
+      graceS: number;
+      onLine?: (i: Instance, l: string) => void;
+      transports?: Transport[];
+      attempt?: number;
+    },
+  ) => Promise<InstanceOutcome[]>;
+  /** A controller event of the GPU. */
+  event: (gpu: number, op: EventOp, type: ChaosEvent["type"], data: EventData) => void;
+  dmesgLines: () => Promise<string[]>;
+  /** Records the victims' utilization under the fault. */
+  utilization: (scenario: string, u: UtilizationResult) => void;
+}
+
+export async function faultScenario(
+  p: PlanEntry,
+  fault: FaultName,
+  ref: ScenarioRef,
+  bus: string | null,
+  attempt: number,
+  d: FaultDeps,
+): Promise<void> {
+  const D = d.durationS;
+  const before = await d.dmesgLines().catch((e: unknown) => {
+    throw new HarnessLost(errText(e));
+  });
+  // The aggressor and the memory check go over other connections than the victims' stress
+  // when there are several, so that neither waits for a channel behind the stress.
+  const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
+  let sawOom: () => void = () => {};
+  const oomSeen = new Promise<void>((r) => {
+    sawOom = r;
+  });
+  const aggressor = d
+    .step([p.aggressor], aggressorSpec(fault, D), "fault", "aggressor", ref.scenario, {
+      graceS: aggressorGraceS(fault),
+      transports: rest,
+      attempt,
+      onLine: (_i, l) => {
+        if (/memhog allocated_bytes=\d+ requested_bytes=\d+ oom=1/.test(l)) sawOom();
+      },
+    })
+    .finally(() => sawOom());
+  // The victims' SM activity and memory in use while they are measured under the fault.
+  const sampler = new UtilizationSampler(d.transports[0]!, p.victims, Math.max(500, D * 100));
+  sampler.start();
+  const load = d
+    .step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
+      graceS: victimGraceS(D),
+      attempt,
+    })
+    .finally(() => sampler.stop());
+  // The memory check runs in the victims' own instances, so it gets its own window after
+  // their load window: a memhog beside a victim's stress would share its compute unit and
+  // read as a slowdown. The aggressor's OOM holds its memory on through this window.
+  const memcheck =
+    fault === "oom"
+      ? load.then(async () => {
+          await oomSeen;
+          return d.step(p.victims, memcheckSpec(), "memcheck", "victim", ref.scenario, {
+            graceS: 10,
+            transports: rest,
+            attempt,
+          });
+        })
+      : Promise.resolve([]);
+  const settled = await Promise.allSettled([aggressor, load, memcheck]);
+  const lost = settled.find((s) => s.status === "rejected");
+  if (lost) throw (lost as PromiseRejectedResult).reason;
+  d.utilization(ref.scenario, await sampler.stop());
+
+  const tag = attempt > 1 ? { attempt } : {};
+  d.event(p.gpu, "dmesg", "invoke", { scenario: ref.scenario, ...tag });
+  let after: string[];
+  try {
+    after = await d.dmesgLines();
+  } catch (e) {
+    throw new HarnessLost(errText(e));
+  }
+  const xids = xidsIn(after.slice(before.length), bus);
+  d.event(p.gpu, "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
+
+  await d.step(
+    [p.aggressor],
+    stressSpec(Math.max(1, D / 2)),
+    "recovery",
+    "aggressor",
+    ref.scenario,
+    { graceS: victimGraceS(D), attempt },
+  );
+}
