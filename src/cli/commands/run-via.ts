@@ -21,66 +21,15 @@ export async function viaSlurm(
   r: { inventory: string; nodes: NodeSpec[]; suites: SuiteFile[]; runId: string },
   io: Out,
 ): Promise<number> {
-  if (o.via !== "slurm") throw new SlicecheckError("USAGE", `--via takes slurm, got '${o.via}'`);
-  const bare = r.nodes.filter((n) => !n.slurmNode).map((n) => n.name);
-  if (bare.length)
-    throw new SlicecheckError(
-      "USAGE",
-      `--via slurm runs a job on each node's Slurm node, but ${bare.join(", ")} has no slurm_node in the inventory; set it`,
-    );
-  if (o.drain || o.list)
-    throw new SlicecheckError(
-      "USAGE",
-      `--via slurm cannot ${o.drain ? "--drain (a node running the job is not drained; use --reservation)" : "--list"}`,
-    );
-  const db = dbPath(o.db);
-  const args = [
-    "--suites",
-    r.suites.map((f) => (f.builtin ? f.name : f.path)).join(","),
-    "--duration",
-    String(o.duration),
-    "--db",
-    isPostgresUrl(db) ? db : resolve(db),
-    ...(o.dbTimeout !== undefined ? ["--db-timeout", String(o.dbTimeout)] : []),
-    ...(o.layout ? ["--layout", resolve(o.layout)] : []),
-    ...(o.config ? ["-c", o.config] : []),
-    ...(o.label ? ["--label", o.label] : []),
-    ...(o.faults ? ["--faults", o.faults] : []),
-    ...(o.tolerance !== undefined ? ["--tolerance", `${o.tolerance * 100}%`] : []),
-    ...(o.keep ? ["--keep"] : []),
-    ...(o.journalDir ? ["--journal-dir", resolve(o.journalDir)] : []),
-    ...(o.grep ? ["--grep", o.grep] : []),
-    ...(o.aggressors !== undefined ? ["--aggressors", String(o.aggressors)] : []),
-    ...(o.tenants ? ["--tenants", o.tenants] : []),
-    ...(o.allowReset ? ["--allow-reset"] : []),
-    ...(o.lease !== undefined ? ["--lease", String(o.lease)] : []),
-    ...(o.allure === false ? ["--no-allure"] : []),
-    // The task runs on its node: the node's commands run right there (local transport).
-    "--local",
-    // The node's own Slurm jobs (the slurm suite's probes) go where its task runs.
-    ...(o.reservation ? ["--reservation", o.reservation] : []),
-  ];
+  refuseVia(o, r.nodes);
+  const args = taskArgs(o, r.suites);
   const outDir = resolve(o.out ?? join("reports", "runs", r.runId));
   const t0 = Date.now();
   io.err(
     `run ${r.runId} via Slurm: a job array, one task per node, on ${r.nodes.length} node(s); output in ${outDir}`,
   );
-  // First SIGINT/SIGTERM: cancel the array and gather what the nodes wrote (exit 130 or 143, as
-  // a direct run); a second one stops waiting.
   const ac = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (!ac.signal.aborted) {
-      io.err(`slicecheck: ${sig}: cancelling the job array, then gathering what the nodes wrote`);
-      ac.abort(`${sig}`);
-      return;
-    }
-    io.err(
-      `slicecheck: ${sig} again: stopped waiting; \`scancel -n slicecheck-${r.runId}\` ends the tasks left`,
-    );
-    process.exit(interruptExitCode(sig));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const onSignal = cancelOnSignal(ac, r.runId, io);
   const res = await runViaSlurm({
     runId: r.runId,
     label: o.label ?? null,
@@ -133,4 +82,72 @@ export async function viaSlurm(
     );
   }
   return res.exitCode;
+}
+
+/** What --via slurm cannot do, refused before anything is submitted. */
+function refuseVia(o: RunCliOptions, nodes: NodeSpec[]): void {
+  if (o.via !== "slurm") throw new SlicecheckError("USAGE", `--via takes slurm, got '${o.via}'`);
+  const bare = nodes.filter((n) => !n.slurmNode).map((n) => n.name);
+  if (bare.length)
+    throw new SlicecheckError(
+      "USAGE",
+      `--via slurm runs a job on each node's Slurm node, but ${bare.join(", ")} has no slurm_node in the inventory; set it`,
+    );
+  if (o.drain || o.list)
+    throw new SlicecheckError(
+      "USAGE",
+      `--via slurm cannot ${o.drain ? "--drain (a node running the job is not drained; use --reservation)" : "--list"}`,
+    );
+}
+
+/** The options of the run each task passes on to its node's `slicecheck run`: paths made
+ * absolute (the task starts in another folder), the node's commands run locally. */
+function taskArgs(o: RunCliOptions, suites: SuiteFile[]): string[] {
+  const db = dbPath(o.db);
+  return [
+    "--suites",
+    suites.map((f) => (f.builtin ? f.name : f.path)).join(","),
+    "--duration",
+    String(o.duration),
+    "--db",
+    isPostgresUrl(db) ? db : resolve(db),
+    ...(o.dbTimeout !== undefined ? ["--db-timeout", String(o.dbTimeout)] : []),
+    ...(o.layout ? ["--layout", resolve(o.layout)] : []),
+    ...(o.config ? ["-c", o.config] : []),
+    ...(o.label ? ["--label", o.label] : []),
+    ...(o.faults ? ["--faults", o.faults] : []),
+    ...(o.tolerance !== undefined ? ["--tolerance", `${o.tolerance * 100}%`] : []),
+    ...(o.keep ? ["--keep"] : []),
+    ...(o.journalDir ? ["--journal-dir", resolve(o.journalDir)] : []),
+    ...(o.grep ? ["--grep", o.grep] : []),
+    ...(o.aggressors !== undefined ? ["--aggressors", String(o.aggressors)] : []),
+    ...(o.tenants ? ["--tenants", o.tenants] : []),
+    ...(o.allowReset ? ["--allow-reset"] : []),
+    ...(o.lease !== undefined ? ["--lease", String(o.lease)] : []),
+    ...(o.allure === false ? ["--no-allure"] : []),
+    // The task runs on its node: the node's commands run right there (local transport).
+    "--local",
+    // The node's own Slurm jobs (the slurm suite's probes) go where its task runs.
+    ...(o.reservation ? ["--reservation", o.reservation] : []),
+  ];
+}
+
+/** First SIGINT/SIGTERM: cancel the array and gather what the nodes wrote (exit 130 or 143, as
+ * a direct run); a second one stops waiting. Returns the handler, installed; the caller removes
+ * it when the array is done. */
+function cancelOnSignal(ac: AbortController, runId: string, io: Out) {
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (!ac.signal.aborted) {
+      io.err(`slicecheck: ${sig}: cancelling the job array, then gathering what the nodes wrote`);
+      ac.abort(`${sig}`);
+      return;
+    }
+    io.err(
+      `slicecheck: ${sig} again: stopped waiting; \`scancel -n slicecheck-${runId}\` ends the tasks left`,
+    );
+    process.exit(interruptExitCode(sig));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return onSignal;
 }
