@@ -4,6 +4,7 @@ import { isSlicecheckError } from "../../errors.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import { type Blocker, readReadiness } from "../../mig/apply/index.js";
 import { fanOut, newRunId } from "../../transport/open.js";
+import type { Transport } from "../../transport/types.js";
 import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
 
 /** The probe, in one round trip. nvidia-smi runs under its own `timeout` (when the node has
@@ -77,11 +78,7 @@ export function interpretProbe(
   | "ready"
   | "notReady"
 > {
-  const kv = new Map<string, string[]>();
-  for (const line of out.split("\n")) {
-    const i = line.indexOf("=");
-    if (i > 0) kv.set(line.slice(0, i), [...(kv.get(line.slice(0, i)) ?? []), line.slice(i + 1)]);
-  }
+  const kv = probeFields(out);
   const one = (k: string) => kv.get(k)?.[0] ?? null;
   const problems: string[] = [];
   const warnings: string[] = [];
@@ -97,38 +94,7 @@ export function interpretProbe(
     warnings.push(
       "not root and no `become: sudo`: MIG changes will be refused (Insufficient Permissions)",
     );
-  const gpus: DoctorGpu[] = [];
-  let driver: string | null = null;
-  const rc = one("nvsmi_rc");
-  if (rc === null) {
-    // The probe itself was cut off before it got there (reported by the caller).
-  } else if (rc === "missing")
-    problems.push("nvidia-smi is not on PATH: is the NVIDIA driver installed?");
-  else if ((rc === "124" || rc === "137") && smiTimeoutS !== null)
-    problems.push(
-      `nvidia-smi --query-gpu did not answer within ${smiTimeoutS} s and was killed: a hung driver or GPU? Check nvidia-smi and the kernel log on the node [COMMAND_TIMEOUT]`,
-    );
-  else if (rc !== "0")
-    problems.push(
-      `nvidia-smi failed (exit ${rc}): ${(kv.get("gpu") ?? []).join(" ").slice(0, 200)}`,
-    );
-  else {
-    for (const g of kv.get("gpu") ?? []) {
-      const f = g.split(",").map((s) => s.trim());
-      if (f.length < 6 || !/^\d+$/.test(f[0]!)) continue;
-      driver = f[3]!;
-      const migCapable = f[4] !== "[N/A]" && f[4] !== "[Not Supported]";
-      gpus.push({
-        index: Number(f[0]),
-        name: f[1]!,
-        uuid: f[2]!,
-        migCurrent: f[4]!,
-        migPending: f[5]!,
-        migCapable,
-      });
-    }
-    if (gpus.length === 0) problems.push("nvidia-smi lists no GPU");
-  }
+  const { gpus, driver } = smiGpus(kv, smiTimeoutS, problems);
   const nvcc = one("nvcc");
   if (nvcc === "missing")
     warnings.push("nvcc not found: the built-in workloads cannot be built on this node");
@@ -158,6 +124,57 @@ export function interpretProbe(
     problems,
     warnings,
   };
+}
+
+/** The probe's `key=value` lines, each key with all its values in order (`gpu=` repeats). */
+function probeFields(out: string): Map<string, string[]> {
+  const kv = new Map<string, string[]>();
+  for (const line of out.split("\n")) {
+    const i = line.indexOf("=");
+    if (i > 0) kv.set(line.slice(0, i), [...(kv.get(line.slice(0, i)) ?? []), line.slice(i + 1)]);
+  }
+  return kv;
+}
+
+/** The GPUs nvidia-smi listed, and its driver version; what went wrong in `problems`. */
+function smiGpus(
+  kv: Map<string, string[]>,
+  smiTimeoutS: number | null,
+  problems: string[],
+): { gpus: DoctorGpu[]; driver: string | null } {
+  const gpus: DoctorGpu[] = [];
+  let driver: string | null = null;
+  const rc = kv.get("nvsmi_rc")?.[0] ?? null;
+  if (rc === null) {
+    // The probe itself was cut off before it got there (reported by the caller).
+  } else if (rc === "missing")
+    problems.push("nvidia-smi is not on PATH: is the NVIDIA driver installed?");
+  else if ((rc === "124" || rc === "137") && smiTimeoutS !== null)
+    problems.push(
+      `nvidia-smi --query-gpu did not answer within ${smiTimeoutS} s and was killed: a hung driver or GPU? Check nvidia-smi and the kernel log on the node [COMMAND_TIMEOUT]`,
+    );
+  else if (rc !== "0")
+    problems.push(
+      `nvidia-smi failed (exit ${rc}): ${(kv.get("gpu") ?? []).join(" ").slice(0, 200)}`,
+    );
+  else {
+    for (const g of kv.get("gpu") ?? []) {
+      const f = g.split(",").map((s) => s.trim());
+      if (f.length < 6 || !/^\d+$/.test(f[0]!)) continue;
+      driver = f[3]!;
+      const migCapable = f[4] !== "[N/A]" && f[4] !== "[Not Supported]";
+      gpus.push({
+        index: Number(f[0]),
+        name: f[1]!,
+        uuid: f[2]!,
+        migCurrent: f[4]!,
+        migPending: f[5]!,
+        migCapable,
+      });
+    }
+    if (gpus.length === 0) problems.push("nvidia-smi lists no GPU");
+  }
+  return { gpus, driver };
 }
 
 const majorMinor = (v: string): [number, number] | null => {
@@ -206,56 +223,12 @@ export async function doctorCommand(
   const runId = newRunId();
   // nvidia-smi gets half of the node's time, so that the rest of the probe still reports.
   const smiTimeoutS = Math.max(1, Math.floor(o.timeout / 2));
-  const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
-    const started = Date.now();
-    const r = await t.exec({ shell: probe(smiTimeoutS) }, { timeoutMs: o.timeout * 1000 });
-    // The interlocks' own reads, only where nvidia-smi answered (a hung driver is reported by
-    // the probe already), within what is left of the node's deadline.
-    let blockers: Blocker[] | null = null;
-    let readError: string | null = null;
-    const left = o.timeout * 1000 - (Date.now() - started);
-    if (!r.timedOut && /^nvsmi_rc=0$/m.test(r.stdout) && left > 0) {
-      try {
-        blockers = await readReadiness(t, t.node, left);
-      } catch (e) {
-        readError = describeError(e);
-      }
-    }
-    return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null, blockers, readError };
-  });
+  const results = await fanOut(nodes, { runId, attempts: 1 }, (t) =>
+    probeNode(t, o.timeout, smiTimeoutS),
+  );
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
-    if (r.error !== undefined) {
-      const code = isSlicecheckError(r.error) ? r.error.code : "INTERNAL";
-      const hostKey =
-        code === "HOST_KEY_UNKNOWN"
-          ? "unknown"
-          : code === "HOST_KEY_CHANGED"
-            ? "changed"
-            : code === "HOST_KEY_REVOKED"
-              ? "revoked"
-              : null;
-      return {
-        ...base,
-        reachable: false,
-        connectMs: null,
-        loginMs: null,
-        hostKey: hostKey as DoctorNode["hostKey"],
-        user: null,
-        sudo: null,
-        driver: null,
-        driverCuda: null,
-        gpus: [],
-        nvcc: null,
-        gpuBurn: false,
-        allReducePerf: false,
-        dmesg: null,
-        problems: [describeError(r.error)],
-        warnings: [],
-        ready: false,
-        notReady: [],
-      } satisfies DoctorNode;
-    }
+    if (r.error !== undefined) return unreachable(base, r.error);
     const v = r.value!;
     const probed = withProbeTimeout(
       interpretProbe(r.node, v.out, smiTimeoutS),
@@ -279,6 +252,57 @@ export async function doctorCommand(
   if (o.json) io.out(JSON.stringify({ nodes: report }, null, 2));
   else printDoctor(report, io);
   return report.some((n) => !n.ready) ? 2 : 0;
+}
+
+/** One node's probe, and where nvidia-smi answered, the interlocks' own reads (a hung driver is
+ * reported by the probe already), within what is left of the node's deadline. */
+async function probeNode(t: Transport, timeoutS: number, smiTimeoutS: number) {
+  const started = Date.now();
+  const r = await t.exec({ shell: probe(smiTimeoutS) }, { timeoutMs: timeoutS * 1000 });
+  let blockers: Blocker[] | null = null;
+  let readError: string | null = null;
+  const left = timeoutS * 1000 - (Date.now() - started);
+  if (!r.timedOut && /^nvsmi_rc=0$/m.test(r.stdout) && left > 0) {
+    try {
+      blockers = await readReadiness(t, t.node, left);
+    } catch (e) {
+      readError = describeError(e);
+    }
+  }
+  return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null, blockers, readError };
+}
+
+/** A node the doctor could not log in to: why, and its host key's state where that was it. */
+function unreachable(base: Pick<DoctorNode, "name" | "host" | "port">, error: unknown): DoctorNode {
+  const code = isSlicecheckError(error) ? error.code : "INTERNAL";
+  const hostKey =
+    code === "HOST_KEY_UNKNOWN"
+      ? "unknown"
+      : code === "HOST_KEY_CHANGED"
+        ? "changed"
+        : code === "HOST_KEY_REVOKED"
+          ? "revoked"
+          : null;
+  return {
+    ...base,
+    reachable: false,
+    connectMs: null,
+    loginMs: null,
+    hostKey: hostKey as DoctorNode["hostKey"],
+    user: null,
+    sudo: null,
+    driver: null,
+    driverCuda: null,
+    gpus: [],
+    nvcc: null,
+    gpuBurn: false,
+    allReducePerf: false,
+    dmesg: null,
+    problems: [describeError(error)],
+    warnings: [],
+    ready: false,
+    notReady: [],
+  } satisfies DoctorNode;
 }
 
 /** A probe killed at its deadline reported only what it had printed: say so, once. */
