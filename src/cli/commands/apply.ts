@@ -159,29 +159,8 @@ export async function applyCommand(
   const runId = newRunId();
   const journalDir = o.journalDir ?? DEFAULT_JOURNAL_DIR;
   const restoreHint = `slicecheck restore -i ${o.inventory ?? "<inventory>"} --nodes ${nodes.map((n) => n.name).join(",")}${journalDir !== DEFAULT_JOURNAL_DIR ? ` --journal-dir ${journalDir}` : ""}`;
-  // Ctrl-C in the middle of a change: the step under way is finished (a GPU left between a
-  // destroy and a create is worse than either), then the journalled state is put back. A
-  // second Ctrl-C stops waiting and prints the command that finishes the job.
-  let interrupted = 0;
-  let firstSignal: NodeJS.Signals | null = null;
-  const onSignal = (sig: NodeJS.Signals) => {
-    interrupted++;
-    firstSignal ??= sig;
-    if (interrupted === 1) {
-      io.err(
-        `slicecheck apply: ${sig}: finishing the change under way, then restoring the original layout from the journal (interrupt again to stop waiting)`,
-      );
-      return;
-    }
-    io.err(
-      `slicecheck apply: ${sig} again: stopped waiting; the GPUs may be half-changed. Finish with: ${restoreHint}`,
-    );
-    process.exit(interruptExitCode(sig));
-  };
-  if (!o.dryRun) {
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  }
+  const stop = changeInterrupts(io, restoreHint);
+  if (!o.dryRun) stop.listen();
   // A dry run changes nothing, so it takes no lock (and works beside a running controller).
   const reports = await withNodeLocks(
     nodes,
@@ -198,12 +177,9 @@ export async function applyCommand(
         transports,
       }),
   ).finally(() => {
-    if (interrupted === 0) {
-      process.removeListener("SIGINT", onSignal);
-      process.removeListener("SIGTERM", onSignal);
-    }
+    if (stop.count() === 0) stop.unlisten();
   });
-  if (interrupted > 0) {
+  if (stop.count() > 0) {
     printChangeReports(reports, "apply", `config '${config.name}'`, io);
     const restored = await withNodeLocks(
       nodes,
@@ -211,23 +187,69 @@ export async function applyCommand(
       { command: "restore", lock: true, leaseS: o.lease },
       (transports) =>
         restoreNodes(nodes, { runId, journalDir, allowReset: o.allowReset ?? false, transports }),
-    ).finally(() => {
-      process.removeListener("SIGINT", onSignal);
-      process.removeListener("SIGTERM", onSignal);
-    });
+    ).finally(() => stop.unlisten());
     printChangeReports(restored, "restore", "the journal", io);
     if (worstExit(restored) !== 0)
       io.err(`slicecheck apply: the restore did not complete; finish with: ${restoreHint}`);
-    return interruptExitCode(firstSignal);
+    return interruptExitCode(stop.first());
   }
-  if (o.json) {
+  printApply(
+    reports,
+    { runId, layoutPath, config: config.name, json: o.json, dryRun: o.dryRun },
+    io,
+  );
+  return worstExit(reports);
+}
+
+/** Ctrl-C in the middle of a change: the step under way is finished (a GPU left between a
+ * destroy and a create is worse than either), then the journalled state is put back. A second
+ * Ctrl-C stops waiting and prints the command that finishes the job. */
+function changeInterrupts(io: Out, restoreHint: string) {
+  let interrupted = 0;
+  let firstSignal: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupted++;
+    firstSignal ??= sig;
+    if (interrupted === 1) {
+      io.err(
+        `slicecheck apply: ${sig}: finishing the change under way, then restoring the original layout from the journal (interrupt again to stop waiting)`,
+      );
+      return;
+    }
+    io.err(
+      `slicecheck apply: ${sig} again: stopped waiting; the GPUs may be half-changed. Finish with: ${restoreHint}`,
+    );
+    process.exit(interruptExitCode(sig));
+  };
+  return {
+    /** How many signals came. */
+    count: () => interrupted,
+    first: () => firstSignal,
+    listen: () => {
+      process.on("SIGINT", onSignal);
+      process.on("SIGTERM", onSignal);
+    },
+    unlisten: () => {
+      process.removeListener("SIGINT", onSignal);
+      process.removeListener("SIGTERM", onSignal);
+    },
+  };
+}
+
+/** What the change did, per node: JSON or the table. */
+function printApply(
+  reports: NodeReport[],
+  r: { runId: string; layoutPath: string; config: string; json?: boolean; dryRun?: boolean },
+  io: Out,
+): void {
+  if (r.json) {
     io.out(
       JSON.stringify(
         {
-          run: runId,
-          layout: layoutPath,
-          config: config.name,
-          dryRun: o.dryRun ?? false,
+          run: r.runId,
+          layout: r.layoutPath,
+          config: r.config,
+          dryRun: r.dryRun ?? false,
           nodes: reports,
         },
         null,
@@ -235,7 +257,6 @@ export async function applyCommand(
       ),
     );
   } else {
-    printChangeReports(reports, "apply", `config '${config.name}'`, io);
+    printChangeReports(reports, "apply", `config '${r.config}'`, io);
   }
-  return worstExit(reports);
 }
