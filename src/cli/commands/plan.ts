@@ -143,19 +143,7 @@ export async function planCommand(
     );
   }
   const config = selectConfig(await loadLayoutInput(layout), o.config);
-  const devices: DevicePlan[] = [];
-  for (const entry of entriesFor(config, board.pciId)) {
-    const request = {
-      migEnabled: entry.migEnabled,
-      devices: entry.migDevices,
-      placements: entry.placements,
-    };
-    // `devices: all` is planned once, for GPU 0: every GPU of this product gets the same plan.
-    const indices = entry.devices === "all" ? [0] : entry.devices;
-    for (const i of indices) {
-      devices.push({ entry, appliesTo: entry.devices, result: planRequest(catalog, request, i) });
-    }
-  }
+  const devices = devicePlans(config, board.pciId, catalog);
   const reasons: string[] = [];
   const alternatives: (Alternative & { gpu: number })[] = [];
   if (devices.length === 0) {
@@ -202,4 +190,26 @@ export async function planCommand(
   for (const d of devices) humanDevice(d, catalog, io);
   io.out(fits ? "result: fits" : "result: does not fit");
   return fits ? 0 : 1;
+}
+
+/** The plan of each GPU the config's entries for this board name. */
+function devicePlans(
+  config: ReturnType<typeof selectConfig>,
+  pciId: string,
+  catalog: PlannerCatalog,
+): DevicePlan[] {
+  const devices: DevicePlan[] = [];
+  for (const entry of entriesFor(config, pciId)) {
+    const request = {
+      migEnabled: entry.migEnabled,
+      devices: entry.migDevices,
+      placements: entry.placements,
+    };
+    // `devices: all` is planned once, for GPU 0: every GPU of this product gets the same plan.
+    const indices = entry.devices === "all" ? [0] : entry.devices;
+    for (const i of indices) {
+      devices.push({ entry, appliesTo: entry.devices, result: planRequest(catalog, request, i) });
+    }
+  }
+  return devices;
 }
