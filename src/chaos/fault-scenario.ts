@@ -3,7 +3,8 @@
 // victims' own instances), the kernel log read around it, then the aggressor's recovery. Apart
 // from NodeScenarios so that its file stays a readable size; what it needs of the node comes in
 // `d`, as exclusive.ts does.
-import type { Transport } from "../transport/types.js";
+import { randomBytes } from "node:crypto";
+import type { StartGate, Transport } from "../transport/types.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
@@ -27,6 +28,7 @@ export interface FaultDeps {
       onLine?: (i: Instance, l: string) => void;
       transports?: Transport[];
       attempt?: number;
+      gate?: StartGate;
     },
   ) => Promise<InstanceOutcome[]>;
   /** A controller event of the GPU. */
@@ -35,6 +37,18 @@ export interface FaultDeps {
   /** Records the victims' utilization under the fault. */
   utilization: (scenario: string, u: UtilizationResult) => void;
 }
+
+/** How long the first of the aggressor and its victims waits for the others on the node. */
+const FAULT_GATE_S = 15;
+
+/** The aggressor and the victims start together on the node: a victim whose stress starts late
+ * (a loaded controller opens its channels slowly) would miss a crash that strikes at 30 % of the
+ * duration. fault-timing.ts judges from the node's records whether it still did. */
+const togetherGate = (count: number): StartGate => ({
+  key: randomBytes(8).toString("hex"),
+  count,
+  waitS: FAULT_GATE_S,
+});
 
 export async function faultScenario(
   p: PlanEntry,
@@ -51,6 +65,8 @@ export async function faultScenario(
   // The aggressor and the memory check go over other connections than the victims' stress
   // when there are several, so that neither waits for a channel behind the stress.
   const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
+  // Not for a hang: its aggressor is killed at its own deadline, which a gate's wait would move.
+  const gate = fault === "hang" ? undefined : togetherGate(p.victims.length + 1);
   let sawOom: () => void = () => {};
   const oomSeen = new Promise<void>((r) => {
     sawOom = r;
@@ -60,6 +76,7 @@ export async function faultScenario(
       graceS: aggressorGraceS(fault),
       transports: rest,
       attempt,
+      gate,
       onLine: (_i, l) => {
         if (/memhog allocated_bytes=\d+ requested_bytes=\d+ oom=1/.test(l)) sawOom();
       },
@@ -72,6 +89,7 @@ export async function faultScenario(
     .step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
       graceS: victimGraceS(D),
       attempt,
+      gate,
     })
     .finally(() => sampler.stop());
   // The memory check runs in the victims' own instances, so it gets its own window after

@@ -1,7 +1,7 @@
 // Runs a node's isolation scenarios (planned in plan.ts): baselines, faults with victims under
 // load, the kernel log, recovery; each scenario judged as soon as it ran.
 import { join } from "node:path";
-import type { Transport } from "../transport/types.js";
+import type { StartGate, Transport } from "../transport/types.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -87,6 +87,8 @@ export class NodeScenarios<V> {
       tenants?: number;
       /** Start the processes together on the node, waiting at most this many seconds. */
       startTogetherS?: number;
+      /** A start gate shared with another step's processes. */
+      gate?: StartGate;
     },
   ): Promise<InstanceOutcome[]> {
     const attempt = extra.attempt ?? 1;
@@ -114,6 +116,7 @@ export class NodeScenarios<V> {
       onLine: extra.onLine,
       signal: this.o.signal,
       ...(extra.startTogetherS !== undefined ? { startTogetherS: extra.startTogetherS } : {}),
+      ...(extra.gate ? { gate: extra.gate } : {}),
     });
     const stall = this.lag.maxBetween(t0, Date.now());
     const interval =

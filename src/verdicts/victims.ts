@@ -2,6 +2,7 @@
 // the tolerance or the baseline's noise) and their memory while the aggressor faulted. A failure
 // that noise could explain is measured once more before it stands. Pure.
 import type { ChaosEvent } from "../chaos/history.js";
+import { faultMissedVictims } from "./fault-timing.js";
 import {
   attemptOf,
   baselinesFor,
@@ -130,24 +131,8 @@ function judgeVictims(
   const memchecks = completions(h, ref.scenario, "memcheck").filter(
     (e) => attemptOf(e) === attempt,
   );
-  if (ref.fault === "oom" && hard.length === 0 && disturbed.length === 0) {
-    const lastLoad = Math.max(...loads.map((e) => Date.parse(e.time)));
-    const released = completions(h, ref.scenario, "fault").find((e) => attemptOf(e) === attempt);
-    const invokes = h.filter(
-      (e) =>
-        e.data.scenario === ref.scenario &&
-        e.op === "memcheck" &&
-        e.type === "invoke" &&
-        attemptOf(e) === attempt,
-    );
-    if (memchecks.length === 0) disturbed.push("the victims' memory check did not run");
-    else if (invokes.some((e) => Date.parse(e.time) < lastLoad))
-      disturbed.push("the memory check overlapped the victims' load window");
-    else if (released && invokes.some((e) => Date.parse(e.time) > Date.parse(released.time)))
-      disturbed.push(
-        "the memory check started after the aggressor had released its memory (the control machine was too slow to check in time)",
-      );
-  }
+  if (ref.fault === "oom" && hard.length === 0 && disturbed.length === 0)
+    disturbed.push(...memcheckTiming(h, ref, attempt, loads, memchecks.length));
   for (const m of memchecks) {
     const failedChecks = (m.data.checks ?? []).filter((c) => !c).length;
     figures[`${m.instance} memory checks failed`] = failedChecks;
@@ -172,6 +157,7 @@ function judgeVictims(
       verdict: verdict(name, "failed", [...hard, ...soft].join("; "), figures, logLines),
       soft: false,
     };
+  disturbed.push(...faultMissed(h, ref, attempt, loads));
   if (disturbed.length > 0)
     return broken(`the measurement was disturbed: ${disturbed.join("; ")}`, figures, logLines);
   if (soft.length > 0) {
@@ -192,6 +178,49 @@ function judgeVictims(
     ),
     soft: false,
   };
+}
+
+/** Why the victims were not exposed to the fault (fault-timing.ts), as a disturbance. Judged
+ * after the hard failures: a victim that died or erred fails whenever the fault struck, but a
+ * pass or a slowdown counts only for victims that were running when it did. */
+function faultMissed(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  attempt: number,
+  loads: readonly ChaosEvent[],
+): string[] {
+  if (ref.fault === "exclusive" || ref.fault === "tenants") return [];
+  const aggressor = completions(h, ref.scenario, "fault").find((e) => attemptOf(e) === attempt);
+  const why = faultMissedVictims(ref.fault, aggressor, loads);
+  return why ? [why] : [];
+}
+
+/** Whether an OOM's memory check ran in its window: after the victims' load, while the
+ * aggressor still held the memory. */
+function memcheckTiming(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  attempt: number,
+  loads: readonly ChaosEvent[],
+  ran: number,
+): string[] {
+  const lastLoad = Math.max(...loads.map((e) => Date.parse(e.time)));
+  const released = completions(h, ref.scenario, "fault").find((e) => attemptOf(e) === attempt);
+  const invokes = h.filter(
+    (e) =>
+      e.data.scenario === ref.scenario &&
+      e.op === "memcheck" &&
+      e.type === "invoke" &&
+      attemptOf(e) === attempt,
+  );
+  if (ran === 0) return ["the victims' memory check did not run"];
+  if (invokes.some((e) => Date.parse(e.time) < lastLoad))
+    return ["the memory check overlapped the victims' load window"];
+  if (released && invokes.some((e) => Date.parse(e.time) > Date.parse(released.time)))
+    return [
+      "the memory check started after the aggressor had released its memory (the control machine was too slow to check in time)",
+    ];
+  return [];
 }
 
 /** Why the scenario's first measurement should be taken again before it fails, or null. */

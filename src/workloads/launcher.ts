@@ -65,6 +65,8 @@ export interface LaunchOptions {
   /** Start every instance's process together on the node (a start gate, waiting at most this
    * many seconds for the last): tenants sharing one device are measured sharing it. */
   startTogetherS?: number;
+  /** A gate shared with another launch (an aggressor and its victims start together). */
+  gate?: StartGate;
 }
 
 export function logPathFor(
@@ -90,9 +92,10 @@ export async function runOnInstances(
 ): Promise<InstanceOutcome[]> {
   const repetition = o.repetition ?? 1;
   const gate =
-    o.startTogetherS !== undefined
+    o.gate ??
+    (o.startTogetherS !== undefined
       ? { key: randomBytes(8).toString("hex"), count: instances.length, waitS: o.startTogetherS }
-      : undefined;
+      : undefined);
   // Several processes on one device (tenants of a soft-partitioned GPU) each get their own log.
   return Promise.all(
     instances.map((inst, k) => {

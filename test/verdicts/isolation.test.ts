@@ -68,8 +68,11 @@ function history(
 ): ChaosEvent[] {
   const r = ref(fault);
   const s = r.scenario;
+  // The node's records (its clock, seconds): the victims' 3 s of stress from 100.02 s and the
+  // aggressor started with them; a crash strikes 0.9 s in, a hang lasts half the duration.
+  const span = (startS: number, endS: number) => ({ nodeSpan: { startS, endS } });
   const aggressorEnd: Record<FaultName, [ChaosEvent["type"], Partial<EventData>]> = {
-    oom: ["ok", { exitCode: 0, oom: true }],
+    oom: ["ok", { exitCode: 0, oom: true, ...span(100, 108) }],
     crash: [
       "fail",
       {
@@ -80,11 +83,12 @@ function history(
             message: "CUDA error: an illegal memory access was encountered",
           },
         ],
+        ...span(100, 100.9),
       },
     ],
-    kill: ["fail", { exitCode: null, signal: "SIGKILL" }],
-    hang: ["fail", { exitCode: 124, timedOut: true }],
-    noisy: ["ok", { exitCode: 0, tflops: 30 }],
+    kill: ["fail", { exitCode: null, signal: "SIGKILL", ...span(100, 100.9) }],
+    hang: ["fail", { exitCode: 124, timedOut: true, ...span(100, 101.6) }],
+    noisy: ["ok", { exitCode: 0, tflops: 30, ...span(100, 103) }],
   };
   const out: ChaosEvent[] = [
     ev(V, "baseline", "invoke", { scenario: r.baseline }),
@@ -119,6 +123,7 @@ function history(
       errors: 0,
       cudaErrors: [],
       samples: samples(29.8),
+      ...span(100.02, 103.1),
     }),
   );
   if (fault === "oom") add(ev(V, "memcheck", "ok", { scenario: s, exitCode: 0, checks: [true] }));
@@ -183,11 +188,60 @@ describe("isolation verdicts (pure, over hand-made histories)", () => {
     });
     it("fails a victim that hung until its deadline", () => {
       const v = victimsUnaffected(
-        history("crash", { load: { type: "fail", timedOut: true, exitCode: 137 } }),
+        // Killed at its deadline, it may leave no end record: still judged, never excused.
+        history("crash", {
+          load: { type: "fail", timedOut: true, exitCode: 137, nodeSpan: undefined },
+        }),
         ref("crash"),
       );
       assert.equal(v.status, "failed");
       assert.match(v.summary, /stopped progressing/);
+    });
+    it("is broken when the crash struck before a victim started or after it ended (node's records)", () => {
+      const late = victimsUnaffected(
+        history("crash", { load: { nodeSpan: { startS: 101.5, endS: 104.5 } } }),
+        ref("crash"),
+      );
+      assert.equal(late.status, "broken", late.summary);
+      assert.match(
+        late.summary,
+        /did not land while the victims ran: .* started 0\.6 s after the fault struck/,
+      );
+      const early = victimsUnaffected(
+        history("kill", { load: { nodeSpan: { startS: 97, endS: 100.5 } } }),
+        ref("kill"),
+      );
+      assert.equal(early.status, "broken", early.summary);
+      assert.match(early.summary, /had ended 0\.4 s before the fault struck/);
+      // Just inside: running when it struck, with most of its run still to come.
+      const inside = victimsUnaffected(
+        history("crash", { load: { nodeSpan: { startS: 100.8, endS: 103.8 } } }),
+        ref("crash"),
+      );
+      assert.equal(inside.status, "passed", inside.summary);
+    });
+    it("is broken when a held fault barely overlapped the victim, or its record is missing", () => {
+      const apart = victimsUnaffected(
+        history("hang", { load: { nodeSpan: { startS: 101.2, endS: 104.2 } } }),
+        ref("hang"),
+      );
+      assert.equal(apart.status, "broken", apart.summary);
+      assert.match(apart.summary, /shared 0\.4 s of its 3\.0 s with the fault's window/);
+      const unknown = victimsUnaffected(
+        history("oom", { fault: { nodeSpan: undefined } }),
+        ref("oom"),
+      );
+      assert.equal(unknown.status, "broken", unknown.summary);
+      assert.match(unknown.summary, /record of when the fault ran is missing/);
+    });
+    it("still fails a victim that died, even one that started after the crash", () => {
+      const v = victimsUnaffected(
+        history("crash", {
+          load: { type: "fail", exitCode: 2, nodeSpan: { startS: 101.5, endS: 101.9 } },
+        }),
+        ref("crash"),
+      );
+      assert.equal(v.status, "failed", v.summary);
     });
     it("fails a victim that cannot allocate its memory after the aggressor's OOM", () => {
       const v = victimsUnaffected(
@@ -308,11 +362,19 @@ describe("measurement discipline (pure)", () => {
       tflops: 30,
       samples: samples(30),
     }),
+    // The second measurement faults again, beside the victims (the node's records, its clock).
+    ev(A, "fault", "fail", {
+      scenario: crash.scenario,
+      attempt: 2,
+      exitCode: 2,
+      nodeSpan: { startS: 200, endS: 200.9 },
+    }),
     ev(V, "load", "ok", {
       scenario: crash.scenario,
       attempt: 2,
       exitCode: 0,
       errors: 0,
+      nodeSpan: { startS: 200.02, endS: 203.1 },
       ...load,
     }),
   ];

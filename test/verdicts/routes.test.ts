@@ -44,8 +44,18 @@ function noisy(under: number, patch: Partial<EventData> = {}): ChaosEvent[] {
   const r = ref("noisy");
   return [
     ev(V, "baseline", "ok", { scenario: r.baseline, ...stress(10) }),
-    ev(A, "fault", "ok", { scenario: r.scenario, ...stress(5) }),
-    ev(V, "load", "ok", { scenario: r.scenario, ...stress(10 * under), ...patch }),
+    // The node's records: the noisy aggressor and the victim ran side by side.
+    ev(A, "fault", "ok", {
+      scenario: r.scenario,
+      ...stress(5),
+      nodeSpan: { startS: 50, endS: 53 },
+    }),
+    ev(V, "load", "ok", {
+      scenario: r.scenario,
+      ...stress(10 * under),
+      nodeSpan: { startS: 50.1, endS: 53.1 },
+      ...patch,
+    }),
     ev("gpu0", "dmesg", "ok", { scenario: r.scenario, xids: [] }),
     ev(A, "recovery", "ok", { scenario: r.scenario, ...stress(10) }),
   ];
