@@ -44,11 +44,11 @@ const FAULT_GATE_S = 15;
 /** The aggressor and the victims start together on the node: a victim whose stress starts late
  * (a loaded controller opens its channels slowly) would miss a crash that strikes at 30 % of the
  * duration. fault-timing.ts judges from the node's records whether it still did. */
-const togetherGate = (count: number): StartGate => ({
-  key: randomBytes(8).toString("hex"),
-  count,
-  waitS: FAULT_GATE_S,
-});
+const togetherGate = (fault: FaultName, count: number): StartGate | undefined =>
+  // Not for a hang: its aggressor is killed at its own deadline, which a gate's wait would move.
+  fault === "hang"
+    ? undefined
+    : { key: randomBytes(8).toString("hex"), count, waitS: FAULT_GATE_S };
 
 export async function faultScenario(
   p: PlanEntry,
@@ -65,8 +65,7 @@ export async function faultScenario(
   // The aggressor and the memory check go over other connections than the victims' stress
   // when there are several, so that neither waits for a channel behind the stress.
   const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
-  // Not for a hang: its aggressor is killed at its own deadline, which a gate's wait would move.
-  const gate = fault === "hang" ? undefined : togetherGate(p.victims.length + 1);
+  const gate = togetherGate(fault, p.victims.length + 1);
   let sawOom: () => void = () => {};
   const oomSeen = new Promise<void>((r) => {
     sawOom = r;
