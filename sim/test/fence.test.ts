@@ -11,7 +11,13 @@ import { migMinor } from "../src/nvsmi/caps.js";
 import { formatList } from "../src/nvsmi/fmt/list.js";
 import { layoutFor } from "../src/nvsmi/layout.js";
 import { viewOf } from "../src/nvsmi/view.js";
-import { allocationOf, constrainDevices, fenceLines, writeCapsView } from "../src/slurmd/cgroup.js";
+import {
+  allocationOf,
+  constrainDevices,
+  fenceLines,
+  heldDevices,
+  writeCapsView,
+} from "../src/slurmd/cgroup.js";
 import { devicesOf } from "../src/slurmd/conf.js";
 import { visibleDevices } from "../src/workloads/device.js";
 import { cleanupNodes } from "./nvsmi/helpers.js";
@@ -98,6 +104,16 @@ describe("sim: device fencing of a Slurm job (ConstrainDevices)", () => {
       fenceLines({ constrained: true, allocated: null, view: null, cvd: undefined }),
       ["unset SLICECHECK_SIM_FENCE", "unset SLICECHECK_DEV"],
     );
+    // A job holding no gres: denied every device when constrained (a fence of none), left
+    // unfenced when not.
+    const none = heldDevices(allocationOf("JobId=3 JobName=x\n", "sim01", conf), true);
+    assert.deepEqual(none, []);
+    assert.deepEqual(
+      fenceLines({ constrained: true, allocated: none, view: "/v", cvd: undefined }),
+      ["export SLICECHECK_DEV=/v", "export SLICECHECK_SIM_FENCE=none"],
+    );
+    assert.equal(heldDevices(null, false), null);
+    assert.deepEqual(fenceOf({ SLICECHECK_SIM_FENCE: "none" })?.size, 0);
   });
 
   it("the job's /dev/nvidia-caps: its own GI and CI caps open, its neighbour's refused by open()", async () => {

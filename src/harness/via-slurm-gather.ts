@@ -20,6 +20,7 @@ import { type CheckRecord, exitOf, readCheck } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { interruptExitCode } from "./tasks.js";
 import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm-options.js";
+import { CONFINED_FILE } from "./via-slurm-script.js";
 
 export const SLURM_JOB_TITLE = "the node's Slurm job ran slicecheck";
 
@@ -63,6 +64,9 @@ function tail(file: string, lines = 20): string {
 function missing(j: ViaSlurmJob, dir: string, exitCode: number | null): CheckRecord {
   const now = Date.now();
   const end = j.states.at(-1) ?? "never seen";
+  // The task saw fewer GPU devices than it holds (the array script's check): broken with the
+  // confinement's own code, never a GPU reported lost.
+  const confined = read(join(dir, CONFINED_FILE))?.trim();
   return {
     id: `${j.node}.slurm-job`,
     suite: "run",
@@ -72,8 +76,10 @@ function missing(j: ViaSlurmJob, dir: string, exitCode: number | null): CheckRec
     title: SLURM_JOB_TITLE,
     fullTitle: SLURM_JOB_TITLE,
     status: "broken",
-    code: "SLURM_JOB",
-    message: `job ${j.jobId} (Slurm node ${j.slurmNode}) ended ${end}${j.note ? ` (${j.note})` : ""}${exitCode === null ? "" : `, slicecheck exit ${exitCode}`}, leaving no results in ${dir}; its node was not checked. ${tail(join(dir, "job.log"))}`,
+    code: confined ? "SLURM_DEVICES_CONFINED" : "SLURM_JOB",
+    message: confined
+      ? `${confined.replace(/^slicecheck: /, "")} (job ${j.jobId} ended ${end})`
+      : `job ${j.jobId} (Slurm node ${j.slurmNode}) ended ${end}${j.note ? ` (${j.note})` : ""}${exitCode === null ? "" : `, slicecheck exit ${exitCode}`}, leaving no results in ${dir}; its node was not checked. ${tail(join(dir, "job.log"))}`,
     figures: {},
     evidence: [],
     steps: [],

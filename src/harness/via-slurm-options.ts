@@ -12,6 +12,8 @@ export interface ViaSlurmOptions {
   suites: string[];
   /** The run's own arguments, passed on to each node's task (suites, duration, layout, db…). */
   args: string[];
+  /** --layout's file, if any: refused where jobs' devices are confined (via-slurm-devices.ts). */
+  layout: string | null;
   outDir: string;
   partition: string | null;
   reservation: string | null;
@@ -28,6 +30,9 @@ export interface ViaSlurmOptions {
 export interface ViaSlurmJob {
   node: string;
   slurmNode: string;
+  /** The GPU gres the task asked for (`gres:gpu:h100-80gb:2`): where devices are confined to
+   * a job's gres; null: none. */
+  gres: string | null;
   /** `<array id>_<task>`. */
   jobId: string;
   /** Every state the task was seen in, in order; the last is its end (COMPLETED…, ENDED when

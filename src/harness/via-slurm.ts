@@ -8,17 +8,23 @@
 // JobId=<id>_<i> NodeList=<node>`, which splits it off the array record; Slurm 22.05 takes it)
 // and only then is the array released, so no task can start before it is pinned.
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { openTransport } from "../transport/open.js";
 import type { Transport } from "../transport/types.js";
 import { quote } from "../util/shell.js";
 import type { CheckRecord } from "../verdicts/checks.js";
-import { parseNodes } from "../verdicts/slurm.js";
+import { type GresEntry, parseNodes } from "../verdicts/slurm.js";
 import { freshOutDir } from "./out-dir.js";
+import {
+  type DeviceConstraint,
+  deviceConstraint,
+  gpuGres,
+  refuseConfined,
+} from "./via-slurm-devices.js";
 import { gatherViaSlurm } from "./via-slurm-gather.js";
 import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm-options.js";
-import { arrayScript } from "./via-slurm-script.js";
+import { arrayScript, CONFINED_FILE, type ScriptTask } from "./via-slurm-script.js";
 
 export interface ViaSlurmResult {
   exitCode: number;
@@ -79,9 +85,36 @@ function prepareFolders(o: ViaSlurmOptions): string[] {
     if (freshOutDir(out).length) rmSync(join(out, "previous-run"), { recursive: true });
     rmSync(join(out, "exit-code"), { force: true });
     rmSync(join(out, "job.log"), { force: true });
+    rmSync(join(out, CONFINED_FILE), { force: true });
     symlinkSync(join("..", n.name), join(tasks, String(i)));
     return out;
   });
+}
+
+/** The folders and the batch script; per task, under confinement, the GPU gres it asks for
+ * and how many devices its nvidia-smi must then list (at least one: a node without GPU gres
+ * gives a confined job no GPU at all). */
+function writeTasks(
+  o: ViaSlurmOptions,
+  info: readonly { gres: GresEntry[] }[],
+  confined: boolean,
+): (ScriptTask & { gres: string | null })[] {
+  const outs = prepareFolders(o);
+  const tasks = o.nodes.map((n, i) => {
+    const want = confined ? gpuGres(info[i]?.gres ?? []) : null;
+    return {
+      node: n.name,
+      slurmNode: n.slurmNode ?? n.name,
+      out: outs[i] as string,
+      gres: want?.tres ?? null,
+      devices: confined ? Math.max(want?.devices ?? 0, 1) : 0,
+    };
+  });
+  const argv = [...o.command, "run", "-i", resolve(o.inventoryFile), "--run-id", o.runId];
+  writeFileSync(join(o.outDir, "via-slurm.sh"), arrayScript(o.runId, [...argv, ...o.args], tasks), {
+    mode: 0o755,
+  });
+  return tasks;
 }
 
 /** Per node: the partition of its task (--partition, else its own first one: a cluster need not
@@ -89,19 +122,44 @@ function prepareFolders(o: ViaSlurmOptions): string[] {
 async function nodeInfo(
   t: Transport,
   o: ViaSlurmOptions,
-): Promise<{ partition: string | null; unavailable: string | null }[]> {
+): Promise<{ partition: string | null; unavailable: string | null; gres: GresEntry[] }[]> {
   const names = o.nodes.map((n) => n.slurmNode ?? n.name);
   const info = parseNodes(await sh(t, ["scontrol", "show", "node", "-o", names.join(",")]));
   return names.map((n) => {
     const x = info.find((y) => y.name === n);
     return {
       partition: o.partition ?? x?.partitions[0] ?? null,
+      gres: x?.gres ?? [],
       unavailable:
         x && /DRAIN|DOWN|FAIL/.test(x.state)
           ? `its Slurm node ${n} is ${x.state}${x.reason ? ` (reason: ${x.reason})` : ""} and takes no job`
           : null,
     };
   });
+}
+
+/** Whether the nodes' jobs have their devices confined (via-slurm-devices.ts): the controller's
+ * config, else the cgroup.conf beside the slurm.conf it names, read through the submit node. */
+async function readConstraint(t: Transport): Promise<DeviceConstraint> {
+  const config = await sh(t, ["scontrol", "show", "config"]);
+  const conf = /^\s*SLURM_CONF\s*=\s*(\S+)/m.exec(config)?.[1] ?? "/etc/slurm/slurm.conf";
+  const cg = await t.exec(
+    { argv: ["cat", join(dirname(conf), "cgroup.conf")] },
+    { timeoutMs: 60_000 },
+  );
+  return deviceConstraint(config, cg.exitCode === 0 ? cg.stdout : null);
+}
+
+/** Whether the tasks must hold their nodes' GPU gres; refuses (exit 3) what a confined task
+ * cannot do. */
+async function confinement(t: Transport, o: ViaSlurmOptions): Promise<boolean> {
+  const c = await readConstraint(t);
+  refuseConfined(c, o);
+  if (c.on)
+    o.progress(
+      `GPU devices are confined to a job's gres (ConstrainDevices=yes, from ${c.source}): each task asks for all of its node's GPU gres`,
+    );
+  return c.on;
 }
 
 /**
@@ -111,15 +169,20 @@ async function nodeInfo(
  */
 async function pinAll(
   t: Transport,
-  items: readonly { jobId: string; node: string; partition: string | null }[],
+  items: readonly { jobId: string; node: string; partition: string | null; tres: string | null }[],
 ): Promise<void> {
-  const lines = items.map(({ jobId, node, partition }) => {
+  const lines = items.map(({ jobId, node, partition, tres }) => {
     const j = quote(`JobId=${jobId}`);
     const part = partition
       ? `scontrol update ${j} ${quote(`Partition=${partition}`)} 2>&1 && `
       : "";
+    // The node's GPU gres, where its devices are confined to what a job holds; Gres= is an
+    // older scontrol's spelling.
+    const gres = tres
+      ? ` && { scontrol update ${j} ${quote(`TresPerNode=${tres}`)} 2>&1 || scontrol update ${j} ${quote(`Gres=${tres.replace(/gres:/g, "")}`)} 2>&1; }`
+      : "";
     // ReqNodeList: an older scontrol's spelling of the same field.
-    return `out=$( { ${part}{ scontrol update ${j} ${quote(`NodeList=${node}`)} 2>&1 || scontrol update ${j} ${quote(`ReqNodeList=${node}`)} 2>&1; }; } ); echo "slicecheck-pin ${jobId} $? $(printf %s "$out" | tr '\n' ' ')"`;
+    return `out=$( { ${part}{ scontrol update ${j} ${quote(`NodeList=${node}`)} 2>&1 || scontrol update ${j} ${quote(`ReqNodeList=${node}`)} 2>&1; }${gres}; } ); echo "slicecheck-pin ${jobId} $? $(printf %s "$out" | tr '\n' ' ')"`;
   });
   const r = await t.exec({ shell: lines.join("\n") }, { timeoutMs: 60_000 + 2_000 * items.length });
   const done = new Map<string, string>();
@@ -140,15 +203,6 @@ async function pinAll(
 export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
   const submit = o.nodes[0];
   if (!submit) throw new SlicecheckError("USAGE", "--via slurm needs at least one node");
-  const outs = prepareFolders(o);
-  const script = join(o.outDir, "via-slurm.sh");
-  const argv = [...o.command, "run", "-i", resolve(o.inventoryFile), "--run-id", o.runId];
-  const tasks = o.nodes.map((n, i) => ({
-    node: n.name,
-    slurmNode: n.slurmNode ?? n.name,
-    out: outs[i] as string,
-  }));
-  writeFileSync(script, arrayScript(o.runId, [...argv, ...o.args], tasks), { mode: 0o755 });
   const t = openTransport(submit, { runId: o.runId });
   const jobs: ViaSlurmJob[] = [];
   let arrayId = "";
@@ -161,6 +215,9 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
   try {
     await t.connect();
     const info = await nodeInfo(t, o);
+    // Before the folders and the array: a refusal leaves nothing behind.
+    const tasks = writeTasks(o, info, await confinement(t, o));
+    const script = join(o.outDir, "via-slurm.sh");
     const parts = info.map((x) => x.partition);
     const first = parts[0] ?? null;
     const id = await sh(t, [
@@ -186,6 +243,7 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
         jobId: `${arrayId}_${i}`,
         node: task.slurmNode,
         partition: parts[i] !== first ? (parts[i] ?? null) : null,
+        tres: task.gres,
       })),
     );
     for (const [i, task] of tasks.entries()) {

@@ -2,9 +2,9 @@
 // node i, and only on node i's Slurm node; anywhere else it refuses before slicecheck starts.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { arrayScript } from "../../src/harness/via-slurm-script.js";
+import { arrayScript, CONFINED_FILE } from "../../src/harness/via-slurm-script.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("run --via slurm: the array's batch script", () => {
@@ -59,5 +59,54 @@ describe("run --via slurm: the array's batch script", () => {
     const r = task("5", "a01");
     assert.equal(r.status, 2);
     assert.match(r.stderr, /array task '5' is none of run sc-test's \(0-1\)/);
+  });
+
+  it("where devices are confined: a task whose nvidia-smi lists fewer devices than it holds refuses (exit 2) before slicecheck", () => {
+    const bin = join(dir, "bin");
+    mkdirSync(bin, { recursive: true });
+    const smi = join(bin, "nvidia-smi");
+    const confined = arrayScript(
+      "sc-test",
+      [fake, "run"],
+      [{ node: "gpu-c", slurmNode: "c01", out: join(dir, "gpu-c"), devices: 3 }],
+    );
+    const path = join(dir, "confined.sh");
+    writeFileSync(path, confined);
+    mkdirSync(join(dir, "gpu-c"), { recursive: true });
+    const runWith = (listing: string) => {
+      writeFileSync(smi, `#!/bin/sh\nprintf '%s' '${listing}'\n`, { mode: 0o755 });
+      return spawnSync("bash", [path], {
+        encoding: "utf8",
+        env: {
+          PATH: `${bin}:${process.env.PATH}`,
+          SLURM_ARRAY_TASK_ID: "0",
+          SLURMD_NODENAME: "c01",
+          SLURM_JOB_ID: "8",
+        },
+      });
+    };
+    // One whole GPU and one MIG GPU with one instance: 2 devices of the 3 it holds.
+    const seen =
+      "GPU 0: NVIDIA H100 (UUID: GPU-a)\nGPU 1: NVIDIA H100 (UUID: GPU-b)\n  MIG 3g.40gb     Device  0: (UUID: MIG-c)\n";
+    const r = runWith(seen);
+    assert.equal(r.status, 2, r.stderr);
+    assert.doesNotMatch(r.stdout, /args:/);
+    assert.match(r.stderr, /asked Slurm for 3 GPU device\(s\) of c01 .* lists 2: /);
+    assert.match(readFileSync(join(dir, "gpu-c", CONFINED_FILE), "utf8"), /lists 2/);
+    assert.equal(readFileSync(join(dir, "gpu-c", "exit-code"), "utf8"), "2\n");
+    // A second instance on GPU 1: all 3 seen, slicecheck starts.
+    const all = runWith(`${seen}  MIG 3g.40gb     Device  1: (UUID: MIG-d)\n`);
+    assert.equal(all.status, 1, all.stderr);
+    assert.match(
+      all.stdout,
+      /asked for 3 GPU device\(s\) of c01, and nvidia-smi -L in it lists 3$/m,
+    );
+    assert.match(all.stdout, /^args: run --nodes gpu-c /m);
+    // A lost GPU's line: the job reached it; slicecheck starts and reports the loss itself.
+    const lost = runWith(
+      "Unable to determine the device handle for GPU0000:07:00.0: GPU is lost.  Reboot the system to recover this GPU\nGPU 0: NVIDIA H100 (UUID: GPU-a)\n",
+    );
+    assert.equal(lost.status, 1, lost.stderr);
+    assert.match(lost.stdout, /^args: run --nodes gpu-c /m);
   });
 });

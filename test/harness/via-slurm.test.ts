@@ -218,27 +218,50 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
     assert.equal(bad.code, 3);
     assert.match(bad.stderr, /--via takes slurm, got 'pbs'/);
   });
-  it("the slurm suite from inside a task: its probe jobs are jobs of their own, the same checks as direct", async () => {
+  it("the slurm suite from inside a task: refused where devices are confined; else its probe jobs are jobs of their own, the same checks as direct", async () => {
     await applyUnderSlurm(c, "sim01", "all-balanced");
     const sel = ["--nodes", "sim01,sim02", "--suites", "slurm"];
-    const direct = await run("slurm-direct", false, ...sel);
-    assert.equal(direct.code, 0, direct.stderr);
-    const r = await run("slurm-via", true, ...sel);
-    assert.equal(r.code, 0, `${r.stderr}\n${r.stdout.slice(0, 4000)}`);
+    // ConstrainDevices=yes (the simulated cluster's cgroup.conf): each task would hold all of
+    // its node's gres, and the suite's probe jobs could never start beside it.
+    const confined = await run("slurm-confined", true, ...sel);
+    assert.equal(confined.code, 3, confined.stderr);
+    assert.match(confined.stderr, /cannot run the slurm suite here: .*ConstrainDevices=yes/);
+    const planted = await cli(
+      "sim",
+      "fault",
+      "sim01",
+      "slurm-unconstrained",
+      "--inventory",
+      c.inventoryPath,
+    );
+    assert.equal(planted.code, 0, planted.stderr);
+    let direct: Awaited<ReturnType<typeof run>>;
+    let r: Awaited<ReturnType<typeof run>>;
+    try {
+      direct = await run("slurm-direct", false, ...sel);
+      r = await run("slurm-via", true, ...sel);
+    } finally {
+      await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);
+    }
+    // Unconstrained, the suite fails the confinement check, from inside a task as directly.
+    assert.equal(direct.code, 1, direct.stderr);
+    assert.equal(r.code, 1, `${r.stderr}\n${r.stdout.slice(0, 4000)}`);
     const j = JSON.parse(r.stdout) as ViaJson;
     const d = JSON.parse(direct.stdout) as { checks: Check[] };
     assert.deepEqual(tuples(j.checks), tuples(d.checks));
-    assert.deepEqual(
-      j.checks
-        .filter((k) => k.title.startsWith("probe job on "))
-        .map((k) => [k.node, k.status])
-        .sort(),
-      [
-        ["sim01", "passed"],
-        ["sim01", "passed"],
-        ["sim01", "passed"],
-      ],
+    assert.ok(
+      j.checks.some((k) => k.node === "sim01" && k.code === "TENANT_NOT_CONFINED"),
+      j.checks.map((k) => `${k.title}: ${k.status} ${k.code}`).join("\n"),
     );
+    // The probe jobs ran from inside the task as jobs of their own: the same three, with the
+    // same statuses and codes, as from the controller.
+    const probes = (checks: Check[]) =>
+      checks
+        .filter((k) => k.title.startsWith("probe job on "))
+        .map((k) => [k.node, k.title, k.status, k.code].join(" | "))
+        .sort();
+    assert.equal(probes(j.checks).length, 3, probes(j.checks).join("\n"));
+    assert.deepEqual(probes(j.checks), probes(d.checks));
   });
   it("faults via Slurm: refused beside tenants, done inside a reservation where the task's job runs alone", async () => {
     // sim01 carries all-balanced (the test before): one GPU, four instances to fault.

@@ -9,9 +9,11 @@
 // ConstrainDevices=no (Slurm's default) nothing is denied and CUDA_VISIBLE_DEVICES carries the
 // device's index among the node's gpu gres. Generic gres (`mig:<profile>`) get no variable.
 //
-// Where the references are silent: a job holding no gres on the node is left unfenced here
-// (real Slurm would deny it every GPU). Conservative for the confinement check, which only ever
-// judges jobs that hold gres; --via slurm tasks, which hold none, keep working in the simulation.
+// A job holding no gres on the node is denied every GPU gres device under ConstrainDevices=yes,
+// as on a real node: cgroup.conf(5), ConstrainDevices: "If configured to "yes" then constrain
+// the job's allowed devices based on GRES allocated resources. It uses the devices subsystem
+// for that." A job allocated no GRES is allowed none of the gres Files (nvidia-smi in it finds
+// no GPU). With ConstrainDevices=no it is left unfenced.
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { migMinor } from "../nvsmi/caps.js";
@@ -103,6 +105,15 @@ export function writeCapsView(
     else mknodDead(f);
   }
   return root;
+}
+
+/** The devices a job may reach on its node: its gres, none where it holds none and devices are
+ * constrained; null where nothing is fenced (no gres and ConstrainDevices=no). */
+export function heldDevices(
+  allocated: readonly GresDevice[] | null,
+  constrained: boolean,
+): readonly GresDevice[] | null {
+  return allocated ?? (constrained ? [] : null);
 }
 
 /** The TaskProlog lines: the fence, the caps view, CUDA_VISIBLE_DEVICES renumbered. */

@@ -7,7 +7,13 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readState } from "../nvsmi/state.js";
-import { allocationOf, constrainDevices, fenceLines, writeCapsView } from "./cgroup.js";
+import {
+  allocationOf,
+  constrainDevices,
+  fenceLines,
+  heldDevices,
+  writeCapsView,
+} from "./cgroup.js";
 import { confPath, readSlurmCluster } from "./cluster.js";
 import { devicesOf } from "./conf.js";
 
@@ -30,8 +36,12 @@ const show = spawnSync("/usr/bin/scontrol", ["show", "job", "-d", job], {
   encoding: "utf8",
   timeout: 15_000,
 });
-const allocated = allocationOf(show.stdout ?? "", node, applied);
 const constrained = constrainDevices(cgroup);
+// A job holding no gres gets none of them under ConstrainDevices=yes (cgroup.ts).
+// A record that could not be read (slurmctld busy) leaves the job unfenced, as before: a
+// simulated denial of devices a job does hold would be a planted fault nobody asked for.
+const read = show.status === 0 ? allocationOf(show.stdout ?? "", node, applied) : null;
+const allocated = show.status === 0 ? heldDevices(read, constrained) : null;
 const step = process.env.SLURM_STEP_ID ?? process.env.SLURM_STEPID ?? "batch";
 const live = devicesOf(readState(rec.stateDir));
 const view =

@@ -37,6 +37,7 @@ export async function viaSlurm(
     inventoryFile: r.inventory,
     suites: r.suites.map((f) => f.name),
     args,
+    layout: o.layout ? resolve(o.layout) : null,
     outDir,
     partition: o.partition ?? null,
     reservation: o.reservation ?? null,
