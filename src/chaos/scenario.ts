@@ -166,11 +166,7 @@ export class NodeScenarios<V> {
         error: "no GPU with MIG instances or without MIG: nothing to check",
       };
     const results: ScenarioResult<V>[] = [];
-    const refs: { ref: ScenarioRef; p: PlanEntry }[] = plan.flatMap((p) =>
-      this.o.faults.map((fault) => ({ ref: this.ref(p.aggressor, fault), p })),
-    );
     let lostAt: string | null = null;
-    let k = 0;
     for (const p of plan) {
       const label = this.label(p.aggressor);
       if (p.mode === "exclusive") {
@@ -194,7 +190,8 @@ export class NodeScenarios<V> {
         lostAt = this.lose(p.gpu, baseline, e);
       }
       for (const fault of this.o.faults) {
-        const { ref } = refs[k++]!;
+        // Each entry's own aggressor: a whole-card entry before it has no fault scenarios.
+        const ref = this.ref(p.aggressor, fault);
         lostAt = await this.faultEntry(p, fault, ref, pci.get(p.gpu) ?? null, lostAt);
         this.judged(results, p, ref, fault);
       }
