@@ -28,28 +28,31 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const E2E =
   /helpers\/(cluster|slurm-cluster|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
-/** The end-to-end files that take longest (measured with `npm run test:times`: the mean of two
- * whole runs on a loaded 2-core machine, December 2026), started first so that no long file
+/** The end-to-end files that take longest (measured from a clean-clone CI run's per-test times on
+ * 2 cores, 3 December 2026), started first so that no long file
  * begins last while the other workers sit idle. Only an order: a file missing here still runs,
  * and a name here that no longer exists is ignored. */
 const SLOW_FIRST = [
-  "test/demo.test.ts",
   "test/harness/via-slurm.test.ts",
-  "test/harness/lifecycle.test.ts",
-  "test/suites/slurm.test.ts",
+  // Its five runs are in its before hook, which per-test times leave out.
   "test/report/signoff.test.ts",
   "test/chaos/isolation.test.ts",
-  "test/cli/run-progress.test.ts",
-  "test/harness/slurm-drain.test.ts",
-  "test/report/counts.test.ts",
-  "test/report/report.test.ts",
-  "test/cli/apply.test.ts",
-  "test/harness/suites.test.ts",
+  "test/demo.test.ts",
+  "test/harness/lifecycle.test.ts",
   "test/harness/stalls.test.ts",
   "test/chaos/soft-partitioning.test.ts",
+  "test/suites/slurm.test.ts",
   "test/harness/lease.test.ts",
-  "test/report/suites-extra.test.ts",
-  "test/transport/ssh.test.ts",
+  "test/suites/slurm-parallel.test.ts",
+  "test/harness/slurm-drain.test.ts",
+  "test/harness/via-slurm-constrain.test.ts",
+  "test/report/counts.test.ts",
+  "test/cli/run-progress.test.ts",
+  "test/cli/hung-nvidia-smi.test.ts",
+  "test/chaos/parallel-nodes.test.ts",
+  "test/chaos/vgpu-guest.test.ts",
+  "test/harness/late-exit.test.ts",
+  "test/cli/apply.test.ts",
 ];
 
 /** Where the tests are: the product's, and the simulator package's own. */
