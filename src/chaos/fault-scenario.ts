@@ -14,6 +14,19 @@ import type { ChaosEvent, EventData, EventOp, FaultName, ScenarioRef } from "./h
 import { errText, HarnessLost, type PlanEntry } from "./plan.js";
 import { xidsIn } from "./probes.js";
 
+/** How a scenario step runs its processes (NodeScenarios.step). */
+export interface StepExtra {
+  graceS: number;
+  onLine?: (i: Instance, l: string) => void;
+  transports?: Transport[];
+  attempt?: number;
+  tenants?: number;
+  /** Start the processes together on the node, waiting at most this many seconds. */
+  startTogetherS?: number;
+  /** A start gate shared with another step's processes. */
+  gate?: StartGate;
+}
+
 export interface FaultDeps {
   durationS: number;
   transports: Transport[];
@@ -23,13 +36,7 @@ export interface FaultDeps {
     op: EventOp,
     process: ChaosEvent["process"],
     scenario: string,
-    extra: {
-      graceS: number;
-      onLine?: (i: Instance, l: string) => void;
-      transports?: Transport[];
-      attempt?: number;
-      gate?: StartGate;
-    },
+    extra: StepExtra,
   ) => Promise<InstanceOutcome[]>;
   /** A controller event of the GPU. */
   event: (gpu: number, op: EventOp, type: ChaosEvent["type"], data: EventData) => void;

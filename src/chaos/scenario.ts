@@ -1,7 +1,7 @@
 // Runs a node's isolation scenarios (planned in plan.ts): baselines, faults with victims under
 // load, the kernel log, recovery; each scenario judged as soon as it ran.
 import { join } from "node:path";
-import type { StartGate, Transport } from "../transport/types.js";
+import type { Transport } from "../transport/types.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
@@ -9,7 +9,7 @@ import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
 import type { UtilizationResult } from "../workloads/utilization.js";
 import { eventDataOf } from "./event-data.js";
 import { exclusiveCheck } from "./exclusive.js";
-import { faultScenario } from "./fault-scenario.js";
+import { faultScenario, type StepExtra } from "./fault-scenario.js";
 import { victimGraceS } from "./faults.js";
 import {
   type ChaosEvent,
@@ -79,17 +79,7 @@ export class NodeScenarios<V> {
     op: EventOp,
     process: ChaosEvent["process"],
     scenario: string,
-    extra: {
-      graceS: number;
-      onLine?: (i: Instance, l: string) => void;
-      transports?: Transport[];
-      attempt?: number;
-      tenants?: number;
-      /** Start the processes together on the node, waiting at most this many seconds. */
-      startTogetherS?: number;
-      /** A start gate shared with another step's processes. */
-      gate?: StartGate;
-    },
+    extra: StepExtra,
   ): Promise<InstanceOutcome[]> {
     const attempt = extra.attempt ?? 1;
     const tag = {

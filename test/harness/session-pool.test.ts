@@ -3,25 +3,10 @@
 // beyond the budget still get a second connection.
 import assert from "node:assert/strict";
 import { NodeSession } from "../../src/harness/session.js";
-import type { NodeSpec } from "../../src/inventory/types.js";
 import { MAX_CHANNELS } from "../../src/transport/ssh.js";
+import { nodeSpec } from "../helpers/node.js";
 
-const node: NodeSpec = {
-  name: "pool01",
-  host: "localhost",
-  port: 22,
-  user: "root",
-  identityFile: null,
-  identityPassphraseEnv: null,
-  knownHosts: "/dev/null",
-  hostKeyPolicy: "strict",
-  become: null,
-  jump: [],
-  tags: [],
-  slurmNode: null,
-  connectTimeoutS: 5,
-  transport: "local",
-};
+const node = nodeSpec("pool01", { host: "localhost", transport: "local" });
 
 const sleep = (s: number) => ({ argv: ["sleep", String(s)] });
 
