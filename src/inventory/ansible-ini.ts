@@ -22,36 +22,24 @@ import {
 import { MAX_HOSTS } from "./host-range.js";
 import { shellSplit } from "./ssh-args.js";
 
+/** Where the reading is: the section a line belongs to and what that section holds. */
+interface IniState {
+  m: AnsibleModel;
+  section: string;
+  kind: "hosts" | "vars" | "children";
+}
+
 export function modelFromIni(
   file: string,
   text = readFileSync(file, "utf8"),
   max = MAX_HOSTS,
 ): AnsibleModel {
-  const m = newModel(max);
-  let section = "ungrouped";
-  let kind: "hosts" | "vars" | "children" = "hosts";
+  const st: IniState = { m: newModel(max), section: "ungrouped", kind: "hosts" };
   text.split("\n").forEach((raw, i) => {
     const where = `${file}:${i + 1}`;
     const line = raw.replace(/\r$/, "").trim();
     if (line === "" || line.startsWith("#") || line.startsWith(";")) return;
-    const head = /^\[([^\]]+)\]$/.exec(line);
-    if (head) {
-      const [name, suffix] = head[1]!.split(":", 2) as [string, string | undefined];
-      if (!/^[A-Za-z0-9_.-]+$/.test(name))
-        throw inventoryError(
-          where,
-          `section [${head[1]}]: group names use letters, digits, '_', '.', '-'`,
-        );
-      if (suffix !== undefined && suffix !== "vars" && suffix !== "children")
-        throw inventoryError(
-          where,
-          `section [${head[1]}]: expected [${name}], [${name}:vars] or [${name}:children]`,
-        );
-      section = name;
-      kind = suffix === "vars" ? "vars" : suffix === "children" ? "children" : "hosts";
-      groupOf(m, name);
-      return;
-    }
+    if (sectionHead(st, line, where)) return;
     let words: string[];
     try {
       words = shellSplit(stripComment(line));
@@ -59,51 +47,80 @@ export function modelFromIni(
       throw inventoryError(where, `${(e as Error).message}`);
     }
     if (words.length === 0) return;
-    if (kind === "vars") {
-      const eq = line.indexOf("=");
-      if (eq < 1)
-        throw inventoryError(
-          where,
-          `[${section}:vars] expects name=value, got ${JSON.stringify(line)}`,
-        );
-      const k = line.slice(0, eq).trim();
-      // :vars values are strings (quotes removed), as the docs say.
-      const val =
-        words.length === 1
-          ? words[0]!.slice(words[0]!.indexOf("=") + 1)
-          : unquote(line.slice(eq + 1).trim());
-      groupOf(m, section).vars[k] = { value: val, where };
-      return;
-    }
-    if (kind === "children") {
-      if (words.length !== 1)
-        throw inventoryError(where, `[${section}:children] expects one group name per line`);
-      const g = groupOf(m, section);
-      groupOf(m, words[0]!);
-      if (!g.children.includes(words[0]!)) g.children.push(words[0]!);
-      return;
-    }
-    const [pattern, ...assignments] = words as [string, ...string[]];
-    const vars: Vars = {};
-    let hostPattern = pattern;
-    const port = /^(.*[^:]):(\d+)$/.exec(pattern);
-    if (port && balanced(port[1]!)) {
-      hostPattern = port[1]!;
-      vars.ansible_port = { value: Number(port[2]), where };
-    }
-    for (const a of assignments) {
-      const eq = a.indexOf("=");
-      if (eq < 1)
-        throw inventoryError(
-          where,
-          `host ${hostPattern}: expected name=value, got ${JSON.stringify(a)}`,
-        );
-      vars[a.slice(0, eq)] = { value: literal(a.slice(eq + 1)), where };
-    }
-    const names = expandListed(m, hostPattern, where, hostPattern);
-    for (const h of names) addHost(m, section === "ungrouped" ? "all" : section, h, vars, where, h);
+    if (st.kind === "vars") varsLine(st, line, words, where);
+    else if (st.kind === "children") childrenLine(st, words, where);
+    else hostLine(st, words, where);
   });
-  return m;
+  return st.m;
+}
+
+/** `[name]`, `[name:vars]` or `[name:children]`: the section the next lines belong to. */
+function sectionHead(st: IniState, line: string, where: string): boolean {
+  const head = /^\[([^\]]+)\]$/.exec(line);
+  if (!head) return false;
+  const [name, suffix] = head[1]!.split(":", 2) as [string, string | undefined];
+  if (!/^[A-Za-z0-9_.-]+$/.test(name))
+    throw inventoryError(
+      where,
+      `section [${head[1]}]: group names use letters, digits, '_', '.', '-'`,
+    );
+  if (suffix !== undefined && suffix !== "vars" && suffix !== "children")
+    throw inventoryError(
+      where,
+      `section [${head[1]}]: expected [${name}], [${name}:vars] or [${name}:children]`,
+    );
+  st.section = name;
+  st.kind = suffix === "vars" ? "vars" : suffix === "children" ? "children" : "hosts";
+  groupOf(st.m, name);
+  return true;
+}
+
+function varsLine(st: IniState, line: string, words: string[], where: string): void {
+  const eq = line.indexOf("=");
+  if (eq < 1)
+    throw inventoryError(
+      where,
+      `[${st.section}:vars] expects name=value, got ${JSON.stringify(line)}`,
+    );
+  const k = line.slice(0, eq).trim();
+  // :vars values are strings (quotes removed), as the docs say.
+  const val =
+    words.length === 1
+      ? words[0]!.slice(words[0]!.indexOf("=") + 1)
+      : unquote(line.slice(eq + 1).trim());
+  groupOf(st.m, st.section).vars[k] = { value: val, where };
+}
+
+function childrenLine(st: IniState, words: string[], where: string): void {
+  if (words.length !== 1)
+    throw inventoryError(where, `[${st.section}:children] expects one group name per line`);
+  const g = groupOf(st.m, st.section);
+  groupOf(st.m, words[0]!);
+  if (!g.children.includes(words[0]!)) g.children.push(words[0]!);
+}
+
+/** A host pattern (with an optional `:port`) and its inline `name=value` vars. */
+function hostLine(st: IniState, words: string[], where: string): void {
+  const [pattern, ...assignments] = words as [string, ...string[]];
+  const vars: Vars = {};
+  let hostPattern = pattern;
+  const port = /^(.*[^:]):(\d+)$/.exec(pattern);
+  if (port && balanced(port[1]!)) {
+    hostPattern = port[1]!;
+    vars.ansible_port = { value: Number(port[2]), where };
+  }
+  for (const a of assignments) {
+    const eq = a.indexOf("=");
+    if (eq < 1)
+      throw inventoryError(
+        where,
+        `host ${hostPattern}: expected name=value, got ${JSON.stringify(a)}`,
+      );
+    vars[a.slice(0, eq)] = { value: literal(a.slice(eq + 1)), where };
+  }
+  const group = st.section === "ungrouped" ? "all" : st.section;
+  for (const h of expandListed(st.m, hostPattern, where, hostPattern))
+    addHost(st.m, group, h, vars, where, h);
 }
 
 function stripComment(line: string): string {

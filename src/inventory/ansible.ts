@@ -11,7 +11,6 @@ import { basename, dirname, join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { expandHostRange, MAX_HOSTS } from "./host-range.js";
 import type { AnsibleGroup } from "./schema.js";
-import { hostKeyPolicyOf, parseSshArgs } from "./ssh-args.js";
 import type { Sourced } from "./ssh-config.js";
 import { readYaml, type YamlSource } from "./yaml-source.js";
 
@@ -171,71 +170,21 @@ export interface ResolvedAnsible {
 /** `file` is the inventory (for messages); group_vars/ and host_vars/ are looked up beside it. */
 export function resolveAnsible(m: AnsibleModel, file: string): ResolvedAnsible {
   const dir = dirname(file);
-  const all = groupOf(m, "all");
-  const isChild = new Set([...m.groups.values()].flatMap((g) => g.children));
-  const allChildren = new Set(all.children);
-  for (const g of m.groups.values()) {
-    if (g.name !== "all" && !isChild.has(g.name) && !allChildren.has(g.name)) {
-      all.children.push(g.name);
-      allChildren.add(g.name);
-    }
-  }
-  // Hosts listed in no group but `all` are Ansible's `ungrouped`.
-  const inSomeGroup = new Set<string>();
-  for (const g of m.groups.values())
-    if (g.name !== "all") for (const h of g.hosts) inSomeGroup.add(h);
-  const ungrouped = [...all.hosts].filter((h) => !inSomeGroup.has(h));
-  if (ungrouped.length) {
-    const u = groupOf(m, "ungrouped");
-    for (const h of ungrouped) u.hosts.add(h);
-    if (!all.children.includes("ungrouped")) all.children.push("ungrouped");
-  }
-
-  // A loop of children (a in b, b in a) is refused: Ansible refuses it too.
-  const state = new Map<string, "open" | "done">();
-  const check = (name: string, trail: string[]) => {
-    if (state.get(name) === "done") return;
-    if (state.get(name) === "open")
-      throw inventoryError(
-        file,
-        `children of groups form a loop: ${[...trail, name].join(" -> ")}`,
-      );
-    state.set(name, "open");
-    for (const c of m.groups.get(name)?.children ?? []) check(c, [...trail, name]);
-    state.set(name, "done");
-  };
-  for (const g of m.groups.keys()) check(g, []);
-  const depth = new Map<string, number>();
-  const visit = (name: string, d: number) => {
-    if ((depth.get(name) ?? -1) >= d) return;
-    depth.set(name, d);
-    for (const c of m.groups.get(name)?.children ?? []) visit(c, d + 1);
-  };
-  visit("all", 0);
-
-  const membersMemo = new Map<string, Set<string>>();
-  const members = (name: string): Set<string> => {
-    const memo = membersMemo.get(name);
-    if (memo) return memo;
-    const g = m.groups.get(name)!;
-    const s = new Set(g.hosts);
-    for (const c of g.children) for (const h of members(c)) s.add(h);
-    membersMemo.set(name, s);
-    return s;
-  };
+  const all = addImplicitGroups(m);
+  refuseChildLoops(m, file);
+  const depth = groupDepths(m);
+  const members = memberSets(m);
   const order = (a: GroupDef, b: GroupDef) =>
     (depth.get(a.name) ?? 0) - (depth.get(b.name) ?? 0) ||
     priority(a) - priority(b) ||
     (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   const sortedGroups = [...m.groups.values()].sort(order);
-
   const varFiles: string[] = [];
   const groupFiles = new Map<string, Vars>();
   for (const g of sortedGroups) {
     const v = varsFromDir(join(dir, "group_vars"), g.name, varFiles);
     if (v) groupFiles.set(g.name, v);
   }
-
   // Each host's groups, in merge order: one pass over the memberships (not hosts × groups).
   const groupsOf = new Map<string, GroupDef[]>();
   for (const g of sortedGroups) {
@@ -257,6 +206,82 @@ export function resolveAnsible(m: AnsibleModel, file: string): ResolvedAnsible {
     Object.assign(vars, varsFromDir(join(dir, "host_vars"), h.name, varFiles) ?? {});
     hosts.push({ name: h.name, vars, where: h.where, label: h.label });
   }
+  return { hosts, groups: groupLists(m, members), varFiles };
+}
+
+/** Groups that are nobody's child become children of `all`; hosts listed in no group but
+ * `all` are Ansible's `ungrouped`. Returns `all`. */
+function addImplicitGroups(m: AnsibleModel): GroupDef {
+  const all = groupOf(m, "all");
+  const isChild = new Set([...m.groups.values()].flatMap((g) => g.children));
+  const allChildren = new Set(all.children);
+  for (const g of m.groups.values()) {
+    if (g.name !== "all" && !isChild.has(g.name) && !allChildren.has(g.name)) {
+      all.children.push(g.name);
+      allChildren.add(g.name);
+    }
+  }
+  const inSomeGroup = new Set<string>();
+  for (const g of m.groups.values())
+    if (g.name !== "all") for (const h of g.hosts) inSomeGroup.add(h);
+  const ungrouped = [...all.hosts].filter((h) => !inSomeGroup.has(h));
+  if (ungrouped.length) {
+    const u = groupOf(m, "ungrouped");
+    for (const h of ungrouped) u.hosts.add(h);
+    if (!all.children.includes("ungrouped")) all.children.push("ungrouped");
+  }
+  return all;
+}
+
+/** A loop of children (a in b, b in a) is refused: Ansible refuses it too. */
+function refuseChildLoops(m: AnsibleModel, file: string): void {
+  const state = new Map<string, "open" | "done">();
+  const check = (name: string, trail: string[]) => {
+    if (state.get(name) === "done") return;
+    if (state.get(name) === "open")
+      throw inventoryError(
+        file,
+        `children of groups form a loop: ${[...trail, name].join(" -> ")}`,
+      );
+    state.set(name, "open");
+    for (const c of m.groups.get(name)?.children ?? []) check(c, [...trail, name]);
+    state.set(name, "done");
+  };
+  for (const g of m.groups.keys()) check(g, []);
+}
+
+/** Each group's depth below `all` (its deepest), Ansible's first key when merging vars. */
+function groupDepths(m: AnsibleModel): Map<string, number> {
+  const depth = new Map<string, number>();
+  const visit = (name: string, d: number) => {
+    if ((depth.get(name) ?? -1) >= d) return;
+    depth.set(name, d);
+    for (const c of m.groups.get(name)?.children ?? []) visit(c, d + 1);
+  };
+  visit("all", 0);
+  return depth;
+}
+
+/** A group's hosts with its children's, memoised. */
+function memberSets(m: AnsibleModel): (name: string) => Set<string> {
+  const memo = new Map<string, Set<string>>();
+  const members = (name: string): Set<string> => {
+    const known = memo.get(name);
+    if (known) return known;
+    const g = m.groups.get(name)!;
+    const s = new Set(g.hosts);
+    for (const c of g.children) for (const h of members(c)) s.add(h);
+    memo.set(name, s);
+    return s;
+  };
+  return members;
+}
+
+/** Every group's hosts in the inventory's order (`all`: every host). */
+function groupLists(
+  m: AnsibleModel,
+  members: (name: string) => Set<string>,
+): Record<string, string[]> {
   const groups: Record<string, string[]> = {};
   const index = new Map([...m.hosts.keys()].map((h, i) => [h, i]));
   for (const g of m.groups.values()) {
@@ -265,7 +290,7 @@ export function resolveAnsible(m: AnsibleModel, file: string): ResolvedAnsible {
         ? [...m.hosts.keys()]
         : [...members(g.name)].sort((a, b) => index.get(a)! - index.get(b)!);
   }
-  return { hosts, groups, varFiles };
+  return groups;
 }
 
 function priority(g: GroupDef): number {
@@ -311,117 +336,4 @@ function filesUnder(dir: string): string[] {
       if (statSync(p).isDirectory()) return filesUnder(p);
       return VAR_EXT.test(n) || !basename(n).includes(".") ? [p] : [];
     });
-}
-
-export interface MappedFields {
-  fields: Record<string, unknown>;
-  /** field → where its value came from: `file:line (ansible_port)`. */
-  origins: Record<string, string>;
-  /** Each names file:line; the caller adds which hosts it concerns. */
-  warnings: string[];
-}
-
-const SSH_CONNECTIONS = new Set(["ssh", "smart", "paramiko", "paramiko_ssh"]);
-const TRUE = new Set([true, "true", "True", "yes", "on", "1", 1]);
-const FALSE = new Set([false, "false", "False", "no", "off", "0", 0]);
-
-/** Ansible's connection variables as slicecheck node fields. Other vars are ignored (an
- * inventory carries many for other playbooks). */
-export function ansibleFields(host: ResolvedHost): MappedFields {
-  const fields: Record<string, unknown> = {};
-  const origins: Record<string, string> = {};
-  const warnings: string[] = [];
-  const v = host.vars;
-  const render = (name: string): unknown => {
-    const s = v[name]!;
-    if (typeof s.value !== "string" || !s.value.includes("{{")) return s.value;
-    const out = s.value.replace(/\{\{\s*(inventory_hostname(?:_short)?)\s*\}\}/g, (_, t: string) =>
-      t === "inventory_hostname" ? host.name : host.name.split(".")[0]!,
-    );
-    if (out.includes("{{"))
-      throw inventoryError(
-        s.where,
-        `${name}: ${JSON.stringify(s.value)} is a Jinja template; slicecheck renders only {{ inventory_hostname }} and {{ inventory_hostname_short }}. Give the value itself.`,
-      );
-    return out;
-  };
-  const pick = (names: string[], to: string, conv: (x: unknown) => unknown = (x) => x) => {
-    for (const n of names) {
-      if (v[n] === undefined) continue;
-      fields[to] = conv(render(n));
-      origins[to] = `${v[n]!.where} (${n})`;
-      return;
-    }
-  };
-  const num = (x: unknown) => (typeof x === "string" && /^\d+$/.test(x) ? Number(x) : x);
-  pick(["ansible_host", "ansible_ssh_host"], "host");
-  pick(["ansible_port", "ansible_ssh_port"], "port", num);
-  pick(["ansible_user", "ansible_ssh_user"], "user");
-  pick(["ansible_ssh_private_key_file", "ansible_private_key_file"], "identity_file");
-  pick(["ansible_ssh_timeout", "ansible_timeout"], "connect_timeout", num);
-  pick(["ansible_become"], "become", (x) =>
-    TRUE.has(x as string) ? "sudo" : FALSE.has(x as string) ? "none" : x,
-  );
-  const method = v.ansible_become_method;
-  if (method && method.value !== "sudo" && fields.become === "sudo")
-    warnings.push(
-      `${method.where}: ansible_become_method ${String(method.value)}: slicecheck becomes root with sudo -n only`,
-    );
-  const conn = v.ansible_connection;
-  if (conn) {
-    const c = String(render("ansible_connection"));
-    if (c === "local") {
-      fields.connection = "local";
-      origins.connection = `${conn.where} (ansible_connection)`;
-    } else if (!SSH_CONNECTIONS.has(c)) {
-      throw inventoryError(
-        conn.where,
-        `${host.label}: ansible_connection: ${c} is not supported (slicecheck reaches nodes over ssh, or runs locally with ansible_connection: local). Keep such hosts in another inventory.`,
-      );
-    }
-  }
-  const hkc = v.ansible_host_key_checking ?? v.ansible_ssh_host_key_checking;
-  if (hkc && FALSE.has(hkc.value as string)) {
-    fields.host_key_policy = "accept-new";
-    origins.host_key_policy = `${hkc.where} (host_key_checking false)`;
-    warnings.push(
-      `${hkc.where}: host key checking off is read as accept-new: unknown keys are recorded, changed ones still refused`,
-    );
-  }
-  // Ansible puts its own -o Port/User/IdentityFile before the common and extra args, and ssh
-  // takes the first value of an option: the explicit variables win, then common, then extra.
-  for (const name of ["ansible_ssh_common_args", "ansible_ssh_extra_args"]) {
-    const s = v[name];
-    if (!s || typeof s.value !== "string") continue;
-    let parsed: ReturnType<typeof parseSshArgs>;
-    try {
-      parsed = parseSshArgs(String(render(name)));
-    } catch (e) {
-      throw inventoryError(s.where, `${name}: ${(e as Error).message}`);
-    }
-    for (const w of parsed.warnings) warnings.push(`${s.where}: ${name}: ${w}`);
-    for (const set of parsed.settings) {
-      if (set.field in fields) continue;
-      let value = set.value;
-      if (set.field === "host_key_policy") {
-        const p = hostKeyPolicyOf(String(value));
-        if (p.warning) warnings.push(`${s.where}: ${p.warning}`);
-        if (!p.policy) {
-          throw inventoryError(
-            s.where,
-            `${name}: ${set.text}: expected yes, ask, accept-new, no or off`,
-          );
-        }
-        value = p.policy;
-      }
-      fields[set.field] = value;
-      origins[set.field] = `${s.where} (${name}: ${set.text})`;
-    }
-  }
-  pick(["slicecheck_known_hosts"], "known_hosts");
-  pick(["slicecheck_host_key_policy"], "host_key_policy");
-  pick(["slicecheck_tags"], "tags");
-  pick(["slicecheck_slurm_node"], "slurm_node");
-  pick(["slicecheck_identity_passphrase_env"], "identity_passphrase_env");
-  return { fields, origins, warnings };
 }

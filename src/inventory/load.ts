@@ -10,15 +10,16 @@ import type { z } from "zod";
 import { SlicecheckError } from "../errors.js";
 import {
   type AnsibleModel,
-  ansibleFields,
   inventoryError,
   modelFromYaml,
   resolveAnsible,
   tooManyHosts,
 } from "./ansible.js";
+import { ansibleFields } from "./ansible-fields.js";
 import { modelFromIni } from "./ansible-ini.js";
 import { MAX_HOSTS } from "./host-range.js";
-import { type RawNode, resolveNodes, resolvePath } from "./resolve-nodes.js";
+import { type RawNode, resolvePath } from "./node-base.js";
+import { resolveNodes } from "./resolve-nodes.js";
 import {
   ansibleInventory,
   defaultsFields,
