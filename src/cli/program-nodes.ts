@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { MIN_LEASE_S } from "../transport/remote-scripts.js";
 import type { Out } from "./context.js";
-import { parseConcurrency, parseSeconds } from "./options.js";
+import { parseConcurrency, parseDbTimeout, parseSeconds } from "./options.js";
 
 /** Sets the exit code of the command that ran. */
 export type SetCode = (c: number) => void;
@@ -20,6 +20,21 @@ export function nodeOpts(cmd: Command): Command {
     .option(
       "--nodes <selector>",
       "nodes to act on: names, gpu[01-04], @group, tag:NAME, all, !TERM to leave out, comma lists (default: all)",
+    );
+}
+
+/** The records database and the bound on waiting for it (`run`, `diff`, …). */
+export function dbOpts(cmd: Command): Command {
+  return cmd
+    .option(
+      "--db <path|url>",
+      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
+    )
+    .option(
+      "--db-timeout <duration>",
+      "bound on every wait for the records database (connect, write, commit; SQLite's lock wait at most 10 s); past it the run's records are reported lost (1 s to 1 h, default 30s)",
+      parseDbTimeout,
+      30,
     );
 }
 

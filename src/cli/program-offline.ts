@@ -3,8 +3,8 @@
 import type { Command } from "commander";
 import type { Out } from "./context.js";
 import { gpuIndexOption } from "./context.js";
-import { parseDbTimeout, parsePercent } from "./options.js";
-import type { SetCode } from "./program-nodes.js";
+import { parsePercent } from "./options.js";
+import { dbOpts, type SetCode } from "./program-nodes.js";
 
 // parsers and the report code at every start (the bench counts start-up time).
 const PARSE_KINDS =
@@ -80,35 +80,27 @@ export function addReportCommand(program: Command, io: Out, setCode: SetCode): v
 
 /** `diff`: what changed between two recorded runs. */
 export function addDiffCommand(program: Command, io: Out, setCode: SetCode): void {
-  program
-    .command("diff")
-    .description(
-      "what changed between two recorded runs: topology, performance, behaviour (exit 1 on a regression)",
-    )
-    .requiredOption(
-      "--before <x>",
-      "a run id, a run label, or a driver version (latest run per node)",
-    )
-    .requiredOption(
-      "--after <y>",
-      "a run id, a run label, or a driver version (latest run per node)",
-    )
-    .option(
-      "--tolerance <pct>",
-      "performance noise tolerance in percent, 5 or 5% (default 5)",
-      parsePercent("--tolerance"),
-      0.05,
-    )
-    .option(
-      "--db <path|url>",
-      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
-    )
-    .option(
-      "--db-timeout <duration>",
-      "bound on every wait for the records database (connect, write, commit; SQLite's lock wait at most 10 s); past it the run's records are reported lost (1 s to 1 h, default 30s)",
-      parseDbTimeout,
-      30,
-    )
+  dbOpts(
+    program
+      .command("diff")
+      .description(
+        "what changed between two recorded runs: topology, performance, behaviour (exit 1 on a regression)",
+      )
+      .requiredOption(
+        "--before <x>",
+        "a run id, a run label, or a driver version (latest run per node)",
+      )
+      .requiredOption(
+        "--after <y>",
+        "a run id, a run label, or a driver version (latest run per node)",
+      )
+      .option(
+        "--tolerance <pct>",
+        "performance noise tolerance in percent, 5 or 5% (default 5)",
+        parsePercent("--tolerance"),
+        0.05,
+      ),
+  )
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await (await import("./commands/diff.js")).diffCommand(o, io)));
 }

@@ -8,13 +8,12 @@ import { BUILTIN_SUITES, DEFAULT_SUITES } from "../util/suite-registry.js";
 import type { Out } from "./context.js";
 import {
   parseConcurrency,
-  parseDbTimeout,
   parseDuration,
   parseIntIn,
   parsePercent,
   parseSeconds,
 } from "./options.js";
-import { nodeOpts, type SetCode } from "./program-nodes.js";
+import { dbOpts, nodeOpts, type SetCode } from "./program-nodes.js";
 
 /** `run`: the suites on every MIG instance of the selected nodes. */
 export function addRunCommand(program: Command, io: Out, setCode: SetCode): void {
@@ -129,23 +128,15 @@ function viaSlurmOptions(cmd: Command): Command {
 
 /** Where the results, the records and the journal go, and how the run prints. */
 function resultOptions(cmd: Command): Command {
-  return cmd
-    .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
-    .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
-    .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
-    .addOption(
-      new Option("--run-id <id>", "the run id (run --via slurm gives its jobs one)").hideHelp(),
-    )
-    .option(
-      "--db <path|url>",
-      "records database: a SQLite file or postgres://USER@HOST/DB (default $SLICECHECK_DB or reports/slicecheck.db)",
-    )
-    .option(
-      "--db-timeout <duration>",
-      "bound on every wait for the records database (connect, write, commit; SQLite's lock wait at most 10 s); past it the run's records are reported lost (1 s to 1 h, default 30s)",
-      parseDbTimeout,
-      30,
-    )
+  return dbOpts(
+    cmd
+      .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
+      .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
+      .option("--label <name>", "a name for this run in the records (e.g. before-upgrade)")
+      .addOption(
+        new Option("--run-id <id>", "the run id (run --via slurm gives its jobs one)").hideHelp(),
+      ),
+  )
     .option("--json", "print every check, the counts and the exit code as JSON")
     .option("--quiet", "no live progress: only the checks that did not pass and the verdict")
     .option("--no-allure", "do not write Allure results (<out>/allure-results)");
