@@ -8,6 +8,7 @@ import AllureMochaReporter from "allure-mocha";
 import Mocha from "mocha";
 import { allureStepOf } from "../report/allure-complete.js";
 import { GuardedWriter } from "../report/allure-writer.js";
+import { HARNESS_SUITE } from "../util/suite-registry.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { classify } from "../verdicts/checks.js";
 import { broken, current, fail, SCOPE_KEY } from "./api.js";
@@ -97,7 +98,7 @@ export async function loadSuites(
 type AnyTest = Mocha.Test & { [k: symbol]: unknown };
 
 function suiteNameOf(test: Mocha.Runnable, files: readonly SuiteFile[]): string {
-  if (test.file === RUN_FILE) return "run";
+  if (test.file === RUN_FILE) return HARNESS_SUITE;
   return files.find((f) => f.identity === test.file)?.name ?? test.file ?? "suite";
 }
 

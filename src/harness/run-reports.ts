@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
+import { HARNESS_SUITE } from "../util/suite-registry.js";
 import type { CheckSink } from "../verdicts/checks.js";
 import { DEFAULT_POLICY } from "../verdicts/coverage.js";
 import type { HarnessRunOptions } from "./run-state.js";
@@ -66,7 +67,7 @@ export function writeReports(
     // The checks are kept (terminal, records); but a run whose reports are missing cannot
     // be called passed: CI reads the JUnit, a reviewer the compliance page.
     const c = sink.harness({
-      suite: "run",
+      suite: HARNESS_SUITE,
       title: "the run's reports are written",
       status: "broken",
       code: codeOf(e, "WRITE"),

@@ -3,7 +3,7 @@
 // each suite's declared labels.
 import { join } from "node:path";
 import { CATEGORIES, environmentOf } from "../report/suites.js";
-import { APPLY_CHECK_LABELS, APPLY_CHECK_SUITE } from "../util/suite-registry.js";
+import { APPLY_CHECK_LABELS, APPLY_CHECK_SUITE, HARNESS_SUITE } from "../util/suite-registry.js";
 import type { HarnessContext } from "./context.js";
 import { type MochaRunOptions, runSuites } from "./mocha-run.js";
 import { suiteContext } from "./run-context.js";
@@ -81,7 +81,7 @@ export const suitesTask: RunTask<RunState> = {
     const lost = ran.writeErrors;
     if (lost.length > 0)
       st.sink.harness({
-        suite: "run",
+        suite: HARNESS_SUITE,
         title: "the Allure results are written",
         status: "broken",
         code: codeOf(lost[0], "WRITE"),

@@ -4,6 +4,7 @@
 // records. What a task is for is decided from the suites' declarations, never their names.
 import { SlicecheckError } from "../errors.js";
 import { interlockRefusals } from "../mig/apply/index.js";
+import { HARNESS_SUITE } from "../util/suite-registry.js";
 import { layoutTask } from "./run-layout.js";
 import { recordNodes, recordXids } from "./run-records.js";
 import { codeOf, errText } from "./run-reports.js";
@@ -65,7 +66,7 @@ export const discoverTask: RunTask<RunState> = {
           s.error =
             e instanceof SlicecheckError ? e : new SlicecheckError("NODE_COMMAND", errText(e));
           st.pre.push({
-            suite: "run",
+            suite: HARNESS_SUITE,
             node: nodeOf(s),
             title: "the node's GPUs can be read",
             status: "broken",
@@ -79,7 +80,7 @@ export const discoverTask: RunTask<RunState> = {
       if (!s.error) continue;
       if (!st.pre.some((c) => c.node === nodeOf(s)))
         st.pre.push({
-          suite: "run",
+          suite: HARNESS_SUITE,
           node: nodeOf(s),
           title: "the node can be checked",
           status: "broken",

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { statusOfExit } from "../util/status.js";
+import { HARNESS_SUITE } from "../util/suite-registry.js";
 import { CheckSink, exitOf } from "../verdicts/checks.js";
 import { checksFileWriter } from "./context.js";
 import { LIST_TASKS } from "./list-tasks.js";
@@ -91,7 +92,13 @@ async function openRun(st: RunState, removeSignals: () => void): Promise<void> {
 async function runTaskList(st: RunState, list: readonly RunTask<RunState>[]): Promise<void> {
   const { tasks, sink } = st;
   const broken = (title: string, e: unknown) =>
-    sink.harness({ suite: "run", title, status: "broken", code: codeOf(e), message: errText(e) });
+    sink.harness({
+      suite: HARNESS_SUITE,
+      title,
+      status: "broken",
+      code: codeOf(e),
+      message: errText(e),
+    });
   try {
     await tasks.run(list, st);
   } catch (e) {
@@ -128,7 +135,7 @@ async function finishRun(st: RunState, exitCode: number): Promise<number> {
     // A record that did not make it is no failure of the node, but the run cannot claim a
     // complete history: diff and regression would compare against a hole.
     const c = sink.harness({
-      suite: "run",
+      suite: HARNESS_SUITE,
       title: "the run's records are written",
       status: "broken",
       code: codeOf(lost, "WRITE"),

@@ -12,6 +12,7 @@
 
 import { SlicecheckError } from "../errors.js";
 import type { Status } from "../util/status.js";
+import { HARNESS_SUITE } from "../util/suite-registry.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { parseNodes, type SlurmNodeInfo } from "../verdicts/slurm.js";
 import type { SlurmJobsWindow } from "./context.js";
@@ -59,7 +60,7 @@ async function drainNode(
   // Drained or not: the harness's own check never blames the node (never failed).
   const check = (status: Extract<Status, "passed" | "broken">, code: string, message: string) =>
     o.early({
-      suite: "run",
+      suite: HARNESS_SUITE,
       node: s.node.name,
       title: "Slurm node drained for the run",
       status,

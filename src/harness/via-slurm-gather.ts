@@ -16,6 +16,7 @@ import { completeAllureResults } from "../report/allure-complete.js";
 import { type ContextNode, RUN_CONTEXT_FILE, type RunFacts } from "../report/context.js";
 import { writeCheckReports } from "../report/from-checks.js";
 import { executorInfo } from "../report/suites.js";
+import { HARNESS_SUITE } from "../util/suite-registry.js";
 import { type CheckRecord, exitOf, readCheck } from "../verdicts/checks.js";
 import type { Instance } from "../workloads/instances.js";
 import { interruptExitCode } from "./tasks.js";
@@ -69,7 +70,7 @@ function missing(j: ViaSlurmJob, dir: string, exitCode: number | null): CheckRec
   const confined = read(join(dir, CONFINED_FILE))?.trim();
   return {
     id: `${j.node}.slurm-job`,
-    suite: "run",
+    suite: HARNESS_SUITE,
     node: j.node,
     gpu: null,
     instance: null,
