@@ -121,6 +121,7 @@ describe("workload build script", () => {
     assert.deepEqual(Object.keys(sources.files), [
       "crasher.cu",
       "memhog.cu",
+      "nccl_dl.cuh",
       "slicecheck.cuh",
       "stress.cu",
     ]);
