@@ -1,5 +1,7 @@
 // layout: right after the run applied --layout FILE -c NAME, every GPU matches that config
-// (MIG mode, GPU instances with their placements). Failed: drift, with what differs.
+// (MIG mode, GPU instances with their placements). Failed: drift, with what differs. Without
+// --layout, every GPU is held to its node's intended layout (inventory mig_config): one that
+// differs (a node back from a driver upgrade with no instances) fails LAYOUT_NOT_INTENDED.
 import { forEachGpu, forEachNode, harness, type VerdictView } from "slicecheck/suite";
 import { brokenIf, judgeVerdict } from "./lib/judge.js";
 
@@ -8,7 +10,8 @@ const run = harness({
   needsLayout: true,
   labels: { epic: "MIG partition validation", feature: "Layout" },
 });
-const config = run.options.layout?.config ?? "(no --layout)";
+const config = run.options.layout?.config;
+const title = config ? `matches config ${config}` : "is in its intended layout";
 
 describe("layout", () => {
   // Every node read at once (at most --concurrency at a time), each node's tests awaiting its
@@ -33,9 +36,9 @@ describe("layout", () => {
         );
       judgeVerdict(v, "LAYOUT_DRIFT");
     };
-    if (node.gpus.length === 0) it(`matches config ${config}`, () => judge(null));
+    if (node.gpus.length === 0) it(title, () => judge(null));
     forEachGpu(node, (gpu) => {
-      it(`matches config ${config}`, () => judge(gpu.index));
+      it(title, () => judge(gpu.index));
     });
   });
 });

@@ -112,8 +112,12 @@ export function addApplyCommand(program: Command, io: Out, setCode: SetCode): vo
     .description(
       "bring the nodes' GPUs to a mig-parted layout: interlocks, journal, change, verify",
     )
-    .argument("<layout>", "a mig-parted config file (version: v1, mig-configs: …)")
+    .argument("[layout]", "a mig-parted config file (version: v1, mig-configs: …)")
     .option("-c, --config <name>", "the config inside the layout file")
+    .option(
+      "--intended",
+      "each node's intended layout from the inventory (mig_config, mig_layout) instead of a file; the journal goes once verified",
+    )
     .option("--dry-run", "print every command per node and GPU; change nothing")
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option("--keep", "recorded in the journal: `run` then leaves the layout in place")
@@ -124,7 +128,7 @@ export function addApplyCommand(program: Command, io: Out, setCode: SetCode): vo
     )
     .option("--journal-dir <dir>", "where the local journal copies go", "reports/journal")
     .option("--json", "machine-readable output")
-    .action(async (layout: string, o) =>
+    .action(async (layout: string | undefined, o) =>
       setCode(await (await import("./commands/apply.js")).applyCommand(layout, o, io)),
     );
 }
@@ -132,11 +136,13 @@ export function addApplyCommand(program: Command, io: Out, setCode: SetCode): vo
 /** `assert`: does every GPU match the layout? */
 export function addAssertCommand(program: Command, io: Out, setCode: SetCode): void {
   nodeOpts(program.command("assert"))
-    .description("does every GPU match the layout? prints what differs (exit 1 on drift)")
-    .argument("<layout>", "a mig-parted config file")
+    .description(
+      "does every GPU match the layout (without one: its node's intended layout from the inventory)? prints what differs (exit 1 on drift)",
+    )
+    .argument("[layout]", "a mig-parted config file (default: each node's intended layout)")
     .option("-c, --config <name>", "the config inside the layout file")
     .option("--json", "machine-readable output")
-    .action(async (layout: string, o) =>
+    .action(async (layout: string | undefined, o) =>
       setCode(await (await import("./commands/assert.js")).assertCommand(layout, o, io)),
     );
 }

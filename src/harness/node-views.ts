@@ -42,6 +42,20 @@ export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNo
       g.instances.push(view);
       instances.push(view);
     }
+    // A GPU in MIG mode without instances runs no workload, but is a GPU of the node all the
+    // same: the layout suite must say it is not in its layout, health must read it.
+    for (const e of inv?.empty ?? []) {
+      if (gpus.has(e.index)) continue;
+      gpus.set(e.index, {
+        node: s.node.name,
+        index: e.index,
+        name: e.name,
+        uuid: e.uuid,
+        migEnabled: true,
+        instances: [],
+        title: `GPU ${e.index} (${e.name})`,
+      });
+    }
     // A GPU lost at discovery still has its tests (the health suite fails it by name); the
     // GPUs still on the bus are tested as usual.
     for (const l of inv?.lost ?? []) {

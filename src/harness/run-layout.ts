@@ -2,9 +2,13 @@
 // journalled state put back at the end unless --keep) registered first, so a failure half-way
 // is undone too. A node the apply refused or could not change is that node's broken check.
 import { SlicecheckError } from "../errors.js";
+import type { NodeSpec } from "../inventory/types.js";
 import { applyLayout, type NodeReport, restoreNodes } from "../mig/apply/index.js";
+import { applyIntended, intendedGroups, intendedName } from "../mig/apply/intended.js";
+import type { SessionOptions } from "../mig/apply/session.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Recorder } from "../store/recorder.js";
+import type { Transport } from "../transport/types.js";
 import { APPLY_CHECK_SUITE } from "../util/suite-registry.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { RunProgress } from "./progress.js";
@@ -47,7 +51,7 @@ function restoreTeardown(
         "restore",
       );
       o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
-      const restored = await restoreNodes(targets, { ...session, transports });
+      const restored = await putBack(targets, { ...session, transports }, o);
       const lost: string[] = [];
       for (const r of restored) {
         if (r.error?.code === "LEASE_LOST") {
@@ -68,6 +72,31 @@ function restoreTeardown(
         );
     },
   };
+}
+
+/**
+ * Nodes with an intended layout (inventory mig_config) end in it, not in the layout they were
+ * found in (which may be the empty one a driver upgrade left); the others get their journal's.
+ */
+async function putBack(
+  targets: readonly NodeSpec[],
+  so: SessionOptions & { transports: ReadonlyMap<string, Transport> },
+  o: LayoutTaskOptions,
+): Promise<NodeReport[]> {
+  const home = targets.filter((n) => n.intended);
+  const found = targets.filter((n) => !n.intended);
+  const [intended, restored] = await Promise.all([
+    home.length ? applyIntended(intendedGroups(home, false), so) : [],
+    found.length ? restoreNodes(found, so) : [],
+  ]);
+  for (const r of intended) {
+    const i = home.find((n) => n.name === r.node)?.intended;
+    if (i && !r.error)
+      o.err(
+        `${r.node}: left in its intended layout, ${intendedName(i)}, not the one it was found in`,
+      );
+  }
+  return [...intended, ...restored];
 }
 
 /** A node the apply refused or could not change: its broken (or failed) check, and no suites. */

@@ -6,6 +6,7 @@
 // and after an interrupt.
 import { join } from "node:path";
 import { SlicecheckError } from "../errors.js";
+import { intendedGroups } from "../mig/apply/intended.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
 import { statusOfExit } from "../util/status.js";
 import { HARNESS_SUITE } from "../util/suite-registry.js";
@@ -174,18 +175,29 @@ function resultOf(st: RunState, exitCode: number): HarnessRunResult {
   };
 }
 
+/** A suite that checks the layout needs --layout, or every node's intended layout (loaded and
+ * planned offline here, so a bad one is refused before any node is touched). */
+function checkLayoutNeeds(o: HarnessRunOptions, suites: readonly SuiteFile[]): void {
+  if (!anyNeeds(suites, "needsLayout") || o.layout) return;
+  const names = suites.filter((f) => f.needs?.needsLayout).map((f) => f.name);
+  if (o.nodes.length > 0 && o.nodes.every((n) => n.intended)) {
+    intendedGroups(o.nodes, true);
+    return;
+  }
+  throw new SlicecheckError(
+    "USAGE",
+    `--suites ${names.join(",")} checks the layout a run applies, or each node's intended layout; give --layout FILE -c NAME, or mig_config for ${o.nodes
+      .filter((n) => !n.intended)
+      .map((n) => n.name)
+      .join(", ")} in the inventory`,
+  );
+}
+
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
   const startedMs = Date.now();
   // A suite file that does not load is bad input, found before anything else happens.
   const suites = await declareSuites(o.suites, optionsView(o));
-  if (anyNeeds(suites, "needsLayout") && !o.layout)
-    throw new SlicecheckError(
-      "USAGE",
-      `--suites ${suites
-        .filter((f) => f.needs?.needsLayout)
-        .map((f) => f.name)
-        .join(",")} checks the layout a run applies; give --layout FILE -c NAME too`,
-    );
+  checkLayoutNeeds(o, suites);
   const st = newState(o, suites, startedMs);
   const removeSignals = st.tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
   if (!o.list) await openRun(st, removeSignals);

@@ -9,6 +9,7 @@ import { type IsolationOptions, planScenarios, type ScenarioResult } from "../ch
 import { describeRoute, promiseText, type Route, readRoutes } from "../chaos/routes.js";
 import { NodeScenarios } from "../chaos/scenario.js";
 import { assertLayout } from "../mig/apply/index.js";
+import { intendedGroups, intendedName } from "../mig/apply/intended.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
 import type { Transport } from "../transport/types.js";
 import { worstStatus } from "../util/status.js";
@@ -135,13 +136,18 @@ export async function layoutOf(
   config: LayoutConfig | null,
   o: { runId: string; journalDir: string },
 ): Promise<VerdictView[] | null> {
-  if (!config) return null;
-  const reports = await assertLayout([s.node], config, {
+  // Without --layout, the node's intended layout from the inventory (loaded and checked before
+  // the run started, so this cannot fail on bad input now).
+  const group = config ? null : intendedGroups([s.node], false)[0];
+  const held = config ?? group?.config;
+  if (!held) return null;
+  const reports = await assertLayout([s.node], held, {
     runId: o.runId,
     journalDir: o.journalDir,
     transports: new Map([[s.node.name, s]]),
   });
-  return layoutChecks(reports, config.name).map(viewOfExtra);
+  const intended = group ? intendedName({ file: group.file, config: held.name }) : undefined;
+  return layoutChecks(reports, held.name, intended).map(viewOfExtra);
 }
 
 /** Ops whose workload must end well: its `fail` (died, killed, timed out) is the step's own

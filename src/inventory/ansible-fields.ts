@@ -76,6 +76,8 @@ export function ansibleFields(host: ResolvedHost): MappedFields {
   pick(["slicecheck_host_key_policy"], "host_key_policy");
   pick(["slicecheck_tags"], "tags");
   pick(["slicecheck_slurm_node"], "slurm_node");
+  pick(["slicecheck_mig_config"], "mig_config");
+  pick(["slicecheck_mig_layout"], "mig_layout");
   pick(["slicecheck_identity_passphrase_env"], "identity_passphrase_env");
   return out;
 }

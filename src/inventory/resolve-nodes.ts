@@ -4,10 +4,10 @@
 // NodeSpecs that remember where every value came from (`slicecheck inventory --host`).
 import { statSync } from "node:fs";
 import { inventoryError } from "./ansible.js";
-import { type Base, type BaseContext, nodeBase, type RawNode } from "./node-base.js";
+import { type Base, type BaseContext, nodeBase, type RawNode, resolvePath } from "./node-base.js";
 import { loadSshConfig } from "./ssh-config.js";
 import { expandTokens, localUserName } from "./ssh-tokens.js";
-import type { Inventory, JumpHost, LoadOptions, NodeSpec } from "./types.js";
+import type { IntendedLayout, Inventory, JumpHost, LoadOptions, NodeSpec } from "./types.js";
 
 /** What resolving jump hosts needs beyond one node's base: the other nodes by name. */
 interface Ctx extends BaseContext {
@@ -67,7 +67,26 @@ function nodeSpecOf(c: Ctx, r: RawNode): NodeSpec {
     jump: resolveJumps(c, r, [r.name]),
     tags: r.fields.tags ?? [],
     slurmNode: r.fields.slurm_node ?? null,
+    intended: intendedOf(c, r),
     origins,
+  };
+}
+
+/** `mig_config` names a config; `mig_layout` (often in defaults) the file that holds it. A
+ * config without a file is refused here; a file without a config means no intended layout. */
+function intendedOf(c: Ctx, r: RawNode): IntendedLayout | null {
+  const config = r.fields.mig_config;
+  if (config === undefined) return null;
+  const file = r.fields.mig_layout;
+  if (file === undefined)
+    throw r.err(
+      "mig_config",
+      `mig_config '${config}' names a config but no mig_layout says which layout file holds it; add mig_layout: FILE (in defaults or on the node)`,
+    );
+  return {
+    file: resolvePath(file, c.baseDir),
+    config,
+    origin: r.origins.mig_config ?? `${c.file} (mig_config)`,
   };
 }
 

@@ -94,6 +94,16 @@ export const nodeFields = z.strictObject({
   proxy_command: z.string().min(1, "expected a command line").nullable().optional(),
   // `local` runs commands on this machine (Ansible's ansible_connection: local).
   connection: z.enum(["ssh", "local"], { error: "expected 'ssh' or 'local'" }).optional(),
+  // The node's intended MIG layout: one config of a mig-parted file, as the GPU Operator's
+  // nvidia.com/mig.config label names one config of its mig-parted ConfigMap.
+  mig_config: z
+    .string({ error: "expected the name of a config in the mig_layout file" })
+    .regex(/^[A-Za-z0-9._-]+$/, "expected the name of a config in the mig_layout file")
+    .optional(),
+  mig_layout: z
+    .string({ error: "expected the path of a mig-parted layout file" })
+    .min(1, "expected the path of a mig-parted layout file")
+    .optional(),
 });
 export type NodeFields = z.infer<typeof nodeFields>;
 

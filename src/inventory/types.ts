@@ -33,9 +33,21 @@ export interface NodeSpec extends SshEndpoint {
   /** Set when this process runs inside a Slurm job on the node (a `run --via slurm` task with
    * `--local`): the job, and the reservation meant to keep other jobs off the node. */
   slurmJob?: { jobId: string; reservation: string | null };
+  /** The MIG layout the node should be in (inventory `mig_config` + `mig_layout`): `run`
+   * without `--layout` checks it, `run --layout` ends in it, `apply --intended` converges to it. */
+  intended?: IntendedLayout | null;
   /** Where each resolved value came from (`file:line (ansible_port)`, `… (ssh_config Port)`,
    * `default`), for `slicecheck inventory`. */
   origins?: Record<string, string>;
+}
+
+/** One config of a mig-parted file, named by the inventory. */
+export interface IntendedLayout {
+  /** Absolute path of the layout file. */
+  file: string;
+  config: string;
+  /** `file:line (mig_config)` of the inventory, for errors about it. */
+  origin: string;
 }
 
 export interface Inventory {

@@ -7,7 +7,16 @@ import { VERDICT_SUITE } from "../util/suite-registry.js";
 import type { ExtraCheck } from "./checks.js";
 
 /** `layout`: one check per node and GPU, from `assertLayout` right after the apply. */
-export function layoutChecks(reports: readonly NodeReport[], config: string): ExtraCheck[] {
+/**
+ * The layout suite's checks. `intended` (`config 'x' of FILE`, from the inventory): the run
+ * was given no --layout, and each GPU is held to its node's intended layout instead; one that
+ * differs fails LAYOUT_NOT_INTENDED naming the intended layout and what was found.
+ */
+export function layoutChecks(
+  reports: readonly NodeReport[],
+  config: string,
+  intended?: string,
+): ExtraCheck[] {
   const out: ExtraCheck[] = [];
   for (const r of reports) {
     const base = {
@@ -29,6 +38,15 @@ export function layoutChecks(reports: readonly NodeReport[], config: string): Ex
     for (const g of r.gpus) {
       const title = `${r.node} GPU ${g.index} matches config ${config}`;
       if (g.error) out.push({ ...base, gpu: g.index, title, status: "broken", message: g.error });
+      else if ((g.status === "drift" || g.drift.length > 0) && intended)
+        out.push({
+          ...base,
+          gpu: g.index,
+          title,
+          status: "failed",
+          code: "LAYOUT_NOT_INTENDED",
+          message: `${r.node} GPU ${g.index} is not in its intended layout, ${intended}; found: ${g.drift.join("; ")}; fix: slicecheck apply --intended --nodes ${r.node}`,
+        });
       else if (g.status === "drift" || g.drift.length > 0)
         out.push({
           ...base,

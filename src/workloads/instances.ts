@@ -42,6 +42,15 @@ export interface NodeInventory {
   instances: Instance[];
   /** GPUs lost at discovery; absent or empty when every GPU answered. */
   lost?: LostGpuView[];
+  /** GPUs in MIG mode with no instance (a node back from a driver upgrade): nothing can run
+   * there, but the layout and health suites still judge them. */
+  empty?: EmptyGpu[];
+}
+
+export interface EmptyGpu {
+  index: number;
+  uuid: string;
+  name: string;
 }
 
 /** nvidia-smi answers these in seconds; one that does not is hung (a wedged driver or GPU). */
@@ -189,10 +198,18 @@ export async function discoverInstances(t: Transport): Promise<NodeInventory> {
       ? { ...i, vgpuFramebufferMiB: fb.get(i.gpu) ?? null }
       : i,
   );
+  const empty = listing.gpus
+    .filter(
+      (g) =>
+        g.migDevices.length === 0 &&
+        table.gpus.find((x) => x.index === g.index)?.migMode === "Enabled",
+    )
+    .map((g) => ({ index: g.index, uuid: g.uuid, name: g.name }));
   return {
     driver: table.driverVersion,
     cuda: table.cudaVersion,
     instances,
+    empty,
     lost: lostWithIndices(
       listing.gpus.map((g) => g.index),
       listed.lost,

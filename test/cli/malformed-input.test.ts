@@ -434,7 +434,8 @@ describe("malformed input is refused before any connection (exit 3, real sshd lo
     {
       name: "run --suites layout without --layout",
       args: ["run", "-i", "{inv}", "--suites", "layout"],
-      expect: "--suites layout checks the layout a run applies; give --layout FILE -c NAME too",
+      expect:
+        "--suites layout checks the layout a run applies, or each node's intended layout; give --layout FILE -c NAME too",
     },
     {
       name: "run -c without --layout",

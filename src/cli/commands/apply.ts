@@ -4,8 +4,10 @@
 // only when all of them pass is the original state journalled and the change made. The
 // printing here is shared with `restore`.
 
+import { SlicecheckError } from "../../errors.js";
 import { withNodeLocks } from "../../harness/locked.js";
 import { interruptExitCode } from "../../harness/tasks.js";
+import type { NodeSpec } from "../../inventory/types.js";
 import {
   applyLayout,
   DEFAULT_JOURNAL_DIR,
@@ -16,8 +18,11 @@ import {
   type StepTimings,
   validateOffline,
 } from "../../mig/apply/index.js";
+import { applyIntended, intendedGroups } from "../../mig/apply/intended.js";
+import type { SessionOptions } from "../../mig/apply/session.js";
 import { selectConfig } from "../../mig/layout/index.js";
 import { newRunId } from "../../transport/open.js";
+import type { Transport } from "../../transport/types.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
 import { loadLayoutInput } from "../input.js";
 import { checkOutDir } from "../options.js";
@@ -28,6 +33,8 @@ export interface ApplyCliOptions extends NodeOptions {
   allowReset?: boolean;
   keep?: boolean;
   journalDir?: string;
+  /** `--intended`: each node's intended layout (inventory mig_config), not a layout file. */
+  intended?: boolean;
   /** `--lease`: the node lease's length in seconds. */
   lease?: number;
   json?: boolean;
@@ -108,7 +115,7 @@ export function printChangeReports(
       io.out(`${r.node}: REFUSED, nothing was changed:`);
       for (const x of r.refusals) io.out(`  - ${x}`);
     }
-    if (r.journal && kind === "apply") {
+    if (r.journal && kind === "apply" && !r.journal.removed) {
       io.out(
         `${r.node}: journal ${r.journal.local} and ${r.node}:${r.journal.remote ?? "?"}${r.journal.reused ? " (kept from an earlier apply: restore goes back to that state)" : ""}`,
       );
@@ -117,7 +124,12 @@ export function printChangeReports(
     if (r.status === "held") {
       io.out(`${r.node}: not changed, because another node was refused or could not be read`);
     }
-    if (r.journal?.removed) io.out(`${r.node}: restored and verified; journal removed`);
+    if (r.journal?.removed)
+      io.out(
+        kind === "restore"
+          ? `${r.node}: restored and verified; journal removed`
+          : `${r.node}: verified in its intended layout, its home state; journal removed (restore has nothing to go back to)`,
+      );
   }
   io.out(summary(reports, kind));
 }
@@ -146,16 +158,59 @@ export function worstExit(reports: readonly NodeReport[]): number {
   return Math.max(0, ...reports.map(nodeExitCode));
 }
 
+/** What apply brings the nodes to: one layout file's config, or each node's intended layout. */
+interface ApplyTarget {
+  /** For messages and the lock: `config 'x'` / `the intended layouts`. */
+  what: string;
+  command: string;
+  config: string | null;
+  change(
+    nodes: readonly NodeSpec[],
+    o: SessionOptions & { transports: ReadonlyMap<string, Transport> },
+  ): Promise<NodeReport[]>;
+}
+
+async function applyTarget(
+  layoutPath: string | undefined,
+  o: ApplyCliOptions,
+  nodes: readonly NodeSpec[],
+): Promise<ApplyTarget> {
+  if (o.intended && layoutPath !== undefined)
+    throw new SlicecheckError("USAGE", "apply: give a layout file or --intended, not both");
+  if (o.intended) {
+    const groups = intendedGroups(nodes, true);
+    return {
+      what: "intended layout",
+      command: "apply --intended",
+      config: null,
+      change: (_n, so) => applyIntended(groups, so),
+    };
+  }
+  if (layoutPath === undefined)
+    throw new SlicecheckError(
+      "USAGE",
+      "apply: give a layout file (with -c NAME), or --intended for each node's intended layout from the inventory",
+    );
+  const config = selectConfig(await loadLayoutInput(layoutPath), o.config);
+  validateOffline(config, layoutPath);
+  return {
+    what: `config '${config.name}'`,
+    command: `apply ${layoutPath} -c ${config.name}`,
+    config: config.name,
+    change: (n, so) =>
+      applyLayout(n, config, { ...so, layout: { file: layoutPath, config: config.name } }),
+  };
+}
+
 export async function applyCommand(
-  layoutPath: string,
+  layoutPath: string | undefined,
   o: ApplyCliOptions,
   io: Out,
 ): Promise<number> {
   // Everything about the input is checked before the first connection.
-  const config = selectConfig(await loadLayoutInput(layoutPath), o.config);
-  validateOffline(config, layoutPath);
-  if (!o.dryRun) checkOutDir(o.journalDir ?? DEFAULT_JOURNAL_DIR, "--journal-dir");
   const { nodes } = loadSelected(o);
+  const target = await applyTarget(layoutPath, o, nodes);
+  if (!o.dryRun) checkOutDir(o.journalDir ?? DEFAULT_JOURNAL_DIR, "--journal-dir");
   const runId = newRunId();
   const journalDir = o.journalDir ?? DEFAULT_JOURNAL_DIR;
   const restoreHint = `slicecheck restore -i ${o.inventory ?? "<inventory>"} --nodes ${nodes.map((n) => n.name).join(",")}${journalDir !== DEFAULT_JOURNAL_DIR ? ` --journal-dir ${journalDir}` : ""}`;
@@ -165,22 +220,21 @@ export async function applyCommand(
   const reports = await withNodeLocks(
     nodes,
     runId,
-    { command: `apply ${layoutPath} -c ${config.name}`, lock: !o.dryRun, leaseS: o.lease },
+    { command: target.command, lock: !o.dryRun, leaseS: o.lease },
     (transports) =>
-      applyLayout(nodes, config, {
+      target.change(nodes, {
         runId,
-        journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
+        journalDir,
         allowReset: o.allowReset ?? false,
         dryRun: o.dryRun ?? false,
         keep: o.keep ?? false,
-        layout: { file: layoutPath, config: config.name },
         transports,
       }),
   ).finally(() => {
     if (stop.count() === 0) stop.unlisten();
   });
   if (stop.count() > 0) {
-    printChangeReports(reports, "apply", `config '${config.name}'`, io);
+    printChangeReports(reports, "apply", target.what, io);
     const restored = await withNodeLocks(
       nodes,
       runId,
@@ -195,7 +249,7 @@ export async function applyCommand(
   }
   printApply(
     reports,
-    { runId, layoutPath, config: config.name, json: o.json, dryRun: o.dryRun },
+    { runId, layoutPath: layoutPath ?? null, target, json: o.json, dryRun: o.dryRun },
     io,
   );
   return worstExit(reports);
@@ -239,24 +293,26 @@ function changeInterrupts(io: Out, restoreHint: string) {
 /** What the change did, per node: JSON or the table. */
 function printApply(
   reports: NodeReport[],
-  r: { runId: string; layoutPath: string; config: string; json?: boolean; dryRun?: boolean },
+  r: {
+    runId: string;
+    layoutPath: string | null;
+    target: ApplyTarget;
+    json?: boolean;
+    dryRun?: boolean;
+  },
   io: Out,
 ): void {
   if (r.json) {
-    io.out(
-      JSON.stringify(
-        {
-          run: r.runId,
-          layout: r.layoutPath,
-          config: r.config,
-          dryRun: r.dryRun ?? false,
-          nodes: reports,
-        },
-        null,
-        2,
-      ),
-    );
-  } else {
-    printChangeReports(reports, "apply", `config '${r.config}'`, io);
+    const doc = {
+      run: r.runId,
+      layout: r.layoutPath,
+      config: r.target.config,
+      intended: r.target.config === null,
+      dryRun: r.dryRun ?? false,
+      nodes: reports,
+    };
+    io.out(JSON.stringify(doc, null, 2));
+    return;
   }
+  printChangeReports(reports, "apply", r.target.what, io);
 }

@@ -3,9 +3,11 @@
 import { isSlicecheckError } from "../../errors.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import { type Blocker, readReadiness } from "../../mig/apply/index.js";
+import { intendedGroups } from "../../mig/apply/intended.js";
 import { fanOut, newRunId } from "../../transport/open.js";
 import type { Transport } from "../../transport/types.js";
 import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
+import { type DoctorLayout, intendedState, layoutWarnings } from "./doctor-layout.js";
 
 /** The probe, in one round trip. nvidia-smi runs under its own `timeout` (when the node has
  * one), so that a hung driver is reported as that, and the rest of the probe still runs. */
@@ -60,6 +62,8 @@ export interface DoctorNode {
   ready: boolean;
   /** What would refuse, and why. */
   notReady: Blocker[];
+  /** The node's intended layout (inventory mig_config) and whether its GPUs are in it. */
+  layout: DoctorLayout | null;
 }
 
 export function interpretProbe(
@@ -77,6 +81,7 @@ export function interpretProbe(
   | "hostKey"
   | "ready"
   | "notReady"
+  | "layout"
 > {
   const kv = probeFields(out);
   const one = (k: string) => kv.get(k)?.[0] ?? null;
@@ -220,12 +225,16 @@ export async function doctorCommand(
   io: Out,
 ): Promise<number> {
   const { nodes } = loadSelected(o);
+  const groups = intendedGroups(nodes, false);
   const runId = newRunId();
   // nvidia-smi gets half of the node's time, so that the rest of the probe still reports.
   const smiTimeoutS = Math.max(1, Math.floor(o.timeout / 2));
-  const results = await fanOut(nodes, { runId, attempts: 1 }, (t) =>
-    probeNode(t, o.timeout, smiTimeoutS),
-  );
+  const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
+    const probe = await probeNode(t, o.timeout, smiTimeoutS);
+    // A node whose nvidia-smi did not answer has no layout to read.
+    const layout = probe.timedOut ? null : await intendedState(t, groups);
+    return { ...probe, layout };
+  });
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
     if (r.error !== undefined) return unreachable(base, r.error);
@@ -238,6 +247,7 @@ export async function doctorCommand(
     if (v.readError)
       probed.problems.push(`the interlocks' reads failed, so readiness is unknown: ${v.readError}`);
     const notReady = v.blockers ?? [];
+    probed.warnings.push(...layoutWarnings(r.node.name, v.layout));
     return {
       ...base,
       reachable: true,
@@ -245,6 +255,7 @@ export async function doctorCommand(
       loginMs: v.loginMs,
       hostKey: "ok",
       ...probed,
+      layout: v.layout,
       ready: v.blockers !== null && probed.problems.length === 0 && notReady.length === 0,
       notReady,
     };
@@ -302,6 +313,7 @@ function unreachable(base: Pick<DoctorNode, "name" | "host" | "port">, error: un
     warnings: [],
     ready: false,
     notReady: [],
+    layout: null,
   } satisfies DoctorNode;
 }
 
@@ -341,6 +353,7 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       "GPU_BURN",
       "NCCL",
       "DMESG",
+      "LAYOUT",
       "STATUS",
       "READY",
     ],
@@ -364,6 +377,7 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       n.gpuBurn ? "yes" : "-",
       n.allReducePerf ? "yes" : "-",
       n.dmesg ?? "-",
+      n.layout ? n.layout.status : "-",
       n.problems.length ? "PROBLEM" : n.warnings.length ? "warn" : "ok",
       n.ready ? "ready" : "NOT READY",
     ]);

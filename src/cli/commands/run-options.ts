@@ -61,12 +61,6 @@ export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]):
       );
     }
   }
-  const layoutSuites = suites.filter((s) => s.needs?.needsLayout).map((s) => s.name);
-  if (!o.layout && layoutSuites.length > 0)
-    throw new SlicecheckError(
-      "USAGE",
-      `--suites ${layoutSuites.join(",")} checks the layout a run applies; give --layout FILE -c NAME too`,
-    );
   if (!o.layout && o.config)
     throw new SlicecheckError(
       "USAGE",
@@ -77,6 +71,22 @@ export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]):
       "USAGE",
       "--report-to-slurm leaves the nodes this run drained drained; give --drain too",
     );
+}
+
+/** A suite that checks the layout (the `layout` suite) needs --layout, or an intended layout
+ * (inventory mig_config) on every selected node. */
+export function checkLayoutSuites(
+  o: RunCliOptions,
+  suites: readonly SuiteFile[],
+  nodes: readonly NodeSpec[],
+): void {
+  const layoutSuites = suites.filter((s) => s.needs?.needsLayout).map((s) => s.name);
+  if (o.layout || layoutSuites.length === 0 || nodes.every((n) => n.intended)) return;
+  const without = nodes.filter((n) => !n.intended).map((n) => n.name);
+  throw new SlicecheckError(
+    "USAGE",
+    `--suites ${layoutSuites.join(",")} checks the layout a run applies, or each node's intended layout; give --layout FILE -c NAME too, or mig_config (and mig_layout) for ${without.join(", ")} in the inventory`,
+  );
 }
 
 /** What needs the selected nodes: `--drain` needs a `slurm_node` to drain; `--run-id` a run id. */

@@ -17,6 +17,7 @@ import { loadLayoutInput } from "../input.js";
 import { checkRunPaths } from "../options.js";
 import { progressView, viewMode } from "../progress-view.js";
 import {
+  checkLayoutSuites,
   checkRunOptions,
   checkSlurmOptions,
   localNode,
@@ -47,6 +48,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunOptions(o, suites);
   const { inventory, nodes } = loadSelected(o);
   checkSlurmOptions(o, nodes);
+  checkLayoutSuites(o, suites, nodes);
   if (o.local) localNode(nodes, o.reservation);
   const runId = o.runId ?? newRunId();
   if (o.via !== undefined)
