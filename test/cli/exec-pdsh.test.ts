@@ -3,7 +3,7 @@
 // warning, pdsh's `exited with exit code N` line, and Ctrl-C listing what still ran (exit 130).
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
@@ -98,6 +98,11 @@ describe("slicecheck exec as pdsh users expect (real sshd)", function () {
   const c = useCluster(3);
 
   it("streams a node's first line while its command still runs", async () => {
+    // The command prints, then waits (sleeping) until the test has seen that line: it can only
+    // end well if the line came while it ran. Buffered output would come only at the
+    // --timeout, too late: the node would then exit 124, never print `second`.
+    const go = join(c.dir, "stream-go");
+    rmSync(go, { force: true });
     const p = watch(
       spawnCli([
         "exec",
@@ -105,17 +110,16 @@ describe("slicecheck exec as pdsh users expect (real sshd)", function () {
         c.inventoryPath,
         "-w",
         "sim02",
+        "--timeout",
+        "20",
         "--",
-        "echo first; sleep 3.25; echo second",
+        `echo first; while [ ! -e ${go} ]; do sleep 0.2; done; echo second`,
       ]),
     );
     const first = await p.line(/^sim02: first$/m);
-    // Seen before the command ended: its sleep still ran on the node (the nodes are this
-    // machine), the CLI had not exited and the last line was not there.
-    const sleeping = pidsRunning(["sleep", "3.25"]);
     assert.equal(first.exited, false, first.stdout);
-    assert.equal(sleeping.length, 1, "the node's command was still sleeping");
     assert.doesNotMatch(first.stdout, /second/);
+    writeFileSync(go, "");
     const { code } = await p.done;
     assert.equal(code, 0, p.stderr());
     assert.equal(p.stdout(), "sim02: first\nsim02: second\n");
@@ -241,5 +245,36 @@ describe("slicecheck exec as pdsh users expect (real sshd)", function () {
     assert.match(err, /slicecheck: interrupted \(SIGINT\): still running on sim\[02-03\] \(2\)/);
     assert.doesNotMatch(p.stdout(), /never/);
     assert.deepEqual(pidsRunning(["sleep", "599.75"]), [], "the nodes' commands were stopped");
+  });
+
+  it("Ctrl-C with --json still gives what each node had printed", async () => {
+    const p = watch(
+      spawnCli([
+        "exec",
+        "-i",
+        c.inventoryPath,
+        "-w",
+        "sim03",
+        "--json",
+        "--",
+        "echo partial; sleep 599.5",
+      ]),
+    );
+    // Nothing reaches stdout before the end with --json: wait for the node's sleep instead.
+    for (let i = 0; i < 300 && pidsRunning(["sleep", "599.5"]).length === 0; i++)
+      await new Promise((res) => setTimeout(res, 100));
+    assert.equal(pidsRunning(["sleep", "599.5"]).length, 1, "the command started");
+    p.kill("SIGINT");
+    const { code } = await p.done;
+    assert.equal(code, 130, p.stderr());
+    const j = JSON.parse(p.stdout()) as {
+      interrupted: string;
+      nodes: { name: string; stdout: string; error: string }[];
+    };
+    assert.equal(j.interrupted, "SIGINT");
+    assert.equal(j.nodes[0]!.stdout, "partial\n");
+    assert.match(j.nodes[0]!.error, /\[INTERRUPTED\] sim03: interrupted \(SIGINT\)/);
+    assert.match(p.stderr(), /^sim03: command in progress$/m);
+    assert.deepEqual(pidsRunning(["sleep", "599.5"]), []);
   });
 });
