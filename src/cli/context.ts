@@ -16,6 +16,17 @@ export interface NodeOptions {
   nodes?: string;
   /** `exec -x`: nodes to leave out, in the same selector grammar. */
   exclude?: string;
+  /** `exec -g`: groups whose nodes to act on (a comma list), added to `nodes` as `@GROUP`. */
+  group?: string;
+}
+
+/** --nodes and -g as one selector: pdsh's `-w a -g b` targets both. */
+function selectorOf(o: NodeOptions): string | undefined {
+  if (o.group === undefined) return o.nodes;
+  const groups = o.group
+    .split(",")
+    .map((g) => (g.trim() === "" ? g : `@${g.trim().replace(/^@/, "")}`));
+  return [...(o.nodes === undefined ? [] : [o.nodes]), groups.join(",")].join(",");
 }
 
 export function inventoryPath(opt: string | undefined): string {
@@ -64,7 +75,12 @@ export function loadSelected(
 ): { inventory: Inventory; nodes: NodeSpec[] } {
   const inventory = readInventory(inventoryPath(o.inventory));
   for (const w of inventory.warnings ?? []) io?.err(`slicecheck: warning: ${w}`);
-  const nodes = selectNodes(inventory, o.nodes, o.exclude);
+  // pdsh ignores an -x host it does not know; the warning still shows a typo.
+  const warn = io
+    ? (why: string) =>
+        io.err(`slicecheck: warning: ${why}; ignored, as pdsh ignores an unknown -x host`)
+    : undefined;
+  const nodes = selectNodes(inventory, selectorOf(o), o.exclude, warn);
   if (nodes.length === 0) {
     throw new SlicecheckError("SELECTOR", `no nodes selected from ${inventory.file}`);
   }

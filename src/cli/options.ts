@@ -85,6 +85,7 @@ export const parseDuration = parseSeconds("--duration", 1);
 /** --db-timeout: how long one records-database call may go unanswered (1 s to 1 h). */
 export const parseDbTimeout = parseSeconds("--db-timeout", 1, 3600);
 export const parseConcurrency = parseIntIn("--concurrency", 1, MAX_CONCURRENCY);
+export const parseFanout = parseIntIn("--fanout", 1, MAX_CONCURRENCY);
 
 function pathError(option: string, path: string, why: string, what: string): SlicecheckError {
   return new SlicecheckError("OUTPUT_PATH", `${option} ${path}: ${why}; ${what}`, {

@@ -5,20 +5,20 @@
 import type { Command } from "commander";
 import { MIN_LEASE_S } from "../transport/remote-scripts.js";
 import type { Out } from "./context.js";
-import { parseConcurrency, parseDbTimeout, parseSeconds } from "./options.js";
+import { parseConcurrency, parseDbTimeout, parseFanout, parseSeconds } from "./options.js";
 
 /** Sets the exit code of the command that ran. */
 export type SetCode = (c: number) => void;
 
-/** The -i/--nodes pair every node command takes. */
-export function nodeOpts(cmd: Command): Command {
+/** The -i/--nodes pair every node command takes (`exec` also spells --nodes `-w`, as pdsh). */
+export function nodeOpts(cmd: Command, pdsh = false): Command {
   return cmd
     .option(
       "-i, --inventory <path>",
       "inventory file (native or Ansible YAML; default $SLICECHECK_INVENTORY, slicecheck.config.yaml, or inventory/sim.yaml)",
     )
     .option(
-      "--nodes <selector>",
+      pdsh ? "-w, --nodes <selector>" : "--nodes <selector>",
       "nodes to act on: names, gpu[01-04], @group, tag:NAME, all, !TERM to leave out, comma lists (default: all)",
     );
 }
@@ -40,13 +40,22 @@ export function dbOpts(cmd: Command): Command {
 
 /** `exec`: one command on many nodes at once. */
 export function addExecCommand(program: Command, io: Out, setCode: SetCode): void {
-  nodeOpts(program.command("exec"))
+  nodeOpts(program.command("exec"), true)
     .description(
-      "run one command on many nodes at once: one argument runs through the node's shell (as with ssh and pdsh), several are quoted one by one",
+      "run one command on many nodes at once: one argument runs through the node's shell (as with ssh and pdsh), several are quoted one by one; lines print as they arrive, as `node: line`",
     )
     .argument("<cmd...>", "the command and its arguments, after --")
-    .option("-x, --exclude <selector>", "leave these nodes out (same grammar as --nodes)")
+    .option(
+      "-g, --group <groups>",
+      "the nodes of these inventory groups (comma list; as --nodes @GROUP)",
+    )
+    .option(
+      "-x, --exclude <selector>",
+      "leave these nodes out (same grammar as --nodes; a name the inventory lacks is ignored with a warning, as pdsh does)",
+    )
     .option("-b, --gather", "print each distinct output once under its nodes (like clush -b)")
+    .option("-N, --no-prefix", "print the lines without `node: ` before them (as pdsh -N)")
+    .option("--align", "pad node names to one width, so that the text lines up")
     .option(
       "--timeout <s>",
       "per-node deadline: seconds or 30s, 5m, 1h (at most 7 days)",
@@ -54,6 +63,7 @@ export function addExecCommand(program: Command, io: Out, setCode: SetCode): voi
       120,
     )
     .option("--concurrency <n>", "nodes at once (1-1024)", parseConcurrency, 64)
+    .option("-f, --fanout <n>", "pdsh's name for --concurrency (wins over it)", parseFanout)
     .option("--shell", "join several arguments into one line for the node's shell")
     .option("--json", "print {nodes:[{name,exitCode,stdout,stderr,error}]}")
     .action(async (cmd: string[], o) =>

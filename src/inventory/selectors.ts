@@ -6,22 +6,35 @@
 import { SlicecheckError } from "../errors.js";
 import type { Inventory, NodeSpec } from "./types.js";
 
+/** Called, instead of an error, for an exclusion that names nothing (`exec -x`). */
+export type OnUnknown = (why: string) => void;
+
 /** The nodes `selector` names, minus those `exclude` names (`exec -x`), in inventory order.
- * No selector means every node. */
+ * No selector means every node. With `onUnknown`, a name, group or tag in `exclude` that the
+ * inventory does not have is reported to it and ignored, as pdsh ignores an unknown `-x` host
+ * (leaving out a node that is not there changes nothing); the rest of its term still applies.
+ * An empty or malformed exclusion stays an error, and so does any unknown name in `selector`. */
 export function selectNodes(
   inv: Inventory,
   selector: string | undefined,
   exclude?: string,
+  onUnknown?: OnUnknown,
 ): NodeSpec[] {
   const wanted =
     selector === undefined
       ? new Set(inv.nodes.map((n) => n.name))
       : namesOf(inv, selector, "--nodes");
-  if (exclude !== undefined) for (const n of namesOf(inv, exclude, "--exclude")) wanted.delete(n);
+  if (exclude !== undefined)
+    for (const n of namesOf(inv, exclude, "--exclude", onUnknown)) wanted.delete(n);
   return inv.nodes.filter((n) => wanted.has(n.name));
 }
 
-function namesOf(inv: Inventory, selector: string, option: string): Set<string> {
+function namesOf(
+  inv: Inventory,
+  selector: string,
+  option: string,
+  onUnknown?: OnUnknown,
+): Set<string> {
   if (selector.trim() === "") {
     throw selectorError(
       selector,
@@ -32,10 +45,11 @@ function namesOf(inv: Inventory, selector: string, option: string): Set<string> 
   const terms = splitTerms(selector, option);
   const positive = terms.filter((t) => !t.startsWith("!"));
   const wanted = new Set<string>(positive.length ? [] : inv.nodes.map((n) => n.name));
-  for (const term of positive) for (const name of matchTerm(inv, term, option)) wanted.add(name);
+  for (const term of positive)
+    for (const name of matchTerm(inv, term, option, onUnknown)) wanted.add(name);
   for (const term of terms.filter((t) => t.startsWith("!"))) {
     if (term === "!") throw selectorError(term, "'!' needs a term after it, e.g. !gpu03", option);
-    for (const name of matchTerm(inv, term.slice(1), option)) wanted.delete(name);
+    for (const name of matchTerm(inv, term.slice(1), option, onUnknown)) wanted.delete(name);
   }
   return wanted;
 }
@@ -65,15 +79,21 @@ export function splitTerms(selector: string, option = "--nodes"): string[] {
   return terms;
 }
 
-function matchTerm(inv: Inventory, term: string, option: string): string[] {
+function matchTerm(inv: Inventory, term: string, option: string, onUnknown?: OnUnknown): string[] {
+  // An unknown name is an error, or with onUnknown a warning and no nodes.
+  const unknown = (t: string, why: string): string[] => {
+    const e = selectorError(t, why, option);
+    if (!onUnknown) throw e;
+    onUnknown(e.message);
+    return [];
+  };
   if (term === "all") return inv.nodes.map((n) => n.name);
   if (term.startsWith("@")) {
     const members = inv.groups[term.slice(1)];
     if (!members) {
-      throw selectorError(
+      return unknown(
         term,
         `no group '${term.slice(1)}'; groups: ${Object.keys(inv.groups).join(", ") || "(none)"}`,
-        option,
       );
     }
     return members;
@@ -83,11 +103,7 @@ function matchTerm(inv: Inventory, term: string, option: string): string[] {
     const hits = inv.nodes.filter((n) => n.tags.includes(tag)).map((n) => n.name);
     if (hits.length === 0) {
       const tags = [...new Set(inv.nodes.flatMap((n) => n.tags))];
-      throw selectorError(
-        term,
-        `no node has tag '${tag}'; tags: ${tags.join(", ") || "(none)"}`,
-        option,
-      );
+      return unknown(term, `no node has tag '${tag}'; tags: ${tags.join(", ") || "(none)"}`);
     }
     return hits;
   }
@@ -96,13 +112,8 @@ function matchTerm(inv: Inventory, term: string, option: string): string[] {
   for (const pattern of names) {
     const re = globToRegExp(pattern);
     const matched = inv.nodes.filter((n) => re.test(n.name)).map((n) => n.name);
-    if (matched.length === 0) {
-      throw selectorError(
-        term,
-        `no node named '${pattern}' in ${inv.file}; nodes: ${preview(inv)}`,
-        option,
-      );
-    }
+    if (matched.length === 0)
+      unknown(term, `no node named '${pattern}' in ${inv.file}; nodes: ${preview(inv)}`);
     hits.push(...matched);
   }
   return hits;

@@ -182,6 +182,29 @@ export function wallSeconds(list: readonly Pick<CheckRecord, "startMs" | "stopMs
   return total / 1000;
 }
 
+/** A JUnit classname that stays the same across runs, so that CI history (Jenkins, GitLab)
+ * follows one check: suite, node, GPU index, and the instance by profile and placement start,
+ * never by its GI/CI ids, which change on every re-create of the same layout. Jenkins reads
+ * the dots as package.class, so the instance part keeps none (`3g_40gb@4`: class under
+ * package suite.node.gpuN), and no part keeps a `/`. */
+export function junitClassname(
+  c: Pick<CheckRecord, "suite" | "node" | "gpu" | "instance">,
+): string {
+  const inst = c.instance
+    ? `${c.instance.profile}@${c.instance.placement?.split(":")[0] ?? "whole"}`.replace(
+        /[./]/g,
+        "_",
+      )
+    : null;
+  return [c.suite, c.node ?? "run", c.gpu === null ? null : `gpu${c.gpu}`, inst]
+    .filter((x): x is string => x !== null)
+    .join(".")
+    .replaceAll("/", "_");
+}
+
+/** ISO 8601 in UTC to the second (`2026-12-03T20:52:21Z`): what JUnit readers parse. */
+const isoSeconds = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+
 /** JUnit from the checks (Jenkins xunit's junit-10.xsd): one testcase per check, with its own
  * span, each testsuite with its wall time (wallSeconds) and, when it did not pass, a failure (the node broke a promise) or an error (the harness could
  * not decide); the workload log's tail as its system-out; per testsuite the nodes' properties. */
@@ -199,14 +222,7 @@ export function junitOf(f: CheckReportFacts): string {
       ? `    <properties>\n${props.map(([k, v]) => `      <property name="${esc(k)}" value="${esc(v)}"/>`).join("\n")}\n    </properties>\n`
       : "";
     const cases = list.map((c) => {
-      const cls = [
-        c.node ?? "run",
-        c.gpu === null ? null : `gpu${c.gpu}`,
-        c.instance?.label ?? null,
-      ]
-        .filter(Boolean)
-        .join(".");
-      const open = `    <testcase classname="${esc(`${suite}.${cls}`)}" name="${esc(c.fullTitle)}" time="${span(c).toFixed(3)}"`;
+      const open = `    <testcase classname="${esc(junitClassname(c))}" name="${esc(c.fullTitle)}" time="${span(c).toFixed(3)}"`;
       const inner: string[] = [];
       if (c.status === "skipped") inner.push(`      <skipped message="${esc(c.message)}"/>`);
       else if (c.status !== "passed") {
@@ -219,7 +235,8 @@ export function junitOf(f: CheckReportFacts): string {
       if (tail !== null) inner.push(`      <system-out>${esc(tail)}</system-out>`);
       return inner.length ? `${open}>\n${inner.join("\n")}\n    </testcase>` : `${open}/>`;
     });
-    return `  <testsuite name="${esc(suite)}" tests="${list.length}" failures="${n.failed}" errors="${n.broken}" skipped="${n.skipped}" time="${time}">\n${properties}${cases.join("\n")}\n  </testsuite>`;
+    const started = isoSeconds(Math.min(...list.map((c) => c.startMs)));
+    return `  <testsuite name="${esc(suite)}" timestamp="${started}" tests="${list.length}" failures="${n.failed}" errors="${n.broken}" skipped="${n.skipped}" time="${time}">\n${properties}${cases.join("\n")}\n  </testsuite>`;
   });
   const facts = factsOf(f);
   // junit-10.xsd allows no `skipped` on <testsuites>; each <testsuite> carries its own. Its

@@ -36,26 +36,36 @@ export interface FanOutResult<T> {
  * the others. Transports are closed at the end, whatever happened. */
 export async function fanOut<T>(
   nodes: readonly NodeSpec[],
-  opts: SshOptions & { concurrency?: number },
+  opts: SshOptions & {
+    concurrency?: number;
+    /** Each node's result as soon as it has one (exec prints a node that could not connect
+     * while the others still run). */
+    onResult?: (r: FanOutResult<T>) => void;
+  },
   fn: (t: Transport) => Promise<T>,
 ): Promise<FanOutResult<T>[]> {
   const limit = pLimit(opts.concurrency ?? 64);
   const connectLimit = pLimit(16);
+  const one = async (node: NodeSpec): Promise<FanOutResult<T>> => {
+    const t = openTransport(node, opts);
+    let connectMs: number | undefined;
+    try {
+      const t0 = Date.now();
+      await connectLimit(() => t.connect());
+      connectMs = Date.now() - t0;
+      return { node, value: await fn(t), connectMs };
+    } catch (error) {
+      return { node, error, connectMs };
+    } finally {
+      await t.close().catch(() => {});
+    }
+  };
   return Promise.all(
     nodes.map((node) =>
-      limit(async (): Promise<FanOutResult<T>> => {
-        const t = openTransport(node, opts);
-        let connectMs: number | undefined;
-        try {
-          const t0 = Date.now();
-          await connectLimit(() => t.connect());
-          connectMs = Date.now() - t0;
-          return { node, value: await fn(t), connectMs };
-        } catch (error) {
-          return { node, error, connectMs };
-        } finally {
-          await t.close().catch(() => {});
-        }
+      limit(async () => {
+        const r = await one(node);
+        opts.onResult?.(r);
+        return r;
       }),
     ),
   );

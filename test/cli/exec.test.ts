@@ -34,30 +34,30 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "echo one; echo two; echo bad >&2",
     );
     assert.equal(r.code, 0);
+    // Lines come as the nodes print them (test/cli/exec-pdsh.test.ts): each node's in order.
     const lines = r.stdout.trim().split("\n");
-    assert.deepEqual(lines, [
-      "sim01: one",
-      "sim01: two",
-      "sim02: one",
-      "sim02: two",
-      "sim03: one",
-      "sim03: two",
-    ]);
+    for (const n of ["sim01", "sim02", "sim03"])
+      assert.deepEqual(
+        lines.filter((l) => l.startsWith(`${n}: `)),
+        [`${n}: one`, `${n}: two`],
+      );
+    assert.equal(lines.length, 6);
     // The login shell's start-up files may write to stderr too (CI's root runs `pyenv init` in
     // .bashrc, whose rehash races between nodes): they pass through as ssh shows them, each
     // line still under its node's name; the command's own stderr lines are exactly these.
     const errs = r.stderr.trim().split("\n");
-    assert.deepEqual(
-      errs.filter((l) => l.endsWith(": bad")),
-      ["sim01: bad", "sim02: bad", "sim03: bad"],
-    );
+    assert.deepEqual(errs.filter((l) => l.endsWith(": bad")).sort(), [
+      "sim01: bad",
+      "sim02: bad",
+      "sim03: bad",
+    ]);
     for (const l of errs) assert.match(l, /^sim0[123]: /);
   });
 
   it("runs one argument through the node's shell, as ssh and pdsh do", async () => {
     const r = await cli("exec", "-i", c.inventoryPath, "--", "nvidia-smi -L | wc -l");
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(r.stdout.trim().split("\n"), ["sim01: 1", "sim02: 1", "sim03: 1"]);
+    assert.deepEqual(r.stdout.trim().split("\n").sort(), ["sim01: 1", "sim02: 1", "sim03: 1"]);
   });
 
   it("quotes several arguments one by one", async () => {
@@ -76,18 +76,6 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
     assert.equal(r.stdout, "sim01: a  b $HOME it's\n");
   });
 
-  it("prints in selection order, whatever order the nodes finish in", async () => {
-    // sim01 (127.0.0.10) finishes last; its lines still come first.
-    const r = await cli(
-      "exec",
-      "-i",
-      c.inventoryPath,
-      "--",
-      'case "$SSH_CONNECTION" in *" 127.0.0.10 "*) sleep 2;; esac; echo done',
-    );
-    assert.deepEqual(r.stdout.trim().split("\n"), ["sim01: done", "sim02: done", "sim03: done"]);
-  });
-
   it("leaves out nodes with -x and !term, and refuses empty selectors with exit 3", async () => {
     const names = (out: string) =>
       out
@@ -103,7 +91,7 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "--",
       "true; echo x",
     );
-    assert.deepEqual(names(a.stdout), ["sim01", "sim03"]);
+    assert.deepEqual(names(a.stdout).sort(), ["sim01", "sim03"]);
     const b = await cli("exec", "-i", c.inventoryPath, "-x", "sim0[1-2]", "--", "echo x");
     assert.deepEqual(names(b.stdout), ["sim03"]);
     const e = await cli("exec", "-i", c.inventoryPath, "--nodes", "", "--", "true");

@@ -73,6 +73,31 @@ describe("node selectors", () => {
       (e: unknown) => isSlicecheckError(e, "SELECTOR") && /^--exclude "gpu99"/.test(e.message),
     );
   });
+  it("with a warning sink, an exclusion that names nothing is reported and ignored (pdsh -x)", () => {
+    const warned: string[] = [];
+    const tolerant = (sel: string | undefined, x: string) =>
+      selectNodes(inv, sel, x, (why) => warned.push(why)).map((n) => n.name);
+    assert.deepEqual(tolerant("gpu*", "gpu99,gpu01"), ["gpu02", "gpu03", "gpu04", "gpu10"]);
+    // A range past the inventory still leaves out what it names; each miss is reported.
+    assert.deepEqual(tolerant(undefined, "gpu[03-05],@nosuch,tag:none"), [
+      "gpu01",
+      "gpu02",
+      "gpu10",
+      "login1",
+    ]);
+    assert.deepEqual(
+      warned.map((w) => w.replace(/;.*/, "")),
+      [
+        `--exclude "gpu99": no node named 'gpu99' in /x/inv.yaml`,
+        `--exclude "gpu[03-05]": no node named 'gpu05' in /x/inv.yaml`,
+        `--exclude "@nosuch": no group 'nosuch'`,
+        `--exclude "tag:none": no node has tag 'none'`,
+      ],
+    );
+    // The selector itself stays strict, and so does a malformed exclusion.
+    assert.throws(() => tolerant("gpu99", "gpu01"), /--nodes "gpu99": no node named/);
+    assert.throws(() => tolerant(undefined, "gpu01,,gpu02"), /has an empty term/);
+  });
   it("folds names into host lists that expand back to the same names", () => {
     const cases: [string[], string][] = [
       [["sim01", "sim02", "sim03", "sim05"], "sim[01-03,05]"],

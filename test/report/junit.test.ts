@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { allureResultOf } from "../../src/report/allure-complete.js";
 import { type CheckReportFacts, junitOf } from "../../src/report/from-checks.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { xsdErrors } from "../helpers/junit-xsd.js";
@@ -159,5 +160,52 @@ describe("junit.xml (check records → Jenkins xunit JUnit)", () => {
     assert.ok(time("isolation") + time("health") <= whole);
     // Each testcase keeps its own span.
     assert.equal((run.match(/name="isolation › oom: \w+" time="60\.000"/g) ?? []).length, 4);
+  });
+
+  it("classnames and Allure history ids survive a destroy and re-create of the same layout", () => {
+    // The same layout applied twice: the same profiles at the same placements, but the driver
+    // hands out new GI/CI ids (gi1/ci0 became gi7/ci2, gi2 became gi9).
+    const layoutRun = (ids: [string, string]) => [
+      rec({
+        suite: "stress",
+        title: "3g.40gb at 4:4 computes",
+        instance: { profile: "3g.40gb", placement: "4:4", label: `gpu0/${ids[0]}`, uuid: "MIG-a" },
+      }),
+      rec({
+        suite: "stress",
+        title: "1g.10gb at 0:1 computes",
+        instance: { profile: "1g.10gb", placement: "0:1", label: `gpu0/${ids[1]}`, uuid: "MIG-b" },
+      }),
+    ];
+    const first = layoutRun(["gi1/ci0", "gi2/ci0"]);
+    const again = layoutRun(["gi7/ci2", "gi9/ci0"]);
+    const classnames = (checks: CheckRecord[]) =>
+      [...junitOf({ ...facts, checks }).matchAll(/<testcase classname="([^"]*)"/g)].map(
+        (m) => m[1],
+      );
+    assert.deepEqual(classnames(again), classnames(first));
+    assert.deepEqual(classnames(first), [
+      "stress.sim01.gpu0.3g_40gb@4",
+      "stress.sim01.gpu0.1g_10gb@0",
+    ]);
+    for (const c of classnames(first)) assert.doesNotMatch(c!, /\/|gi\d|ci\d/);
+    // Two instances of the layout still tell apart.
+    assert.notEqual(classnames(first)[0], classnames(first)[1]);
+    const history = (checks: CheckRecord[]) => checks.map((c) => allureResultOf(c).historyId);
+    assert.deepEqual(history(again), history(first));
+    assert.notEqual(history(first)[0], history(first)[1]);
+  });
+
+  it("each testsuite carries its start as an ISO 8601 timestamp", () => {
+    const run = junitOf({
+      ...facts,
+      checks: [
+        rec({ suite: "health", title: "a", startMs: Date.UTC(2026, 11, 3, 20, 52, 21, 400) }),
+        rec({ suite: "health", title: "b", startMs: Date.UTC(2026, 11, 3, 20, 52, 19, 900) }),
+        rec({ suite: "stress", title: "c", startMs: Date.UTC(2026, 11, 3, 21, 0, 0) }),
+      ],
+    });
+    assert.match(run, /<testsuite name="health" timestamp="2026-12-03T20:52:19Z" /);
+    assert.match(run, /<testsuite name="stress" timestamp="2026-12-03T21:00:00Z" /);
   });
 });

@@ -1,28 +1,35 @@
-// `slicecheck exec`: one command on many nodes at once, pdsh-style output, clush -b style
+// `slicecheck exec`: one command on many nodes at once, with pdsh's output, clush -b style
 // gathered output, or JSON. One argument is a command line for the node's shell, as with ssh,
 // pdsh and clush (`exec -- 'nvidia-smi -L | wc -l'`); several arguments are quoted one by one,
-// so values with spaces or quotes reach the command unchanged. Output comes in selection
-// order, whatever order the nodes finish in, so that two runs can be compared line by line.
-import { isSlicecheckError } from "../../errors.js";
-import { foldNames } from "../../inventory/selectors.js";
-import { fanOut, newRunId } from "../../transport/open.js";
+// so values with spaces or quotes reach the command unchanged. Lines are printed as they
+// arrive, as pdsh prints them: a node that prints and then works for an hour shows its first
+// line at once, not at its end.
+import { SlicecheckError } from "../../errors.js";
+import { type FanOutResult, fanOut, newRunId } from "../../transport/open.js";
 import type { Command, ExecResult } from "../../transport/types.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
+import {
+  endLineOf,
+  type NodeExecJson,
+  NodeLines,
+  printGathered,
+  printInterrupted,
+} from "./exec-output.js";
+
+export type { NodeExecJson };
 
 export interface ExecCliOptions extends NodeOptions {
   timeout: number;
   concurrency: number;
+  /** pdsh's -f/--fanout: --concurrency by its pdsh name; wins when both are given. */
+  fanout?: number;
+  /** False with pdsh's -N (`--no-prefix`): no `node: ` before each line. */
+  prefix?: boolean;
+  /** Pad node names to one width, so that the lines' text starts in one column. */
+  align?: boolean;
   json?: boolean;
   shell?: boolean;
   gather?: boolean;
-}
-
-export interface NodeExecJson {
-  name: string;
-  exitCode: number | null;
-  stdout: string;
-  stderr: string;
-  error: string | null;
 }
 
 /** A node that could not run the command counts as 2, a timeout as 124 (like timeout(1)). */
@@ -40,109 +47,113 @@ export function execCommandOf(argv: readonly string[], shell: boolean | undefine
   return { argv };
 }
 
-function prefixed(name: string, width: number, text: string): string[] {
-  const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
-  return lines.map((l) => `${name.padEnd(width)}: ${l}`);
+/** The interrupt signals exec answers itself: what was running is stopped, then 128 + N. */
+const SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
+type Stop = keyof typeof SIGNALS;
+
+/** Installs exec's own SIGINT/SIGTERM handlers (main's, which only exit, then stand aside).
+ * The first signal stops the nodes' commands and reports; a second one exits at once. */
+function onInterrupt(first: (sig: Stop) => void): () => void {
+  let seen: Stop | null = null;
+  const handlers = (Object.keys(SIGNALS) as Stop[]).map((sig) => {
+    const h = () => {
+      if (seen) process.exit(SIGNALS[seen]);
+      seen = sig;
+      first(sig);
+    };
+    process.on(sig, h);
+    return [sig, h] as const;
+  });
+  return () => {
+    for (const [sig, h] of handlers) process.removeListener(sig, h);
+  };
 }
 
 export async function execCommand(argv: string[], o: ExecCliOptions, io: Out): Promise<number> {
   const { nodes } = loadSelected(o, io);
   const command = execCommandOf(argv, o.shell);
-  const runId = newRunId();
-  const width = Math.max(...nodes.map((n) => n.name.length));
-  const index = new Map(nodes.map((n, i) => [n.name, i]));
-  type Done = { name: string; value?: ExecResult; error?: unknown };
-  const done: (Done | undefined)[] = new Array(nodes.length);
-  let next = 0;
-  const errorOf = (r: Done): string | null =>
-    r.error === undefined
-      ? r.value?.timedOut
-        ? `timed out after ${o.timeout} s`
-        : null
-      : describe(r.error);
-  // Each node's output is printed once it and every node before it in the selection are done:
-  // deterministic, and still progressive on a large fleet.
-  const flush = () => {
-    while (next < done.length && done[next]) {
-      const r = done[next]!;
-      for (const l of prefixed(r.name, width, r.value?.stdout ?? "")) io.out(l);
-      for (const l of prefixed(r.name, width, r.value?.stderr ?? "")) io.err(l);
-      const error = errorOf(r);
-      if (error) io.err(`${r.name.padEnd(width)}: slicecheck: ${error}`);
-      next++;
-    }
-  };
   const streaming = !o.json && !o.gather;
-  const results = await fanOut(nodes, { runId, concurrency: o.concurrency }, async (t) => {
-    try {
-      const value = await t.exec(command, { timeoutMs: o.timeout * 1000 });
-      if (streaming) {
-        done[index.get(t.node.name)!] = { name: t.node.name, value };
-        flush();
-      }
-      return value;
-    } catch (error) {
-      if (streaming) {
-        done[index.get(t.node.name)!] = { name: t.node.name, error };
-        flush();
-      }
-      throw error;
-    }
+  const width = o.align ? Math.max(...nodes.map((n) => n.name.length)) : 0;
+  const label = (name: string) => name.padEnd(width);
+  const lines = new Map(
+    nodes.map((n) => {
+      const tag = (l: string) => (o.prefix === false ? l : `${label(n.name)}: ${l}`);
+      return [n.name, new NodeLines(n.name, streaming ? io : null, tag)] as const;
+    }),
+  );
+  const abort = new AbortController();
+  let stopped: Stop | null = null;
+  const release = onInterrupt((sig) => {
+    stopped = sig;
+    printInterrupted([...lines.values()], sig, io);
+    abort.abort(sig);
   });
+  // A node's end is printed as soon as it has one, as pdsh does.
+  const onResult = (r: FanOutResult<ExecResult>) => {
+    const n = lines.get(r.node.name)!;
+    n.phase = "done";
+    if (!streaming || stopped) return;
+    n.flush();
+    const end = endLineOf(r, o.timeout);
+    if (end) io.err(`${label(n.name)}: ${end}`);
+  };
+  try {
+    const results = await fanOut(
+      nodes,
+      { runId: newRunId(), concurrency: o.fanout ?? o.concurrency, onResult },
+      (t) => runOn(t, command, lines.get(t.node.name)!, o.timeout, abort.signal),
+    );
+    return finish(results, lines, o, io, stopped);
+  } finally {
+    release();
+  }
+}
+
+async function runOn(
+  t: Parameters<Parameters<typeof fanOut>[2]>[0],
+  command: Command,
+  n: NodeLines,
+  timeoutS: number,
+  signal: AbortSignal,
+): Promise<ExecResult> {
+  // A node still waiting for its turn when Ctrl-C came is not started at all.
+  if (signal.aborted)
+    throw new SlicecheckError("INTERRUPTED", `${n.name}: not started: interrupted`, {
+      node: n.name,
+    });
+  n.phase = "running";
+  return t.exec(command, {
+    timeoutMs: timeoutS * 1000,
+    signal,
+    onStdout: (c) => n.out(c),
+    onStderr: (c) => n.err(c),
+  });
+}
+
+/** The exit code, and the -b or --json output, once every node is done. */
+function finish(
+  results: FanOutResult<ExecResult>[],
+  lines: Map<string, NodeLines>,
+  o: ExecCliOptions,
+  io: Out,
+  stopped: Stop | null,
+): number {
   let worst = 0;
-  const json: NodeExecJson[] = [];
-  for (const r of results) {
+  const json: NodeExecJson[] = results.map((r) => {
     worst = Math.max(worst, nodeExitCode(r));
-    const i = index.get(r.node.name)!;
-    // A node that failed to connect never reached the callback above.
-    if (streaming && !done[i]) done[i] = { name: r.node.name, value: r.value, error: r.error };
-    json.push({
+    const n = lines.get(r.node.name)!;
+    const end = endLineOf(r, o.timeout);
+    return {
       name: r.node.name,
       exitCode: r.value?.exitCode ?? null,
-      stdout: r.value?.stdout ?? "",
-      stderr: r.value?.stderr ?? "",
-      error: errorOf({ name: r.node.name, value: r.value, error: r.error }),
-    });
-  }
-  if (streaming) flush();
-  else if (o.json) io.out(JSON.stringify({ nodes: json }, null, 2));
-  else printGathered(json, io);
-  return worst;
-}
-
-/** clush -b / dshbak -c: each distinct output once, under the folded list of its nodes. */
-function printGathered(nodes: NodeExecJson[], io: Out): void {
-  const print = (sink: (l: string) => void, pick: (n: NodeExecJson) => string) => {
-    const groups = new Map<string, string[]>();
-    for (const n of nodes) {
-      const text = pick(n);
-      if (text === "") continue;
-      groups.set(text, [...(groups.get(text) ?? []), n.name]);
-    }
-    for (const [text, names] of groups) {
-      const head = `${foldNames(names)} (${names.length})`;
-      const rule = "-".repeat(Math.max(15, head.length));
-      sink(rule);
-      sink(head);
-      sink(rule);
-      for (const l of text.replace(/\n$/, "").split("\n")) sink(l);
-    }
-  };
-  print(io.out, (n) => n.stdout);
-  print(io.err, (n) => n.stderr);
-  const failed = new Map<string, string[]>();
-  for (const n of nodes) {
-    const why = n.error ?? (n.exitCode !== 0 ? `exited with exit code ${n.exitCode ?? "?"}` : null);
-    if (why) failed.set(why, [...(failed.get(why) ?? []), n.name]);
-  }
-  for (const [why, names] of failed) io.err(`slicecheck: ${foldNames(names)}: ${why}`);
-}
-
-function describe(e: unknown): string {
-  return isSlicecheckError(e)
-    ? `[${e.code}] ${e.message}`
-    : e instanceof Error
-      ? e.message
-      : String(e);
+      // What the node printed up to an interrupt, too.
+      stdout: r.value?.stdout ?? n.stdout,
+      stderr: r.value?.stderr ?? n.stderr,
+      error: end?.startsWith("slicecheck: ") ? end.slice("slicecheck: ".length) : null,
+    };
+  });
+  if (o.json)
+    io.out(JSON.stringify({ nodes: json, ...(stopped ? { interrupted: stopped } : {}) }, null, 2));
+  else if (o.gather) printGathered(json, io);
+  return stopped ? SIGNALS[stopped] : worst;
 }
