@@ -8,3 +8,4 @@ export * from "./gpu-burn.js";
 export * from "./kinds.js";
 export * from "./nccl-tests.js";
 export { stripSourceHeader } from "./text.js";
+export * from "./nccl-transport.js";
