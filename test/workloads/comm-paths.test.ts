@@ -21,7 +21,8 @@ const checksOf = (out: string) =>
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l) as CheckRecord);
-const CROSS = "all_reduce with one rank per MIG instance goes through host memory, below the whole card";
+const CROSS =
+  "all_reduce with one rank per MIG instance goes through host memory, below the whole card";
 
 describe("nccl communication paths (simulated MIG A100 and whole-card 2x H100, real sshd)", function () {
   this.timeout(120_000);
