@@ -16,6 +16,7 @@ import {
   wholeGpuRanks,
 } from "../verdicts/comm.js";
 import type { Verdict } from "../verdicts/types.js";
+import { type RanksScriptOptions, ranksScript, splitRanks } from "../workloads/ranks.js";
 import type {
   CheckHandle,
   ExecAnswer,
@@ -26,7 +27,6 @@ import type {
   SuiteRun,
   VerdictView,
 } from "./api-types.js";
-import { type RanksScriptOptions, ranksScript, splitRanks } from "../workloads/ranks.js";
 import { verdictView } from "./verdict-view.js";
 
 export type * from "./api-types.js";

@@ -60,6 +60,7 @@ export function ranksScript(o: RanksScriptOptions): string {
     ].join("; "),
   );
   return [
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
     'd=$(mktemp -d "${TMPDIR:-/tmp}/slicecheck-ranks.XXXXXX") || exit 97',
     "trap 'rm -rf \"$d\"' EXIT",
     // NCCL's connection lines name the transport; ranks on instances of one GPU are refused by
