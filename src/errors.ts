@@ -56,6 +56,9 @@ export const ERROR_CODES = {
   SLURM: "cannot-check",
   // a check failed (exit 1)
   CHECK_FAILED: "check-failed",
+  /** One rank per MIG instance: NCCL claimed a peer-to-peer path (P2P, NVLink) between instances
+   * of one GPU, which have none (host memory or the network only): the model is broken. */
+  MIG_P2P_CLAIMED: "check-failed",
 } as const satisfies Record<string, ExitClass>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

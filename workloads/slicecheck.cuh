@@ -24,6 +24,7 @@
 #define SC_FMT_MEMHOG_CHECK "SLICECHECK memhog-check bytes=%llu ok=%d\n"
 #define SC_FMT_CRASHER "SLICECHECK crasher mode=%s armed\n"
 #define SC_FMT_STOPPED "SLICECHECK stopped program=%s signal=%s t=%.1f\n"
+#define SC_FMT_ALLREDUCE "SLICECHECK allreduce rank=%d nranks=%d bytes=%llu time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu\n"
 
 // Not (yet) a SLICECHECK record, so that builtin.ts, which refuses unknown SLICECHECK records,
 // reads these outputs unchanged. The name is last because it contains spaces

@@ -30,7 +30,8 @@ export type ChaosKind =
   | "xid-misattributed"
   | "hang"
   | "drop-connection"
-  | "mps-cap-ignored";
+  | "mps-cap-ignored"
+  | "mig-p2p-claimed";
 
 export interface PlantedFault {
   record: FaultRecord;

@@ -197,6 +197,20 @@ const mpsCapIgnored = chaosFlag(
   },
 );
 
+/** mig-p2p-claimed: ranks on MIG instances of one GPU report P2P between them (NCCL's
+ * "via P2P/IPC") instead of host memory: the model the cross-instance check holds broken. */
+const migP2pClaimed = chaosFlag(
+  "mig-p2p-claimed",
+  "mig-p2p-claimed: NCCL ranks on MIG instances of one GPU claim a P2P path between them",
+  (c) => {
+    c.migP2pClaimed = true;
+    return "NCCL across MIG instances claims P2P/IPC";
+  },
+  (c) => {
+    delete c.migP2pClaimed;
+  },
+);
+
 /** vgpu: the GPU as a vGPU guest sees it (`--name guest`) or a vGPU host (`--name host`,
  * time-sliced vGPUs under the best-effort scheduler, NVIDIA's default). A guest holds a quarter
  * card time-sliced C-series type, the vGPU user guide's H100-20C on an H100 80GB (its Hopper
@@ -288,6 +302,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "isolation-broken": isolationBroken,
   "xid-misattributed": xidMisattributed,
   "mps-cap-ignored": mpsCapIgnored,
+  "mig-p2p-claimed": migP2pClaimed,
   vgpu,
   "vgpu-fb-leak": vgpuFbLeak,
   nvcc,

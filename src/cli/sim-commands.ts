@@ -42,7 +42,7 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .argument("<node>", "the simulated node")
     .argument(
       "[kind]",
-      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition, slurm-unconstrained",
+      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, mig-p2p-claimed, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition, slurm-unconstrained",
     )
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
     .option(

@@ -5,8 +5,18 @@
 // Everything here reads the run from globalThis, so it works whichever copy of this module a
 // suite file resolves (a global install, the project's own node_modules, the source tree).
 import { AssertionError } from "node:assert";
-import { crossInstance, multiGpu, p2pOfProfiles } from "../verdicts/comm.js";
+import {
+  crossInstance,
+  crossInstanceFailCode,
+  crossInstanceRanks,
+  multiGpu,
+  p2pOfProfiles,
+  type WholeCardFigure,
+  wholeCardExpectation,
+  wholeGpuRanks,
+} from "../verdicts/comm.js";
 import type { Verdict } from "../verdicts/types.js";
+import { type RanksScriptOptions, ranksScript, splitRanks } from "../workloads/ranks.js";
 import type {
   CheckHandle,
   ExecAnswer,
@@ -153,4 +163,30 @@ export function judgeMultiGpuAllReduce(out: ExecAnswer, gpus: number): VerdictVi
 /** Each profile's P2P capability from `nvidia-smi mig -lgip -i GPU`. */
 export function judgeProfilesP2P(lgip: string, gpu: number): VerdictView {
   return viewOf(p2pOfProfiles(lgip, gpu), gpu, "NCCL_FAILED");
+}
+
+/** The shell script that starts one allreduce rank per device, all together, each seeing only
+ * its own device (one rank per MIG instance, as jobs run NCCL on MIG). */
+export function allreduceRanksScript(o: RanksScriptOptions): string {
+  return ranksScript(o);
+}
+
+export type { WholeCardFigure } from "../verdicts/comm.js";
+
+/** One rank per MIG instance of one GPU: host memory or network below the whole card passes (a
+ * documented constraint); a claimed P2P path fails MIG_P2P_CLAIMED; wrong results NCCL_FAILED.
+ * Without a measured whole-card figure, the product's expectation (from the GPU's name). */
+export function judgeCrossInstanceRanks(
+  out: ExecAnswer,
+  ranks: number,
+  gpu: { index: number; name: string },
+  wholeCard: WholeCardFigure | null = wholeCardExpectation(gpu.name),
+): VerdictView {
+  const v = crossInstanceRanks(splitRanks(out.stdout), ranks, wholeCard);
+  return viewOf(v, gpu.index, crossInstanceFailCode(v));
+}
+
+/** The same program with one rank per whole GPU: its busbw and transport. */
+export function judgeWholeGpuRanks(out: ExecAnswer, ranks: number): VerdictView {
+  return viewOf(wholeGpuRanks(splitRanks(out.stdout), ranks), null, "NCCL_FAILED");
 }

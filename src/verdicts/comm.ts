@@ -150,3 +150,12 @@ export function p2pOfProfiles(lgip: string, gpu: number): Verdict {
     lgip,
   );
 }
+
+// One rank per device in separate processes (workloads/allreduce.cu): comm-ranks.ts.
+export {
+  crossInstanceFailCode,
+  crossInstanceRanks,
+  type WholeCardFigure,
+  wholeCardExpectation,
+  wholeGpuRanks,
+} from "./comm-ranks.js";

@@ -179,7 +179,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
 ${decodeBlocks(s.files)}
 
-# All three at once: nvcc is single-threaded and the node has cores to spare.
+# All at once: nvcc is single-threaded and the node has cores to spare.
 pids=
 for w in $WORKLOADS; do
   (cd "$tmp" && exec "$nvcc" $FLAGS $gencode -o "$w" "$w.cu") > "$tmp/$w.log" 2>&1 &

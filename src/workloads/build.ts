@@ -13,7 +13,7 @@ import { BUILD_TAG, renderBuildScript } from "./build-script.js";
 
 export { BUILD_TAG } from "./build-script.js";
 
-export const WORKLOADS = ["stress", "memhog", "crasher"] as const;
+export const WORKLOADS = ["stress", "memhog", "crasher", "allreduce"] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 /** Pre-installed binaries with these names on the node's PATH win over building. */
@@ -21,6 +21,7 @@ export const WORKLOAD_COMMANDS: Readonly<Record<WorkloadName, string>> = {
   stress: "slicecheck-stress",
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
+  allreduce: "slicecheck-allreduce",
 };
 
 /** nvcc flags before the -gencode ones. Part of the cache key: changing them rebuilds. */
@@ -110,7 +111,7 @@ function usage(message: string, context: Record<string, unknown>): SlicecheckErr
   return new SlicecheckError("USAGE", message, context);
 }
 
-/** The POSIX sh script that prints where the three workload binaries are on the node. */
+/** The POSIX sh script that prints where the workload binaries are on the node. */
 export function buildScript(o: BuildScriptOptions): string {
   const { files, hash } = o.sources;
   if (!KEY_CHARS.test(hash)) throw usage("workloads: sources hash must be sha256 hex", { hash });
@@ -160,7 +161,7 @@ export function buildScript(o: BuildScriptOptions): string {
 }
 
 const INSTALL_HINT =
-  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put slicecheck-stress, slicecheck-memhog and slicecheck-crasher on its PATH";
+  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put slicecheck-stress, slicecheck-memhog, slicecheck-crasher and slicecheck-allreduce on its PATH";
 
 export interface ParseBuildOptions {
   /** Node name for messages. */
@@ -169,7 +170,7 @@ export interface ParseBuildOptions {
   stderr?: string;
 }
 
-/** Reads the build script's stdout: the three binaries' paths, or the error it reported. */
+/** Reads the build script's stdout: the binaries' paths, or the error it reported. */
 export function parseBuildOutput(stdout: string, opts: ParseBuildOptions = {}): BuiltWorkloads {
   const node = opts.node ?? "node";
   const binaries: Partial<Record<WorkloadName, string>> = {};

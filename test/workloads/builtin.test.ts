@@ -124,6 +124,7 @@ describe("built-in workload lines", () => {
       ],
       crasher: null,
       stopped: null,
+      allreduce: null,
     });
   });
 

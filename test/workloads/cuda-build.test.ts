@@ -59,6 +59,7 @@ describe("cuda workloads: sources agree with the builtin parser", () => {
         memhogCheck: defines.SC_FMT_MEMHOG_CHECK,
         crasher: defines.SC_FMT_CRASHER,
         stopped: defines.SC_FMT_STOPPED,
+        allreduce: defines.SC_FMT_ALLREDUCE,
       },
       { ...BUILTIN_PRINTF },
     );
@@ -146,7 +147,12 @@ describe("cuda workloads: nvcc build", function () {
     console.log(`      build script (sm_80, 3 files in parallel): ${seconds.toFixed(1)} s`);
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "localhost", stderr: first.stderr });
-    assert.deepEqual(built.origins, { stress: "built", memhog: "built", crasher: "built" });
+    assert.deepEqual(built.origins, {
+      stress: "built",
+      memhog: "built",
+      crasher: "built",
+      allreduce: "built",
+    });
     assert.ok(built.cache?.dir.startsWith(join(home, ".cache", "slicecheck", "workloads")));
     assert.match(built.cache?.release ?? "", /^\d+\.\d+$/);
     for (const w of WORKLOADS) {
@@ -171,7 +177,12 @@ describe("cuda workloads: nvcc build", function () {
 
     const again = spawnSync("sh", ["-c", script], { env, cwd: home, encoding: "utf8" });
     const cached = parseBuildOutput(again.stdout);
-    assert.deepEqual(cached.origins, { stress: "cache", memhog: "cache", crasher: "cache" });
+    assert.deepEqual(cached.origins, {
+      stress: "cache",
+      memhog: "cache",
+      crasher: "cache",
+      allreduce: "cache",
+    });
     assert.deepEqual(cached.binaries, built.binaries);
   });
 });

@@ -23,6 +23,8 @@ export interface ChaosFlags {
   /** MPS does not enforce CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (admit.ts capMiB). */
   mpsCapIgnored?: boolean;
   xidMisattributed?: boolean;
+  /** One rank per MIG instance: NCCL claims P2P between instances of one GPU (allreduce.ts). */
+  migP2pClaimed?: boolean;
   hang?: boolean;
   /** The next simulated workload (of `program`, or any) kills its own sshd session. */
   dropConnection?: { program: string | null } | null;

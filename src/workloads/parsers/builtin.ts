@@ -9,6 +9,8 @@
 //   SLICECHECK memhog-check bytes=<uint> ok=<0|1>                                 after each pattern check
 //   SLICECHECK crasher mode=<mode> armed                                          right before faulting
 //   SLICECHECK stopped program=<name> signal=<SIGTERM|SIGINT> t=<seconds, %.1f>   last, when a signal cut the run short
+//   SLICECHECK allreduce rank=<int> nranks=<int> bytes=<uint> time_us=<%.2f> algbw=<%.2f> busbw=<%.2f> wrong=<uint>
+//                                                                                 once per rank, after its timed all_reduces
 //
 // Rules: a line starts with the tag at column 0 and ends with "\n" (printed and flushed in one
 // call, so a killed process leaves only whole lines); fields are `key=value` separated by one
@@ -40,6 +42,8 @@ export const BUILTIN_PRINTF = {
   memhogCheck: "SLICECHECK memhog-check bytes=%llu ok=%d\n",
   crasher: "SLICECHECK crasher mode=%s armed\n",
   stopped: "SLICECHECK stopped program=%s signal=%s t=%.1f\n",
+  allreduce:
+    "SLICECHECK allreduce rank=%d nranks=%d bytes=%llu time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu\n",
 } as const;
 
 /** A signal stopped the workload before its duration (it then exits 128 + the signal). */
@@ -75,6 +79,19 @@ export interface MemhogCheck {
   ok: boolean;
 }
 
+/** One rank's all_reduce (workloads/allreduce.cu): mean time per all_reduce over the timed
+ * iterations, algbw = bytes / time, busbw = algbw × 2(n-1)/n, and the wrong elements of a
+ * checked all_reduce. */
+export interface AllreduceReport {
+  rank: number;
+  nranks: number;
+  bytes: number;
+  timeUs: number;
+  algbw: number;
+  busbw: number;
+  wrong: number;
+}
+
 export interface BuiltinOutput {
   stress: StressSample[];
   stressFinal: StressFinal | null;
@@ -83,6 +100,7 @@ export interface BuiltinOutput {
   /** The crasher announced its fault; null means it died before arming (or never ran). */
   crasher: { mode: CrasherMode } | null;
   stopped: Stopped | null;
+  allreduce: AllreduceReport | null;
 }
 
 function uint(value: number, name: string): string {
@@ -119,6 +137,10 @@ export function formatStoppedLine(s: Stopped): string {
   return `${BUILTIN_TAG} stopped program=${s.program} signal=${s.signal} t=${fixed(s.t, 1, "t")}`;
 }
 
+export function formatAllreduceLine(a: AllreduceReport): string {
+  return `${BUILTIN_TAG} allreduce rank=${uint(a.rank, "rank")} nranks=${uint(a.nranks, "nranks")} bytes=${uint(a.bytes, "bytes")} time_us=${fixed(a.timeUs, 2, "timeUs")} algbw=${fixed(a.algbw, 2, "algbw")} busbw=${fixed(a.busbw, 2, "busbw")} wrong=${uint(a.wrong, "wrong")}`;
+}
+
 export function formatCrasherArmedLine(mode: CrasherMode): string {
   return `${BUILTIN_TAG} crasher mode=${mode} armed`;
 }
@@ -135,6 +157,9 @@ const LINES = {
   "memhog-check": new RegExp(`^memhog-check bytes=(${UINT}) ok=(${FLAG})$`),
   crasher: /^crasher mode=(\S+) armed$/,
   stopped: new RegExp(`^stopped program=([a-z-]+) signal=(SIG[A-Z]+) t=(${DECIMAL})$`),
+  allreduce: new RegExp(
+    `^allreduce rank=(${UINT}) nranks=(${UINT}) bytes=(${UINT}) time_us=(${DECIMAL}) algbw=(${DECIMAL}) busbw=(${DECIMAL}) wrong=(${UINT})$`,
+  ),
 } as const;
 type LineName = keyof typeof LINES;
 
@@ -145,6 +170,7 @@ const EXPECTED: Record<LineName, string> = {
   "memhog-check": "'memhog-check bytes=<n> ok=0|1'",
   crasher: `'crasher mode=<${CRASHER_MODES.join("|")}> armed'`,
   stopped: "'stopped program=<name> signal=<SIGTERM|SIGINT> t=<s>'",
+  allreduce: "'allreduce rank=<n> nranks=<n> bytes=<n> time_us=<x> algbw=<x> busbw=<x> wrong=<n>'",
 };
 
 function isRecord(name: string): name is LineName {
@@ -160,6 +186,7 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
     memhogChecks: [],
     crasher: null,
     stopped: null,
+    allreduce: null,
   };
   for (const [index, raw] of text.split("\n").entries()) {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
@@ -195,6 +222,18 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
       case "stopped":
         once(out.stopped);
         out.stopped = { program: m[1]!, signal: m[2]!, t: n(3) };
+        break;
+      case "allreduce":
+        once(out.allreduce);
+        out.allreduce = {
+          rank: n(1),
+          nranks: n(2),
+          bytes: n(3),
+          timeUs: n(4),
+          algbw: n(5),
+          busbw: n(6),
+          wrong: n(7),
+        };
         break;
       case "crasher": {
         once(out.crasher);

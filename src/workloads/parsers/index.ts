@@ -7,4 +7,5 @@ export * from "./exit-codes.js";
 export * from "./gpu-burn.js";
 export * from "./kinds.js";
 export * from "./nccl-tests.js";
+export * from "./nccl-transport.js";
 export { stripSourceHeader } from "./text.js";
