@@ -30,7 +30,8 @@ export type ChaosKind =
   | "xid-misattributed"
   | "hang"
   | "drop-connection"
-  | "mps-cap-ignored";
+  | "mps-cap-ignored"
+  | "wrong-gradient";
 
 export interface PlantedFault {
   record: FaultRecord;

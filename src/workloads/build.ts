@@ -13,7 +13,13 @@ import { BUILD_TAG, renderBuildScript } from "./build-script.js";
 
 export { BUILD_TAG } from "./build-script.js";
 
-export const WORKLOADS = ["stress", "memhog", "crasher"] as const;
+export const WORKLOADS = [
+  "stress",
+  "memhog",
+  "crasher",
+  // issue 22: a training step (GEMMs + an NCCL all_reduce), the training suite's.
+  "train-step",
+] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 /** Pre-installed binaries with these names on the node's PATH win over building. */
@@ -21,6 +27,7 @@ export const WORKLOAD_COMMANDS: Readonly<Record<WorkloadName, string>> = {
   stress: "slicecheck-stress",
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
+  "train-step": "slicecheck-train-step",
 };
 
 /** nvcc flags before the -gencode ones. Part of the cache key: changing them rebuilds. */
@@ -110,7 +117,7 @@ function usage(message: string, context: Record<string, unknown>): SlicecheckErr
   return new SlicecheckError("USAGE", message, context);
 }
 
-/** The POSIX sh script that prints where the three workload binaries are on the node. */
+/** The POSIX sh script that prints where the workload binaries are on the node. */
 export function buildScript(o: BuildScriptOptions): string {
   const { files, hash } = o.sources;
   if (!KEY_CHARS.test(hash)) throw usage("workloads: sources hash must be sha256 hex", { hash });
@@ -160,7 +167,7 @@ export function buildScript(o: BuildScriptOptions): string {
 }
 
 const INSTALL_HINT =
-  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put slicecheck-stress, slicecheck-memhog and slicecheck-crasher on its PATH";
+  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put the slicecheck-<workload> programs (stress, memhog, crasher, train-step) on its PATH";
 
 export interface ParseBuildOptions {
   /** Node name for messages. */
@@ -169,7 +176,7 @@ export interface ParseBuildOptions {
   stderr?: string;
 }
 
-/** Reads the build script's stdout: the three binaries' paths, or the error it reported. */
+/** Reads the build script's stdout: the binaries' paths, or the error it reported. */
 export function parseBuildOutput(stdout: string, opts: ParseBuildOptions = {}): BuiltWorkloads {
   const node = opts.node ?? "node";
   const binaries: Partial<Record<WorkloadName, string>> = {};
@@ -185,7 +192,7 @@ export function parseBuildOutput(stdout: string, opts: ParseBuildOptions = {}): 
     const error = /^error=([a-z-]+) (.*)$/.exec(body);
     if (error) throw buildError(node, error[1]!, error[2]!, log, opts.stderr ?? "");
     const logLine = /^log=([a-z]+) (.*)$/.exec(body);
-    const bin = /^bin=([a-z]+) origin=(path|cache|built) path=(.+)$/.exec(body);
+    const bin = /^bin=([a-z][a-z-]*) origin=(path|cache|built) path=(.+)$/.exec(body);
     const cached = /^cache key=(\S+) archs=(\S*) release=(\S+) dir=(.+)$/.exec(body);
     if (logLine) {
       log.push(`${logLine[1]}: ${logLine[2]}`);

@@ -24,6 +24,8 @@ export interface ChaosFlags {
   mpsCapIgnored?: boolean;
   xidMisattributed?: boolean;
   hang?: boolean;
+  /** train-step's all_reduce returns a wrong gradient: its check counts it (faults-train.ts). */
+  wrongGradient?: boolean;
   /** The next simulated workload (of `program`, or any) kills its own sshd session. */
   dropConnection?: { program: string | null } | null;
   events?: ChaosEventRecord[];
