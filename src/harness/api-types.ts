@@ -210,10 +210,7 @@ export interface SuiteRun {
   };
   /** A built-in workload's program on the node (on its PATH, else built there with its nvcc,
    * once per run): for a command the suite starts itself, such as inside a Slurm job. */
-  program(
-    node: SuiteNode,
-    name: "stress" | "memhog" | "crasher" | "train-step",
-  ): Promise<string>;
+  program(node: SuiteNode, name: "stress" | "memhog" | "crasher" | "train-step"): Promise<string>;
 }
 
 /** What a suite declares it needs, at the top of its file (`harness({ … })`). The run reads
