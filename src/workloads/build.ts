@@ -166,8 +166,7 @@ export function buildScript(o: BuildScriptOptions): string {
   return script;
 }
 
-const INSTALL_HINT =
-  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put the slicecheck-<workload> programs (stress, memhog, crasher, train-step) on its PATH";
+const INSTALL_HINT = `install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put ${Object.values(WORKLOAD_COMMANDS).join(", ")} on its PATH`;
 
 export interface ParseBuildOptions {
   /** Node name for messages. */

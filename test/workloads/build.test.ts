@@ -111,6 +111,8 @@ function node(opts: { caps?: string; names?: string; failing?: string } = {}) {
 }
 
 const sources = workloadSources();
+/** Every workload with the same origin. */
+const every = (origin: string) => Object.fromEntries(WORKLOADS.map((w) => [w, origin]));
 
 function script(o: Partial<BuildScriptOptions> = {}): string {
   return buildScript({ sources, archs: ["80"], ...o });
@@ -124,6 +126,7 @@ describe("workload build script", () => {
       "nccl_dl.cuh",
       "slicecheck.cuh",
       "stress.cu",
+      "train-step.cu",
     ]);
     assert.match(sources.hash, /^[0-9a-f]{64}$/);
     assert.equal(workloadSources().hash, sources.hash, "same files, same hash");
@@ -145,7 +148,7 @@ describe("workload build script", () => {
     assert.ok(first.cache && second.cache);
     assert.notEqual(first.cache.key, second.cache.key);
     assert.notEqual(first.cache.dir, second.cache.dir);
-    assert.deepEqual(second.origins, { stress: "built", memhog: "built", crasher: "built" });
+    assert.deepEqual(second.origins, every("built"));
     // The "binary" of the fake nvcc is the source it was given: it arrived byte for byte.
     assert.equal(readFileSync(second.binaries.stress, "utf8"), changed.files["stress.cu"]);
   });
@@ -168,7 +171,7 @@ describe("workload build script", () => {
     const first = run(s, n.env, n.home);
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "gpu01" });
-    assert.deepEqual(built.origins, { stress: "built", memhog: "built", crasher: "built" });
+    assert.deepEqual(built.origins, every("built"));
     assert.ok(built.cache);
     assert.equal(
       built.cache.dir,
@@ -178,17 +181,21 @@ describe("workload build script", () => {
     assert.equal(built.cache.release, "12.4");
     for (const w of WORKLOADS) assert.equal(built.binaries[w], join(built.cache.dir, w));
     const compiles = n.nvccCalls().filter((c) => c.includes(" -o "));
-    assert.equal(compiles.length, 3);
+    assert.equal(compiles.length, WORKLOADS.length);
     for (const c of compiles)
       assert.match(
         c,
-        /^-O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -o (\w+) \1\.cu$/,
+        /^-O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -o ([\w-]+) \1\.cu$/,
       );
 
     const again = parseBuildOutput(run(s, n.env, n.home).stdout);
-    assert.deepEqual(again.origins, { stress: "cache", memhog: "cache", crasher: "cache" });
+    assert.deepEqual(again.origins, every("cache"));
     assert.deepEqual(again.binaries, built.binaries);
-    assert.equal(n.nvccCalls().filter((c) => c.includes(" -o ")).length, 3, "no new compile");
+    assert.equal(
+      n.nvccCalls().filter((c) => c.includes(" -o ")).length,
+      WORKLOADS.length,
+      "no new compile",
+    );
     assert.deepEqual(
       readdirSync(join(n.home, ".cache", "slicecheck", "workloads")),
       [built.cache.key],
@@ -230,7 +237,7 @@ describe("workload build script", () => {
     const all = run(script({ nvcc: "/nonexistent/nvcc" }), n.env, n.home);
     assert.equal(all.status, 0, all.stderr);
     const parsed = parseBuildOutput(all.stdout);
-    assert.deepEqual(parsed.origins, { stress: "path", memhog: "path", crasher: "path" });
+    assert.deepEqual(parsed.origins, every("path"));
     assert.equal(parsed.binaries.memhog, join(n.bin, "slicecheck-memhog"));
     assert.equal(parsed.cache, null);
 
@@ -239,7 +246,7 @@ describe("workload build script", () => {
     const mixed = parseBuildOutput(
       run(script({ nvcc: partial.nvcc }), partial.env, partial.home).stdout,
     );
-    assert.deepEqual(mixed.origins, { stress: "path", memhog: "built", crasher: "built" });
+    assert.deepEqual(mixed.origins, { ...every("built"), stress: "path" });
   });
 
   it("a node without nvcc is TOOL_MISSING, naming the node and what to install", () => {
@@ -365,19 +372,21 @@ describe("workload build output", () => {
     `${BUILD_TAG} bin=stress origin=path path=/usr/local/bin/slicecheck-stress`,
     `${BUILD_TAG} bin=memhog origin=built path=${dir}/memhog`,
     `${BUILD_TAG} bin=crasher origin=cache path=${dir}/crasher`,
+    `${BUILD_TAG} bin=train-step origin=built path=${dir}/train-step`,
     `${BUILD_TAG} ok`,
     "",
   ];
 
-  it("reads the three paths, their origins and the cache", () => {
+  it("reads every path (train-step's name has a hyphen), their origins and the cache", () => {
     for (const text of [good.join("\n"), good.join("\r\n")])
       assert.deepEqual(parseBuildOutput(text), {
         binaries: {
           stress: "/usr/local/bin/slicecheck-stress",
           memhog: `${dir}/memhog`,
           crasher: `${dir}/crasher`,
+          "train-step": `${dir}/train-step`,
         },
-        origins: { stress: "path", memhog: "built", crasher: "cache" },
+        origins: { stress: "path", memhog: "built", crasher: "cache", "train-step": "built" },
         cache: { key: "ab12", archs: ["80", "90"], release: "12.4", dir },
       });
   });
