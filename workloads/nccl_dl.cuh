@@ -25,6 +25,10 @@ typedef int scNcclResult_t;  // ncclSuccess = 0
 enum { SC_NCCL_FLOAT32 = 7 };  // ncclFloat32
 enum { SC_NCCL_SUM = 0 };      // ncclSum
 
+// The exit of a workload that could not load NCCL (after one line saying why): not
+// SC_EXIT_CUDA, because nothing ran on the device, and not a failed check either.
+enum { SC_EXIT_NO_NCCL = 4 };
+
 struct ScNccl {
   void* handle;
   scNcclResult_t (*getUniqueId)(scNcclUniqueId*);

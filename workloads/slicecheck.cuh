@@ -1,4 +1,4 @@
-// What the three built-in workloads (stress.cu, memhog.cu, crasher.cu) share: the machine-readable
+// What the built-in workloads (stress.cu, memhog.cu, crasher.cu, train-step.cu, ...) share: the machine-readable
 // lines, the exit codes, the CUDA error report, the device header, strict option parsing and a
 // SIGTERM-aware sleep. Host-only code; each .cu includes it once.
 //
@@ -25,6 +25,10 @@
 #define SC_FMT_CRASHER "SLICECHECK crasher mode=%s armed\n"
 #define SC_FMT_STOPPED "SLICECHECK stopped program=%s signal=%s t=%.1f\n"
 #define SC_FMT_ALLREDUCE "SLICECHECK allreduce rank=%d nranks=%d bytes=%llu time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu\n"
+// train-step.cu (parsed by src/workloads/parsers/train-step.ts, which holds TRAIN_PRINTF).
+#define SC_FMT_TRAIN "SLICECHECK train step=%llu step_ms=%.3f compute_ms=%.3f allreduce_ms=%.3f\n"
+#define SC_FMT_TRAIN_FINAL "SLICECHECK train-final steps=%llu ranks=%d mean_step_ms=%.3f p50_step_ms=%.3f steps_per_s=%.3f errors=%llu\n"
+#define SC_FMT_TRAIN_NO_NCCL "SLICECHECK train-no-nccl reason=%s\n"
 
 // Not (yet) a SLICECHECK record, so that builtin.ts, which refuses unknown SLICECHECK records,
 // reads these outputs unchanged. The name is last because it contains spaces

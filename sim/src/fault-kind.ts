@@ -31,7 +31,8 @@ export type ChaosKind =
   | "hang"
   | "drop-connection"
   | "mps-cap-ignored"
-  | "mig-p2p-claimed";
+  | "mig-p2p-claimed"
+  | "wrong-gradient";
 
 export interface PlantedFault {
   record: FaultRecord;

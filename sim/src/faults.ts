@@ -18,6 +18,7 @@ import {
 } from "./fault-kind.js";
 import { eccUncorrectable, gpuLost } from "./faults-gpu.js";
 import { nvcc } from "./faults-tools.js";
+import { wrongGradient } from "./faults-train.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
 import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
@@ -308,6 +309,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   nvcc,
   hang,
   "drop-connection": dropConnection,
+  "wrong-gradient": wrongGradient,
 };
 
 function readRecords(stateDir: string): FaultRecord[] {

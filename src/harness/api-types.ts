@@ -91,7 +91,8 @@ export interface WorkloadResult {
   } | null;
 }
 
-export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";
+/** train-step: GEMMs plus an NCCL all_reduce per step (issue 22), the training suite's. */
+export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn" | "train-step";
 
 export interface WorkloadBatch {
   /** Starts the workload on every instance at once (nodes in parallel); idempotent. */
@@ -209,7 +210,10 @@ export interface SuiteRun {
   };
   /** A built-in workload's program on the node (on its PATH, else built there with its nvcc,
    * once per run): for a command the suite starts itself, such as inside a Slurm job. */
-  program(node: SuiteNode, name: "stress" | "memhog" | "crasher" | "allreduce"): Promise<string>;
+  program(
+    node: SuiteNode,
+    name: "stress" | "memhog" | "crasher" | "allreduce" | "train-step",
+  ): Promise<string>;
 }
 
 /** What a suite declares it needs, at the top of its file (`harness({ … })`). The run reads

@@ -140,6 +140,10 @@ export function notAssessed(code: string, message: string): never {
 // what the built-in slurm suite uses, for site suites that check their own Slurm rules.
 export * as slurm from "../verdicts/slurm.js";
 
+// train-step's lines parsed and turned into measurements (issue 22): for a suite that runs it
+// itself, as the training suite does across a node's whole GPUs in one process.
+export * as trainStep from "../workloads/parsers/train-step.js";
+
 /** A communication path's judgement as a suite reads it: a documented constraint passes. */
 const viewOf = (v: Verdict, gpu: number | null, failCode: string): VerdictView =>
   verdictView(v, gpu, {

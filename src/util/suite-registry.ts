@@ -10,6 +10,8 @@ export const BUILTIN_SUITES = [
   "layout",
   "stress",
   "nccl",
+  // issue 22: train-step on 3g/4g instances and whole cards, recorded for diff.
+  "training",
   "isolation",
   "slurm",
   "health",
@@ -73,6 +75,8 @@ const ORDER: Record<BuiltinSuite, number> = {
   layout: 0,
   stress: 1,
   nccl: 2,
+  // Workloads before the faults: its step times are measured on undisturbed GPUs.
+  training: 2.5,
   isolation: 3,
   // After the faults (a GPU they broke must not take probe jobs unnoticed), before health.
   slurm: 4,
@@ -125,6 +129,15 @@ export const SIGNOFF: readonly (readonly [BuiltinSuite, SuiteSignoff])[] = [
     {
       ledger: false,
       requirement: "nccl-tests completes on every instance without wrong results",
+      rowOnlyWhenRun: true,
+    },
+  ],
+  [
+    "training",
+    {
+      ledger: false,
+      requirement:
+        "a training step (GEMMs and an all_reduce) runs on every 3g/4g instance and the whole cards without wrong results",
       rowOnlyWhenRun: true,
     },
   ],

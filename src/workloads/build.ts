@@ -13,7 +13,15 @@ import { BUILD_TAG, renderBuildScript } from "./build-script.js";
 
 export { BUILD_TAG } from "./build-script.js";
 
-export const WORKLOADS = ["stress", "memhog", "crasher", "allreduce"] as const;
+export const WORKLOADS = [
+  "stress",
+  "memhog",
+  "crasher",
+  // issue 22: one rank per device in separate processes (the cross-instance collective).
+  "allreduce",
+  // issue 22: a training step (GEMMs + an NCCL all_reduce), the training suite's.
+  "train-step",
+] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 /** Pre-installed binaries with these names on the node's PATH win over building. */
@@ -22,6 +30,7 @@ export const WORKLOAD_COMMANDS: Readonly<Record<WorkloadName, string>> = {
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
   allreduce: "slicecheck-allreduce",
+  "train-step": "slicecheck-train-step",
 };
 
 /** nvcc flags before the -gencode ones. Part of the cache key: changing them rebuilds. */
@@ -160,8 +169,7 @@ export function buildScript(o: BuildScriptOptions): string {
   return script;
 }
 
-const INSTALL_HINT =
-  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put slicecheck-stress, slicecheck-memhog, slicecheck-crasher and slicecheck-allreduce on its PATH";
+const INSTALL_HINT = `install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put ${Object.values(WORKLOAD_COMMANDS).join(", ")} on its PATH`;
 
 export interface ParseBuildOptions {
   /** Node name for messages. */
@@ -186,7 +194,7 @@ export function parseBuildOutput(stdout: string, opts: ParseBuildOptions = {}): 
     const error = /^error=([a-z-]+) (.*)$/.exec(body);
     if (error) throw buildError(node, error[1]!, error[2]!, log, opts.stderr ?? "");
     const logLine = /^log=([a-z]+) (.*)$/.exec(body);
-    const bin = /^bin=([a-z]+) origin=(path|cache|built) path=(.+)$/.exec(body);
+    const bin = /^bin=([a-z][a-z-]*) origin=(path|cache|built) path=(.+)$/.exec(body);
     const cached = /^cache key=(\S+) archs=(\S*) release=(\S+) dir=(.+)$/.exec(body);
     if (logLine) {
       log.push(`${logLine[1]}: ${logLine[2]}`);

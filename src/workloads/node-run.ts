@@ -4,13 +4,13 @@ import type { Transport } from "../transport/types.js";
 import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
 import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
-import { gpuBurnSpec, ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
+import { gpuBurnSpec, ncclSpec, stressSpec, trainStepSpec, type WorkloadSpec } from "./specs.js";
 
 /** The workloads a node runs for the suites named after them (the built-in stress and nccl). */
 export type NodeWorkload = "stress" | "nccl";
 
 export interface SuiteResult {
-  suite: NodeWorkload | "gpu-burn";
+  suite: NodeWorkload | "gpu-burn" | "train-step";
   /** Why the suite could not run on this node (tool missing…); null when it ran. */
   skipped: string | null;
   outcomes: InstanceOutcome[];
@@ -53,14 +53,14 @@ async function programs(t: Transport, names: readonly string[]): Promise<Set<str
 export async function runWorkloadOnNode(
   t: Transport,
   instances: readonly Instance[],
-  workload: NodeWorkload | "gpu-burn",
+  workload: NodeWorkload | "gpu-burn" | "train-step",
   o: Omit<LaunchOptions, "repetition"> & { durationS: number },
 ): Promise<SuiteResult> {
   let spec: WorkloadSpec;
-  if (workload === "stress") {
-    spec = stressSpec(o.durationS);
+  if (workload === "stress" || workload === "train-step") {
+    spec = workload === "stress" ? stressSpec(o.durationS) : trainStepSpec(o.durationS);
     try {
-      spec.program = (await builtins(t)).binaries.stress;
+      spec.program = (await builtins(t)).binaries[workload];
     } catch (e) {
       return {
         suite: workload,

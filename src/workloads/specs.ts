@@ -3,8 +3,16 @@
 import { parseBuiltinOutput } from "./parsers/builtin.js";
 import { parseGpuBurn } from "./parsers/gpu-burn.js";
 import { parseNcclTests } from "./parsers/nccl-tests.js";
+import { parseTrainStepOutput, trainStepMetrics } from "./parsers/train-step.js";
 
-export type WorkloadName = "stress" | "memhog" | "crasher" | "gpu-burn" | "nccl";
+export type WorkloadName =
+  | "stress"
+  | "memhog"
+  | "crasher"
+  | "gpu-burn"
+  | "nccl"
+  // issue 22: the training suite's step.
+  | "train-step";
 
 export interface Metric {
   metric: string;
@@ -27,6 +35,7 @@ export const BUILTIN_PROGRAMS = {
   stress: "slicecheck-stress",
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
+  "train-step": "slicecheck-train-step",
 } as const;
 
 export function stressSpec(
@@ -37,6 +46,16 @@ export function stressSpec(
     name: "stress",
     program: BUILTIN_PROGRAMS.stress,
     args: ["--duration", String(durationS), "--interval", String(intervalS)],
+    durationS,
+  };
+}
+
+/** train-step for `durationS` (steps of the default size, from the device memory). */
+export function trainStepSpec(durationS: number): WorkloadSpec {
+  return {
+    name: "train-step",
+    program: BUILTIN_PROGRAMS["train-step"],
+    args: ["--duration", String(durationS)],
     durationS,
   };
 }
@@ -86,6 +105,8 @@ export function metricsOf(name: WorkloadName, stdout: string): Metric[] {
         out.push({ metric: "allocated", value: b.memhog.allocatedBytes, unit: "bytes" });
       return out;
     }
+    case "train-step":
+      return trainStepMetrics(parseTrainStepOutput(stdout));
     case "gpu-burn": {
       const r = parseGpuBurn(stdout);
       const g = r.progress?.gflops ?? [];

@@ -111,6 +111,8 @@ function node(opts: { caps?: string; names?: string; failing?: string } = {}) {
 }
 
 const sources = workloadSources();
+/** Every workload with the same origin. */
+const every = (origin: string) => Object.fromEntries(WORKLOADS.map((w) => [w, origin]));
 
 function script(o: Partial<BuildScriptOptions> = {}): string {
   return buildScript({ sources, archs: ["80"], ...o });
@@ -125,6 +127,7 @@ describe("workload build script", () => {
       "nccl_dl.cuh",
       "slicecheck.cuh",
       "stress.cu",
+      "train-step.cu",
     ]);
     assert.match(sources.hash, /^[0-9a-f]{64}$/);
     assert.equal(workloadSources().hash, sources.hash, "same files, same hash");
@@ -146,12 +149,7 @@ describe("workload build script", () => {
     assert.ok(first.cache && second.cache);
     assert.notEqual(first.cache.key, second.cache.key);
     assert.notEqual(first.cache.dir, second.cache.dir);
-    assert.deepEqual(second.origins, {
-      stress: "built",
-      memhog: "built",
-      crasher: "built",
-      allreduce: "built",
-    });
+    assert.deepEqual(second.origins, every("built"));
     // The "binary" of the fake nvcc is the source it was given: it arrived byte for byte.
     assert.equal(readFileSync(second.binaries.stress, "utf8"), changed.files["stress.cu"]);
   });
@@ -174,12 +172,7 @@ describe("workload build script", () => {
     const first = run(s, n.env, n.home);
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "gpu01" });
-    assert.deepEqual(built.origins, {
-      stress: "built",
-      memhog: "built",
-      crasher: "built",
-      allreduce: "built",
-    });
+    assert.deepEqual(built.origins, every("built"));
     assert.ok(built.cache);
     assert.equal(
       built.cache.dir,
@@ -193,16 +186,11 @@ describe("workload build script", () => {
     for (const c of compiles)
       assert.match(
         c,
-        /^-O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -o (\w+) \1\.cu$/,
+        /^-O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -o ([\w-]+) \1\.cu$/,
       );
 
     const again = parseBuildOutput(run(s, n.env, n.home).stdout);
-    assert.deepEqual(again.origins, {
-      stress: "cache",
-      memhog: "cache",
-      crasher: "cache",
-      allreduce: "cache",
-    });
+    assert.deepEqual(again.origins, every("cache"));
     assert.deepEqual(again.binaries, built.binaries);
     assert.equal(
       n.nvccCalls().filter((c) => c.includes(" -o ")).length,
@@ -250,12 +238,7 @@ describe("workload build script", () => {
     const all = run(script({ nvcc: "/nonexistent/nvcc" }), n.env, n.home);
     assert.equal(all.status, 0, all.stderr);
     const parsed = parseBuildOutput(all.stdout);
-    assert.deepEqual(parsed.origins, {
-      stress: "path",
-      memhog: "path",
-      crasher: "path",
-      allreduce: "path",
-    });
+    assert.deepEqual(parsed.origins, every("path"));
     assert.equal(parsed.binaries.memhog, join(n.bin, "slicecheck-memhog"));
     assert.equal(parsed.cache, null);
 
@@ -264,12 +247,7 @@ describe("workload build script", () => {
     const mixed = parseBuildOutput(
       run(script({ nvcc: partial.nvcc }), partial.env, partial.home).stdout,
     );
-    assert.deepEqual(mixed.origins, {
-      stress: "path",
-      memhog: "built",
-      crasher: "built",
-      allreduce: "built",
-    });
+    assert.deepEqual(mixed.origins, { ...every("built"), stress: "path" });
   });
 
   it("a node without nvcc is TOOL_MISSING, naming the node and what to install", () => {
@@ -396,11 +374,12 @@ describe("workload build output", () => {
     `${BUILD_TAG} bin=memhog origin=built path=${dir}/memhog`,
     `${BUILD_TAG} bin=crasher origin=cache path=${dir}/crasher`,
     `${BUILD_TAG} bin=allreduce origin=cache path=${dir}/allreduce`,
+    `${BUILD_TAG} bin=train-step origin=built path=${dir}/train-step`,
     `${BUILD_TAG} ok`,
     "",
   ];
 
-  it("reads the paths, their origins and the cache", () => {
+  it("reads every path (train-step's name has a hyphen), their origins and the cache", () => {
     for (const text of [good.join("\n"), good.join("\r\n")])
       assert.deepEqual(parseBuildOutput(text), {
         binaries: {
@@ -408,8 +387,15 @@ describe("workload build output", () => {
           memhog: `${dir}/memhog`,
           crasher: `${dir}/crasher`,
           allreduce: `${dir}/allreduce`,
+          "train-step": `${dir}/train-step`,
         },
-        origins: { stress: "path", memhog: "built", crasher: "cache", allreduce: "cache" },
+        origins: {
+          stress: "path",
+          memhog: "built",
+          crasher: "cache",
+          allreduce: "cache",
+          "train-step": "built",
+        },
         cache: { key: "ab12", archs: ["80", "90"], release: "12.4", dir },
       });
   });

@@ -91,7 +91,7 @@ describe("cuda workloads: nvcc build", function () {
     const cc = needNvcc(this);
     const gencode = ARCHS.flatMap((a) => ["-gencode", `arch=compute_${a},code=sm_${a}`]);
     const started = Date.now();
-    // One nvcc per file, all at once: the three are independent and nvcc is single-threaded.
+    // One nvcc per file, all at once: they are independent and nvcc is single-threaded.
     const results = await Promise.all(
       WORKLOADS.map((w) =>
         run(
@@ -130,7 +130,7 @@ describe("cuda workloads: nvcc build", function () {
     }
   });
 
-  it("the build script builds the three binaries with the real nvcc, then reuses them", async function () {
+  it("the build script builds every workload binary with the real nvcc, then reuses them", async function () {
     const cc = needNvcc(this);
     const home = tempDir("home");
     // PATH without the CUDA folder: the script must find nvcc where the packages put it, or be
@@ -144,15 +144,12 @@ describe("cuda workloads: nvcc build", function () {
       encoding: "utf8",
     });
     const seconds = (Date.now() - started) / 1000;
-    console.log(`      build script (sm_80, 3 files in parallel): ${seconds.toFixed(1)} s`);
+    console.log(
+      `      build script (sm_80, ${WORKLOADS.length} files in parallel): ${seconds.toFixed(1)} s`,
+    );
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "localhost", stderr: first.stderr });
-    assert.deepEqual(built.origins, {
-      stress: "built",
-      memhog: "built",
-      crasher: "built",
-      allreduce: "built",
-    });
+    assert.deepEqual(built.origins, Object.fromEntries(WORKLOADS.map((w) => [w, "built"])));
     assert.ok(built.cache?.dir.startsWith(join(home, ".cache", "slicecheck", "workloads")));
     assert.match(built.cache?.release ?? "", /^\d+\.\d+$/);
     for (const w of WORKLOADS) {
@@ -177,12 +174,7 @@ describe("cuda workloads: nvcc build", function () {
 
     const again = spawnSync("sh", ["-c", script], { env, cwd: home, encoding: "utf8" });
     const cached = parseBuildOutput(again.stdout);
-    assert.deepEqual(cached.origins, {
-      stress: "cache",
-      memhog: "cache",
-      crasher: "cache",
-      allreduce: "cache",
-    });
+    assert.deepEqual(cached.origins, Object.fromEntries(WORKLOADS.map((w) => [w, "cache"])));
     assert.deepEqual(cached.binaries, built.binaries);
   });
 });

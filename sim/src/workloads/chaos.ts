@@ -26,6 +26,8 @@ export interface ChaosFlags {
   /** One rank per MIG instance: NCCL claims P2P between instances of one GPU (allreduce.ts). */
   migP2pClaimed?: boolean;
   hang?: boolean;
+  /** train-step's all_reduce returns a wrong gradient: its check counts it (faults-train.ts). */
+  wrongGradient?: boolean;
   /** The next simulated workload (of `program`, or any) kills its own sshd session. */
   dropConnection?: { program: string | null } | null;
   events?: ChaosEventRecord[];
