@@ -16,7 +16,7 @@ export * from "./nvlink.js";
 export { parseQMig } from "./qmig.js";
 export { parseQueryGpu } from "./query.js";
 export { parseTable } from "./table.js";
-export * from "./topo.js";
 export { isNoiseLine, stripSourceLines } from "./text.js";
+export * from "./topo.js";
 export type * from "./types.js";
 export { parseXid } from "./xid.js";

@@ -17,10 +17,10 @@ export {
   resolveProduct,
 } from "./catalog.js";
 export { baseProfileName } from "./compute.js";
-export { defaultBusbwFloorGBs, type NvlinkSpec, nvlinkOf } from "./nvlink.js";
 export type { DriverStep, DriverValue, DriverVersion } from "./driver.js";
 export { compareDrivers, driverAtLeast, parseDriver, valueAt } from "./driver.js";
 export { formatGiB, mibFromGiB } from "./memory.js";
+export { defaultBusbwFloorGBs, type NvlinkSpec, nvlinkOf } from "./nvlink.js";
 export type {
   Architecture,
   BoardFacts,
