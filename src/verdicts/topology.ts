@@ -121,7 +121,8 @@ export function nvlinkTopology(i: TopologyInput): Verdict {
     i.gpus.filter((b) => b > a).map((b) => topo.gpus.find((g) => g.index === a)?.links[`GPU${b}`]),
   );
   figures.topology = [...new Set(pairs.map((c) => c ?? "?"))].join(",");
-  const problems: Problem[] = pairProblems(topo, i.gpus, i.spec);
+  // Links first: a link down is the cause, the PCIe path in the matrix its consequence.
+  const problems: Problem[] = [];
   if (i.spec) {
     for (const g of i.gpus) {
       const links = status.gpus.find((x) => x.index === g)?.links ?? [];
@@ -130,6 +131,7 @@ export function nvlinkTopology(i: TopologyInput): Verdict {
       problems.push(...r.out);
     }
   }
+  problems.push(...pairProblems(topo, i.gpus, i.spec));
   if (problems.length)
     return verdict(
       name,
