@@ -46,6 +46,9 @@ describe("nccl topology and NVLink (simulated whole-card 2x H100 SXM, real sshd)
     assert.equal(topo.status, "passed", topo.message);
     assert.equal(topo.figures.topology, "NV18");
     assert.equal(topo.figures["GPU 1 NVLinks active"], "18/18");
+    // nvlink -e was read: its counters are figures (zero on a healthy simulated node).
+    assert.equal(topo.figures["NVLink CRC errors"], 0);
+    assert.equal(topo.figures["NVLink replay errors"], 0);
     const multi = find(checks, MULTI);
     assert.equal(multi.status, "passed", multi.message);
     assert.match(String(multi.figures.transport), /^P2P \(P2P\/CUMEM\/read\)/);
