@@ -7,9 +7,12 @@
 //   constraint with its busbw and transport; a claimed P2P path fails (MIG_P2P_CLAIMED); a
 //   documented refusal by NCCL passes as the constraint it is; a hung rank is broken;
 // - per MIG GPU, the P2P capability of each profile (the P2P column of `mig -lgip`);
-// - per node with two or more GPUs without MIG, an all_reduce across them (`-g N`) with its bus
-//   bandwidth, so that what slicing gives up shows next to the per-instance figures; and the
-//   built-in allreduce with one rank per whole GPU, the same program as across instances.
+// - per node with two or more GPUs without MIG, their topology and NVLink (`nvidia-smi topo -m`,
+//   `nvlink -s`, `nvlink -e`) against the links the catalogue says the board has, and an
+//   all_reduce across them (`-g N`, NCCL_DEBUG=INFO) with its bus bandwidth against a floor and
+//   its transport (NVLink where the topology says NV#), so that what slicing gives up shows
+//   next to the per-instance figures and a link trained down to PCIe fails; and the built-in
+//   allreduce with one rank per whole GPU, the same program as across instances.
 // These run after the node's per-instance runs have finished, so they never share a GPU with
 // a measurement.
 import {
@@ -21,8 +24,9 @@ import {
   forEachInstance,
   forEachNode,
   harness,
+  judgeAllReduceOverNvlink,
   judgeCrossInstanceRanks,
-  judgeMultiGpuAllReduce,
+  judgeNvlinkTopology,
   judgeProfilesP2P,
   judgeWholeGpuRanks,
   type SuiteNode,
@@ -103,30 +107,58 @@ describe("nccl", () => {
         );
       });
     });
-    const whole = node.gpus.filter((g) => !g.migEnabled);
-    if (whole.length >= 2)
-      it(`all_reduce across ${whole.length} whole GPUs (-g ${whole.length}) completes without wrong results`, async () => {
-        await settled(node);
-        const r = await node.exec(["all_reduce_perf", ...ARGS, "-g", String(whole.length)], {
-          env: { CUDA_VISIBLE_DEVICES: whole.map((g) => g.uuid).join(",") },
-          timeoutS: timeoutS(),
-        });
-        // The per-instance figures beside it: what one rank per slice gets.
-        const single = await Promise.allSettled(node.instances.map((i) => nccl.result(i)));
-        const algbw = single
-          .map((s) => (s.status === "fulfilled" ? s.value.metrics.algbw : undefined))
-          .filter((x): x is number => x !== undefined);
-        if (algbw.length) current().figures({ "single-rank algbw GB/s (min)": Math.min(...algbw) });
-        judged(judgeMultiGpuAllReduce(r, whole.length), node.name);
+    const whole = node.gpus.filter((g) => !g.migEnabled && !g.lost);
+    if (whole.length < 2) return;
+    // Read once, by the topology check or (if that one could not) by the all_reduce.
+    let topo: Promise<ExecAnswer> | null = null;
+    const readTopo = () => {
+      topo ??= node.exec(["nvidia-smi", "topo", "-m"]);
+      return topo;
+    };
+    it(`topology and NVLink of the ${whole.length} whole GPUs`, async () => {
+      const t = await readTopo();
+      const s = await node.exec(["nvidia-smi", "nvlink", "-s"]);
+      const e = await node.exec(["nvidia-smi", "nvlink", "-e"]);
+      for (const [what, r] of [
+        ["topo -m", t],
+        ["nvlink -s", s],
+      ] as const)
+        if (r.exitCode !== 0)
+          return brokenIf(`nvidia-smi ${what} exited ${r.exitCode}: ${r.stdout}${r.stderr}`);
+      const out = {
+        topo: t.stdout,
+        nvlinkStatus: s.stdout,
+        nvlinkErrors: e.exitCode === 0 ? e.stdout : null,
+      };
+      judged(judgeNvlinkTopology(out, whole), node.name);
+    });
+    it(`all_reduce across ${whole.length} whole GPUs (-g ${whole.length}) completes without wrong results`, async () => {
+      await settled(node);
+      const r = await node.exec(["all_reduce_perf", ...ARGS, "-g", String(whole.length)], {
+        // INFO names the transport of every connection (P2P, SHM, NET).
+        env: { CUDA_VISIBLE_DEVICES: whole.map((g) => g.uuid).join(","), NCCL_DEBUG: "INFO" },
+        timeoutS: timeoutS(),
       });
-    if (whole.length >= 2)
-      it(`all_reduce with one rank per whole GPU (${whole.length} processes) completes without wrong results`, async () => {
-        await settled(node);
-        const r = await allreduceRanks(
-          node,
-          whole.map((g) => g.uuid),
-        );
-        judged(judgeWholeGpuRanks(r, whole.length), node.name);
-      });
+      // The per-instance figures beside it: what one rank per slice gets.
+      const single = await Promise.allSettled(node.instances.map((i) => nccl.result(i)));
+      const algbw = single
+        .map((s) => (s.status === "fulfilled" ? s.value.metrics.algbw : undefined))
+        .filter((x): x is number => x !== undefined);
+      if (algbw.length) current().figures({ "single-rank algbw GB/s (min)": Math.min(...algbw) });
+      const t = await readTopo().catch(() => null);
+      const floor = run.options.busbwFloorGBs ?? null;
+      judged(
+        judgeAllReduceOverNvlink(r, whole, t?.exitCode === 0 ? t.stdout : null, floor),
+        node.name,
+      );
+    });
+    it(`all_reduce with one rank per whole GPU (${whole.length} processes) completes without wrong results`, async () => {
+      await settled(node);
+      const r = await allreduceRanks(
+        node,
+        whole.map((g) => g.uuid),
+      );
+      judged(judgeWholeGpuRanks(r, whole.length), node.name);
+    });
   });
 });

@@ -19,6 +19,7 @@ export type FaultRecord =
   | { kind: "slurm"; node: string; previous: SlurmNode | null }
   | { kind: "no-reset"; gpu: number; previous: boolean }
   | { kind: "gpu-lost"; gpu: number }
+  | { kind: "nvlink-down"; gpu: number }
   | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
   | { kind: "vgpu" | "vgpu-fb-leak"; gpu: number; previous?: SimGpu["virtualization"] | null }
   | { kind: "nvcc"; previous: string | null }

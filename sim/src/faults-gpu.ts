@@ -1,5 +1,5 @@
 // Whole-GPU faults of the simulated node: a GPU that falls off the bus, an uncorrectable ECC
-// error. Each logs the kernel lines a real node logs and is undone by `--clear`.
+// error, NVLinks down. Each logs the kernel lines a real node logs and is undone by `--clear`.
 
 import { type FaultKind, gpuOf, gpuOfRecord, usage } from "./fault-kind.js";
 import { formatXid } from "./klog/xid.js";
@@ -84,5 +84,29 @@ export const eccUncorrectable: FaultKind = {
     if (r.kind !== "ecc-uncorrectable") return;
     const gpu = gpuOfRecord(state, r.gpu);
     if (gpu) gpu.eccUncorrected = r.previous;
+  },
+};
+
+/**
+ * nvlink-down: every NVLink of the GPU is down (a link that failed to train, a bad NVSwitch
+ * port). `nvidia-smi nvlink -s` shows its links `<inactive>`, `topo -m` shows a PCIe path (NODE
+ * or SYS) between it and its peers instead of NV#, and an all_reduce that includes it goes
+ * through host memory (SHM) at PCIe bandwidth (workloads/nccl.ts). No Xid is logged: a link
+ * that never trained logs none at run time. `--clear` brings the links back.
+ */
+export const nvlinkDown: FaultKind = {
+  usage: "nvlink-down --gpu N: the GPU's NVLinks are inactive; NCCL falls back to PCIe",
+  plant({ state }, o) {
+    const gpu = gpuOf(state, o);
+    gpu.nvlinkDown = true;
+    return {
+      record: { kind: "nvlink-down", gpu: gpu.index },
+      detail: `GPU ${gpu.index} (${gpu.pciBusId}): every NVLink down`,
+    };
+  },
+  undo({ state }, r) {
+    if (r.kind !== "nvlink-down") return;
+    const gpu = gpuOfRecord(state, r.gpu);
+    if (gpu) delete gpu.nvlinkDown;
   },
 };

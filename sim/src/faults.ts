@@ -16,7 +16,7 @@ import {
   type PlantedFault,
   usage,
 } from "./fault-kind.js";
-import { eccUncorrectable, gpuLost } from "./faults-gpu.js";
+import { eccUncorrectable, gpuLost, nvlinkDown } from "./faults-gpu.js";
 import { nvcc } from "./faults-tools.js";
 import { wrongGradient } from "./faults-train.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
@@ -300,6 +300,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "no-reset": noReset,
   "gpu-lost": gpuLost,
   "ecc-uncorrectable": eccUncorrectable,
+  "nvlink-down": nvlinkDown,
   "isolation-broken": isolationBroken,
   "xid-misattributed": xidMisattributed,
   "mps-cap-ignored": mpsCapIgnored,

@@ -8,7 +8,7 @@ import { dbOpts, type SetCode } from "./program-nodes.js";
 
 // parsers and the report code at every start (the bench counts start-up time).
 const PARSE_KINDS =
-  "gpus query lgip lgipp lgi lci lcip mig-op table apps xid nccl-tests gpu-burn dcgmi";
+  "gpus query lgip lgipp lgi lci lcip mig-op table apps xid topo nvlink-status nvlink-errors nccl-tests gpu-burn dcgmi";
 
 /** `parse`: a captured output through slicecheck's parsers. */
 export function addParseCommand(program: Command, io: Out, setCode: SetCode): void {

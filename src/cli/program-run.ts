@@ -54,6 +54,11 @@ function whatRunsOptions(cmd: Command): Command {
       parseIntIn("--aggressors", 1),
     )
     .option(
+      "--busbw-floor <GBs>",
+      "nccl: bus-bandwidth floor in GB/s of the all_reduce across whole GPUs (default 40% of the board's NVLink bandwidth, from the catalogue)",
+      parseIntIn("--busbw-floor", 1),
+    )
+    .option(
       "--tenants <list>",
       "isolation on soft routes (time-slicing, MPS): tenant counts whose per-tenant slowdown is measured, 2-7, 2,4,7 or none (default 2-7)",
     )

@@ -165,6 +165,8 @@ export interface RunOptionsView {
   tolerance: number;
   faults: string[];
   aggressors: number | null;
+  /** nccl: the configured all_reduce floor across whole GPUs, GB/s; null: the catalogue's. */
+  busbwFloorGBs?: number | null;
   /** Soft routes: the tenant counts whose per-tenant slowdown is measured (`--tenants`). */
   tenants: number[];
   layout: { file: string; config: string } | null;

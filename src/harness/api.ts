@@ -15,6 +15,13 @@ import {
   wholeCardExpectation,
   wholeGpuRanks,
 } from "../verdicts/comm.js";
+import {
+  allReduceOverNvlink,
+  expectedNvlink,
+  floorFor,
+  nvlinkBetweenAll,
+  nvlinkTopology,
+} from "../verdicts/topology.js";
 import type { Verdict } from "../verdicts/types.js";
 import { type RanksScriptOptions, ranksScript, splitRanks } from "../workloads/ranks.js";
 import type {
@@ -193,4 +200,35 @@ export function judgeCrossInstanceRanks(
 /** The same program with one rank per whole GPU: its busbw and transport. */
 export function judgeWholeGpuRanks(out: ExecAnswer, ranks: number): VerdictView {
   return viewOf(wholeGpuRanks(splitRanks(out.stdout), ranks), null, "NCCL_FAILED");
+}
+
+/** `nvidia-smi topo -m` and `nvlink -s` (and `-e` where read) of a node's whole GPUs against
+ * the links the catalogue says their board has: NVLINK_DOWN, NVLINK_SLOW, TOPOLOGY_NO_NVLINK. */
+export function judgeNvlinkTopology(
+  out: { topo: string; nvlinkStatus: string; nvlinkErrors?: string | null },
+  gpus: readonly SuiteGpu[],
+): VerdictView {
+  const spec = expectedNvlink(gpus[0]?.name ?? "");
+  const v = nvlinkTopology({ ...out, gpus: gpus.map((g) => g.index), spec });
+  return viewOf(v, null, "NVLINK_DOWN");
+}
+
+/** `all_reduce_perf -g N` over whole GPUs run with NCCL_DEBUG=INFO: no wrong results, the bus
+ * bandwidth at its largest size against the floor (BUSBW_BELOW_FLOOR: `busbw_floor` when
+ * configured, else the catalogue default), and NVLink as the transport where `topo -m` says NV#
+ * (NCCL_TRANSPORT_NOT_NVLINK). */
+export function judgeAllReduceOverNvlink(
+  out: ExecAnswer,
+  gpus: readonly SuiteGpu[],
+  topo: string | null,
+  configuredFloorGBs: number | null = null,
+): VerdictView {
+  const idx = gpus.map((g) => g.index);
+  const nvlinkInTopology = nvlinkBetweenAll(topo, idx);
+  const floor = floorFor(expectedNvlink(gpus[0]?.name ?? ""), nvlinkInTopology, configuredFloorGBs);
+  return viewOf(
+    allReduceOverNvlink(out, gpus.length, { ...floor, nvlinkInTopology }),
+    null,
+    "NCCL_FAILED",
+  );
 }

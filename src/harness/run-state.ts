@@ -24,6 +24,8 @@ export interface HarnessRunOptions {
   tolerance: number;
   faults: FaultName[];
   aggressors: number | null;
+  /** nccl: the all_reduce floor across whole GPUs, GB/s (`--busbw-floor`); null: default. */
+  busbwFloorGBs?: number | null;
   /** Soft routes: tenant counts for the slowdown per tenant count (`--tenants`). */
   tenants: number[];
   layout: { file: string; config: LayoutConfig } | null;
@@ -119,6 +121,7 @@ export function optionsView(o: HarnessRunOptions): RunOptionsView {
     tolerance: o.tolerance,
     faults: o.faults,
     aggressors: o.aggressors,
+    busbwFloorGBs: o.busbwFloorGBs ?? null,
     tenants: o.tenants,
     layout: o.layout ? { file: o.layout.file, config: o.layout.config.name } : null,
     outDir: o.outDir,

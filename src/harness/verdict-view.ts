@@ -30,7 +30,7 @@ export function verdictView(v: Verdict, gpu: number | null, c: VerdictCodes): Ve
     gpu,
     status: v.status,
     kind,
-    code: kind ? PASS_CODE[kind] : v.status === "failed" ? c.failed : c.broken,
+    code: kind ? PASS_CODE[kind] : v.status === "failed" ? (v.code ?? c.failed) : c.broken,
     message: v.summary,
     figures:
       kind === "characterised" && c.markCharacterised

@@ -10,8 +10,10 @@ import { parseLgi } from "./lgi.js";
 import { parseLgip } from "./lgip.js";
 import { parseLgipp } from "./lgipp.js";
 import { parseMigOp } from "./migop.js";
+import { parseNvlinkErrors, parseNvlinkStatus } from "./nvlink.js";
 import { parseQueryGpu } from "./query.js";
 import { parseTable } from "./table.js";
+import { parseTopo } from "./topo.js";
 import { parseXid } from "./xid.js";
 
 export { stripSourceLines } from "./text.js";
@@ -27,7 +29,10 @@ export type NvsmiParseKind =
   | "mig-op"
   | "table"
   | "apps"
-  | "xid";
+  | "xid"
+  | "topo"
+  | "nvlink-status"
+  | "nvlink-errors";
 
 export const NVSMI_PARSE_KINDS: Record<NvsmiParseKind, (text: string) => unknown> = {
   gpus: parseGpus,
@@ -41,6 +46,9 @@ export const NVSMI_PARSE_KINDS: Record<NvsmiParseKind, (text: string) => unknown
   table: parseTable,
   apps: (text) => parseComputeApps(text),
   xid: parseXid,
+  topo: parseTopo,
+  "nvlink-status": parseNvlinkStatus,
+  "nvlink-errors": parseNvlinkErrors,
 };
 
 export function isNvsmiParseKind(kind: string): kind is NvsmiParseKind {

@@ -13,6 +13,9 @@ export interface Verdict {
    * `documented-constraint` for a limit the platform documents (verdicts/comm.ts). Absent on a
    * promise kept (measured) and on a verdict that did not pass. */
   kind?: Exclude<PassKind, "measured">;
+  /** A failed verdict's own stable code (NVLINK_DOWN, BUSBW_BELOW_FLOOR), where one judgement
+   * can fail in several ways; absent: the caller's code for the check. */
+  code?: string;
   evidence: {
     figures: Record<string, number | string | boolean | null>;
     logLines: string[];

@@ -11,9 +11,12 @@ import type {
   LgipResult,
   LgiResult,
   MigOpResult,
+  NvlinkErrorsResult,
+  NvlinkStatusResult,
   QMigResult,
   QueryResult,
   TableResult,
+  TopoResult,
   XidResult,
 } from "../../src/nvsmi/index.js";
 import { NVSMI_PARSE_KINDS, parseQMig, stripSourceLines } from "../../src/nvsmi/index.js";
@@ -80,6 +83,26 @@ const COHERENT: Record<CaptureKind, (r: unknown) => void> = {
   q: (r) => {
     const q = r as QMigResult;
     assert.ok(q.gpus.length > 0 && q.gpus.every((g) => g.migModeCurrent !== null));
+  },
+  topo: (r) => {
+    const t = r as TopoResult;
+    assert.ok(t.gpus.length >= 2);
+    // The diagonal is X and the matrix is symmetric between GPUs.
+    for (const g of t.gpus) {
+      assert.equal(g.links[`GPU${g.index}`], "X");
+      for (const o of t.gpus) assert.equal(g.links[`GPU${o.index}`], o.links[`GPU${g.index}`]);
+    }
+  },
+  "nvlink-status": (r) => {
+    const { gpus } = r as NvlinkStatusResult;
+    assert.ok(gpus.length > 0 && gpus.every((g) => g.links.length > 0));
+    for (const l of gpus.flatMap((g) => g.links)) assert.ok(l.gbs === null || l.gbs > 20);
+  },
+  "nvlink-errors": (r) => {
+    const { gpus } = r as NvlinkErrorsResult;
+    assert.ok(gpus.length > 0);
+    for (const g of gpus)
+      for (const c of Object.values(g.links)) assert.deepEqual(Object.keys(c).length, 3);
   },
 };
 

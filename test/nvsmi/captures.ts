@@ -25,7 +25,10 @@ export type CaptureKind =
   | "mig-op"
   | "table"
   | "xid"
-  | "q";
+  | "q"
+  | "topo"
+  | "nvlink-status"
+  | "nvlink-errors";
 
 // Order matters: -lgipp before -lgip, -lcip before -lci.
 const RULES: [RegExp, CaptureKind][] = [
@@ -42,6 +45,9 @@ const RULES: [RegExp, CaptureKind][] = [
   [/^nvidia-smi_(?:-mig[01]|--gpu-reset|-r)_/, "mig-op"],
   [/^nvidia-smi_default-table/, "table"],
   [/^nvidia-smi_-q_/, "q"],
+  [/^nvidia-smi_topo-m_/, "topo"],
+  [/^nvidia-smi_nvlink-s_/, "nvlink-status"],
+  [/^nvidia-smi_nvlink-e_/, "nvlink-errors"],
 ];
 
 /** The parse kind of a capture, or null for captures that are not nvidia-smi or Xid output. */

@@ -21,8 +21,11 @@ describe("nvsmi parse kinds", () => {
       "lgip",
       "lgipp",
       "mig-op",
+      "nvlink-errors",
+      "nvlink-status",
       "query",
       "table",
+      "topo",
       "xid",
     ]);
     assert.ok(isNvsmiParseKind("lgi"));

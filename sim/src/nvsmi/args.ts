@@ -20,6 +20,8 @@ export type Command =
   | { kind: "query-gpu" | "query-apps"; fields: string[]; format: CsvFormat }
   | { kind: "mig-mode"; enable: boolean }
   | { kind: "reset" }
+  | { kind: "topo" }
+  | { kind: "nvlink-status" | "nvlink-errors" }
   | { kind: "mig"; mig: MigOp; gi: number[] | null; ci: number[] | null };
 
 export interface Parsed {
@@ -138,7 +140,27 @@ function parseMig(w: Words): ParseResult {
   return { ids, command: { kind: "mig", mig: op, gi, ci } };
 }
 
+/** `nvidia-smi topo -m` (the only topo form modelled) and `nvidia-smi nvlink -s|-e [-i ID]`. */
+function parseTopoOrNvlink(argv: readonly string[]): ParseResult {
+  const rest = argv.slice(1);
+  if (argv[0] === "topo")
+    return rest.length === 1 && (rest[0] === "-m" || rest[0] === "--matrix")
+      ? { ids: undefined, command: { kind: "topo" } }
+      : { error: "" };
+  let ids: string | undefined;
+  let kind: "nvlink-status" | "nvlink-errors" | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (a === "-i" || a === "--id") ids = rest[++i];
+    else if (!kind && (a === "-s" || a === "--status")) kind = "nvlink-status";
+    else if (!kind && (a === "-e" || a === "--errorcounters")) kind = "nvlink-errors";
+    else return { error: "" };
+  }
+  return kind ? { ids, command: { kind } } : { error: "" };
+}
+
 export function parseArgs(argv: readonly string[]): ParseResult {
+  if (argv[0] === "topo" || argv[0] === "nvlink") return parseTopoOrNvlink(argv);
   const w = new Words(argv);
   if (argv[0] === "mig") {
     w.next();

@@ -11,6 +11,7 @@ import { formatLgip, formatLgipp } from "./fmt/profiles.js";
 import { formatQuery, formatVgpuQuery } from "./fmt/q.js";
 import { queryApps, queryGpus } from "./fmt/query.js";
 import { formatTable } from "./fmt/table.js";
+import { formatNvlinkErrors, formatNvlinkStatus, formatTopo } from "./fmt/topo.js";
 import { type Layout, layoutFor } from "./layout.js";
 import { EXIT, MSG } from "./messages.js";
 import { createCis, createGis, destroyCis, destroyGis, type OpResult } from "./ops-instances.js";
@@ -77,6 +78,12 @@ function readOnly(
       const r = formatVgpuQuery(vs);
       return reply(r.lines, r.code);
     }
+    case "topo":
+      return reply(formatTopo(state));
+    case "nvlink-status":
+      return reply(formatNvlinkStatus(vs));
+    case "nvlink-errors":
+      return reply(formatNvlinkErrors(vs));
     case "help":
       return reply([`NVIDIA System Management Interface -- v${state.driver}`, "", "(simulated)"]);
     case "query-gpu":

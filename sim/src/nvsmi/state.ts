@@ -93,6 +93,9 @@ export interface SimGpu {
   lost?: boolean;
   /** Uncorrectable ECC errors since the driver loaded (`sim fault ecc-uncorrectable`). */
   eccUncorrected?: number;
+  /** Every NVLink of this GPU is down (`sim fault nvlink-down`): `nvlink -s` shows them
+   * inactive, `topo -m` a PCIe path to its peers, NCCL falls back to host memory. */
+  nvlinkDown?: boolean;
 }
 
 export interface SimState {

@@ -90,6 +90,13 @@ export function allReduceBusGBs(
     const link = architecture === "blackwell" ? 1800 : architecture === "hopper" ? 900 : 600;
     return (235 * link) / 600;
   }
+  return pcieBusGBs(architecture);
+}
+
+/** The PCIe figure of allReduceBusGBs: also where NVLink is down and NCCL goes through host
+ * memory (SHM), which crosses PCIe twice; the references are silent on that path's figure, so
+ * the same conservative one is used. */
+export function pcieBusGBs(architecture: Architecture | undefined): number {
   return architecture === "hopper" || architecture === "blackwell" ? 40 : 20;
 }
 

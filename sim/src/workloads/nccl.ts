@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+
 // The simulated `all_reduce_perf` (nccl-tests, built without MPI): one process, nThreads × nGpus
 // ranks on the first visible devices, the header, one row per size, the footer (formats in
 // nccl-cli.ts). With one MIG device visible a process has one rank, so busbw is 0 by the
@@ -11,13 +12,20 @@
 //   the GI's share of it under MIG; in-place is a no-op for NCCL with one rank, 0.2 us (capture);
 // - n ranks over whole GPUs: 35 us (the 8x A100 capture's small sizes) plus 2(n-1)/n of the
 //   bytes at the node's bus bandwidth (model.ts allReduceBusGBs).
+// - NVLink only between whole GPUs whose links are up (sim fault nvlink-down takes them down;
+//   a MIG device never uses NVLink: workloads.md "NVLink is not supported when in MIG mode"):
+//   otherwise NCCL goes through host memory (SHM) at the PCIe figure (model.ts pcieBusGBs).
+// With NCCL_DEBUG=INFO the process prints NCCL's INFO lines: the version and one line per ring
+// connection naming its transport (`via P2P/CUMEM/read` or `via SHM/direct/direct`, the forms
+// real logs show), as NCCL does on stdout.
 // algbw = bytes / time, busbw = algbw × 2(n-1)/n; ±1 % noise per row. The process sleeps the
 // modelled time of its warm-up and timed iterations, so it runs for real.
 
+import { activeNvlinks } from "../nvsmi/fmt/topo.js";
 import { readState } from "../nvsmi/state.js";
 import { admit, CONTEXT_MIB, freeMiB, MIB } from "./admit.js";
 import { cudaErrorByCode } from "./cuda.js";
-import { allReduceBusGBs, memoryGBs, noiseSource } from "./model.js";
+import { allReduceBusGBs, memoryGBs, noiseSource, pcieBusGBs } from "./model.js";
 import {
   cG,
   headerLine,
@@ -90,13 +98,17 @@ if (!ok) {
   await finish(s, EXIT.cuda);
 }
 await new Promise((r) => setTimeout(r, INIT_MS));
+const nvlink = devs.every((d) => d.gi === null && activeNvlinks(d.gpu) > 0);
+if (/^info$/i.test(process.env.NCCL_DEBUG ?? "")) printInfo(nvlink);
 for (const line of TABLE_HEADER) print(line);
 
 const n = devs.length;
 const factor = (2 * (n - 1)) / n;
 const first = devs[0]!;
 const copyGBs = (memoryGBs(first.product) * first.memoryShare) / 2;
-const busGBs = allReduceBusGBs(first.boardKey, first.architecture, first.product);
+const busGBs = nvlink
+  ? allReduceBusGBs(first.boardKey, first.architecture, first.product)
+  : pcieBusGBs(first.architecture);
 const noise = noiseSource(s.pid);
 const wordSize = TYPE_SIZES[a.type] ?? 4;
 const measure = (bytes: number, inPlace: boolean): Measure => {
@@ -139,3 +151,20 @@ print(`# Avg bus bandwidth    : ${cG(busCount > 0 ? busSum / busCount : 0)} `);
 print("#");
 print("");
 await finish(s, EXIT.ok);
+
+/** NCCL's INFO lines for this communicator: version, and each ring connection's transport. */
+function printInfo(viaNvlink: boolean): void {
+  if (devs.length < 2) return;
+  const tag = (r: number) => `${host}:${s.pid}:${s.pid + 1 + r} [${devs[r]!.ordinal}] NCCL INFO`;
+  print(`${tag(0)} NCCL version 2.21.5+cuda12.4`);
+  const via = viaNvlink ? "P2P/CUMEM/read" : "SHM/direct/direct";
+  for (let c = 0; c < 2; c++)
+    for (let r = 0; r < devs.length; r++) {
+      const next = (r + 1) % devs.length;
+      const ch = String(c).padStart(2, "0");
+      print(
+        `${tag(r)} Channel ${ch}/0 : ${r}[${devs[r]!.ordinal}] -> ${next}[${devs[next]!.ordinal}] via ${via}`,
+      );
+    }
+  print(`${tag(0)} Connected all rings`);
+}

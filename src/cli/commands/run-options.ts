@@ -28,6 +28,8 @@ export interface RunCliOptions extends NodeOptions {
   /** Allowed throughput loss of a victim, as a fraction (default 0.05). */
   tolerance?: number;
   aggressors?: number;
+  /** nccl: the all_reduce floor across whole GPUs, GB/s (`--busbw-floor`). */
+  busbwFloor?: number;
   /** Soft routes: tenant counts (`2-7`, `2,4`, `none`). */
   tenants?: string;
   allure?: boolean;

@@ -123,6 +123,7 @@ function taskArgs(o: RunCliOptions, suites: SuiteFile[]): string[] {
     ...(o.grep ? ["--grep", o.grep] : []),
     ...(o.aggressors !== undefined ? ["--aggressors", String(o.aggressors)] : []),
     ...(o.tenants ? ["--tenants", o.tenants] : []),
+    ...(o.busbwFloor !== undefined ? ["--busbw-floor", String(o.busbwFloor)] : []),
     ...(o.allowReset ? ["--allow-reset"] : []),
     ...(o.lease !== undefined ? ["--lease", String(o.lease)] : []),
     ...(o.allure === false ? ["--no-allure"] : []),

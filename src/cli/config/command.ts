@@ -18,6 +18,7 @@ const PARSERS: Record<string, (v: string) => unknown> = {
   duration: parseDuration,
   tolerance: parsePercent("--tolerance"),
   aggressors: parseIntIn("--aggressors", 1),
+  busbwFloor: parseIntIn("--busbw-floor", 1),
   timeout: parseSeconds("--timeout"),
   concurrency: parseConcurrency,
   dbTimeout: parseDbTimeout,

@@ -116,6 +116,15 @@ export const SETTINGS: readonly Setting[] = [
     help: "run (isolation): aggressors per GPU",
   },
   {
+    key: "busbw_floor",
+    attr: "busbwFloor",
+    env: "SLICECHECK_BUSBW_FLOOR",
+    flag: "--busbw-floor",
+    kind: "int",
+    defaultText: "40% of the board's NVLink (catalogue)",
+    help: "run (nccl): bus-bandwidth floor of the all_reduce across whole GPUs, GB/s",
+  },
+  {
     key: "timeout",
     attr: "timeout",
     env: "SLICECHECK_TIMEOUT",

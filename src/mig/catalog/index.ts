@@ -20,6 +20,7 @@ export { baseProfileName } from "./compute.js";
 export type { DriverStep, DriverValue, DriverVersion } from "./driver.js";
 export { compareDrivers, driverAtLeast, parseDriver, valueAt } from "./driver.js";
 export { formatGiB, mibFromGiB } from "./memory.js";
+export { defaultBusbwFloorGBs, type NvlinkSpec, nvlinkOf } from "./nvlink.js";
 export type {
   Architecture,
   BoardFacts,

@@ -56,3 +56,28 @@ export function parseNcclTransports(text: string): NcclTransports {
   }
   return { connections, transports };
 }
+
+/** Connections counted per transport, for the whole-GPU all_reduce's verdict (topology.ts). */
+export interface NcclTransportResult {
+  /** Connections per transport (`P2P` → 24). */
+  counts: Partial<Record<NcclTransport, number>>;
+  /** The detail after `via`, once each (`P2P/CUMEM/read`). */
+  details: string[];
+}
+
+export function parseNcclTransport(text: string): NcclTransportResult {
+  const counts: Partial<Record<NcclTransport, number>> = {};
+  const details = new Set<string>();
+  for (const c of parseNcclTransports(text).connections) {
+    if (c.transport === "OTHER") continue;
+    counts[c.transport] = (counts[c.transport] ?? 0) + 1;
+    details.add(c.via);
+  }
+  return { counts, details: [...details] };
+}
+
+/** The transports seen, in words: `P2P (P2P/CUMEM/read)`, `SHM`, or null when none was logged. */
+export function transportWords(r: NcclTransportResult): string | null {
+  const ts = Object.keys(r.counts);
+  return ts.length ? `${ts.join("+")} (${r.details.join(", ")})` : null;
+}
