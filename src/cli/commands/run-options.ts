@@ -51,7 +51,7 @@ export interface RunCliOptions extends NodeOptions {
   startTimeout?: number;
 }
 
-export function checkRunOptions(o: RunCliOptions, suites: readonly SuiteFile[]): void {
+export function checkRunOptions(o: RunCliOptions): void {
   // mocha compiles --grep as a regular expression once the nodes are reached: check it first.
   if (o.grep !== undefined) {
     try {

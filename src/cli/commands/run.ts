@@ -46,7 +46,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     layout: config && o.layout ? { file: o.layout, config: config.name } : null,
     outDir: o.out ?? "",
   });
-  checkRunOptions(o, suites);
+  checkRunOptions(o);
   const { inventory, nodes } = loadSelected(o);
   checkSlurmOptions(o, nodes);
   checkLayoutSuites(o, suites, nodes);
