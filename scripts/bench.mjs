@@ -28,7 +28,8 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-// "planner", "workloads", "isolation", "exec", "transport", "records", "slurm" or "inventory"; all by default
+// "planner", "workloads", "isolation", "exec", "transport", "records", "slurm", "rollout" or
+// "inventory"; all by default
 const only = process.env.BENCH;
 
 /** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
@@ -135,6 +136,10 @@ try {
     if (existsSync("/usr/lib/postgresql"))
       await (await import("./bench-records.mjs")).benchRecords(root);
     else console.log("records: skipped, PostgreSQL is not installed (apt-get install postgresql)");
+  }
+  if (!only || only === "rollout") {
+    if (existsSync("/usr/sbin/slurmctld")) (await import("./bench-rollout.mjs")).benchRollout(root);
+    else console.log("rollout: skipped: no slurmctld (npm test installs slurm-wlm)");
   }
   if (!only || only === "slurm") {
     if (existsSync("/usr/sbin/slurmctld")) (await import("./bench-slurm.mjs")).benchSlurm(root);

@@ -20,7 +20,7 @@ import {
   addPlanCommand,
   addReportCommand,
 } from "./program-offline.js";
-import { addRunCommand } from "./program-run.js";
+import { addRolloutCommand, addRunCommand } from "./program-run.js";
 import { addSimCommands } from "./sim-commands.js";
 
 // Each command is defined in program-nodes.ts, program-offline.ts or program-run.ts, and loaded
@@ -63,6 +63,7 @@ export function buildProgram(
     addAssertCommand,
     addRestoreCommand,
     addRunCommand,
+    addRolloutCommand,
     addReportCommand,
     addDiffCommand,
   ])

@@ -25,6 +25,30 @@ export function addRunCommand(program: Command, io: Out, setCode: SetCode): void
   run.action(async (o) => setCode(await (await import("./commands/run.js")).runCommand(o, io)));
 }
 
+/** `rollout`: the same suites node by node, as a maintenance window is done. */
+export function addRolloutCommand(program: Command, io: Out, setCode: SetCode): void {
+  const cmd = nodeOpts(program.command("rollout"));
+  cmd.description(
+    "a maintenance window node by node: at most N nodes at a time drained, verified by the suites, resumed only on pass; stops at the first failure; resumable",
+  );
+  for (const add of [whatRunsOptions, aroundRunOptions, viaSlurmOptions, resultOptions]) add(cmd);
+  cmd
+    .option(
+      "--max-unavailable <n>",
+      "nodes verified (and drained) at once (default 1)",
+      parseIntIn("--max-unavailable", 1),
+      1,
+    )
+    .option("--keep-going", "go on after a node that failed or could not be verified")
+    .option(
+      "--state <file>",
+      "the rollout's state file: an unfinished rollout in it resumes (default reports/rollout.json)",
+    )
+    .action(async (o) =>
+      setCode(await (await import("./commands/rollout.js")).rolloutCommand(o, io)),
+    );
+}
+
 /** Which suites and tests, which faults, how hard and how long. */
 function whatRunsOptions(cmd: Command): Command {
   return cmd

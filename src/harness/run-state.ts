@@ -34,7 +34,14 @@ export interface HarnessRunOptions {
   /** `--lease`: the node lease's length in seconds (default DEFAULT_LEASE_S). */
   leaseS?: number;
   /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */
-  drain?: { timeoutS: number; reportToSlurm: boolean } | null;
+  drain?: {
+    timeoutS: number;
+    reportToSlurm: boolean;
+    /** Set by a rollout: resume only nodes whose every check passed. */
+    resumeOnlyOnPass?: boolean;
+    /** The rollout's id, in the drain reasons (slurm-drain.ts `owner`). */
+    owner?: string;
+  } | null;
   /** `--reservation R`: where the run's own Slurm jobs (the slurm suite's probes) go. */
   reservation?: string | null;
   journalDir: string;

@@ -100,6 +100,8 @@ const drainTask: RunTask<RunState> = {
       runId: st.o.runId,
       timeoutS: st.o.drain?.timeoutS ?? 600,
       reportToSlurm: st.o.drain?.reportToSlurm ?? false,
+      resumeOnlyOnPass: st.o.drain?.resumeOnlyOnPass ?? false,
+      owner: st.o.drain?.owner,
       unfitSuites: new Set(st.suites.filter((f) => f.needs?.unfitOnFailure).map((f) => f.name)),
       windows: st.slurmWindows,
       err: st.o.err,

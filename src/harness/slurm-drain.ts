@@ -27,6 +27,12 @@ export interface DrainOptions {
   /** Seconds to wait for a node's jobs to end. */
   timeoutS: number;
   reportToSlurm: boolean;
+  /** A rolling maintenance window's rule: a node is resumed only when every check of it
+   * passed; one failed or broken stays drained, the first such check in its reason. */
+  resumeOnlyOnPass?: boolean;
+  /** A rollout's id: drain reasons say `slicecheck <owner> <run id>`, and a node an earlier
+   * batch of the same rollout left drained is taken back (re-verified, resumed on pass). */
+  owner?: string;
   /** The suites whose failed check leaves the node drained (they declared `unfitOnFailure`). */
   unfitSuites: ReadonlySet<string>;
   err(line: string): void;
@@ -70,7 +76,12 @@ async function drainNode(
   try {
     const before = await show(s, name);
     if (!before) throw new Error(`Slurm has no node ${name}`);
-    if (/DRAIN|DOWN/.test(before.state)) {
+    const ownersOld =
+      !!o.owner &&
+      /DRAIN/.test(before.state) &&
+      !/DOWN/.test(before.state) &&
+      (before.reason ?? "").startsWith(`slicecheck ${o.owner} `);
+    if (/DRAIN|DOWN/.test(before.state) && !ownersOld) {
       check(
         "passed",
         "OK",
@@ -103,7 +114,9 @@ async function drainNode(
     check(
       "passed",
       "OK",
-      `drained ${name} (was ${before.state}; reason "${reason}"), its jobs ended after ${waited} s`,
+      ownersOld
+        ? `took back ${name}, left drained by this rollout ("${before.reason}"); reason now "${reason}"`
+        : `drained ${name} (was ${before.state}; reason "${reason}"), its jobs ended after ${waited} s`,
     );
   } catch (e) {
     check("broken", "SLURM", `could not drain ${name}: ${(e as Error).message}`);
@@ -116,7 +129,7 @@ export async function drainForRun(
   sessions: readonly NodeSession[],
   o: DrainOptions,
 ): Promise<string[]> {
-  const reason = `slicecheck ${o.runId}`;
+  const reason = o.owner ? `slicecheck ${o.owner} ${o.runId}` : `slicecheck ${o.runId}`;
   const ours: { s: NodeSession; name: string }[] = [];
   // Registered first, so that it runs last: after the layout is restored, with every check in.
   tasks.teardown({
@@ -137,6 +150,15 @@ export async function drainForRun(
   return ours.map((x) => x.name);
 }
 
+/** The checks that keep a node drained: with --report-to-slurm, its failed checks of the suites
+ * that declared unfitOnFailure; in a rollout, every check of it that did not pass. */
+function unfitChecks(node: string, o: DrainOptions): CheckRecord[] {
+  const mine = o.checks().filter((c) => c.node === node);
+  if (o.resumeOnlyOnPass) return mine.filter((c) => c.status === "failed" || c.status === "broken");
+  if (!o.reportToSlurm) return [];
+  return mine.filter((c) => c.status === "failed" && o.unfitSuites.has(c.suite));
+}
+
 async function resume(
   ours: readonly { s: NodeSession; name: string }[],
   reason: string,
@@ -150,18 +172,12 @@ async function resume(
       );
       continue;
     }
-    const failed = o.reportToSlurm
-      ? o
-          .checks()
-          .filter(
-            (c) => c.node === s.node.name && c.status === "failed" && o.unfitSuites.has(c.suite),
-          )
-      : [];
+    const failed = unfitChecks(s.node.name, o);
     if (failed.length > 0) {
       const first = failed[0] as CheckRecord;
       // Slurm keeps the reason on one line; it is what an admin reads in `sinfo -R`.
       const why =
-        `${reason}: ${failed.length} check(s) failed: ${first.suite}: ${first.title}: ${first.code}`
+        `${reason}: ${failed.length} check(s) ${first.status}: ${first.suite}: ${first.title}: ${first.code}`
           .replace(/\s+/g, " ")
           .slice(0, 240);
       await update(s, [`nodename=${name}`, "state=drain", `reason=${why}`]);

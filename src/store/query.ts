@@ -87,6 +87,15 @@ export async function pick(
   );
 }
 
+/** The driver of the node's latest recorded run: what it had before a maintenance window. */
+export async function previousDriver(db: Store, node: string): Promise<string | null> {
+  const row = await db.get<{ driver: string | null }>(
+    `${PICK} WHERE n.node = ? AND n.driver IS NOT NULL ORDER BY r.started DESC, r.seq DESC LIMIT 1`,
+    [node],
+  );
+  return row?.driver ?? null;
+}
+
 function json<T>(s: string | null): T | null {
   return s === null ? null : (JSON.parse(s) as T);
 }

@@ -41,6 +41,10 @@ export interface RunCliOptions extends NodeOptions {
   drain?: boolean;
   drainTimeout?: number;
   reportToSlurm?: boolean;
+  /** Set by `rollout`, not a flag: a drained node is resumed only when all its checks passed. */
+  resumeOnlyOnPass?: boolean;
+  /** Set by `rollout`, not a flag: its id, in the drain reasons of its runs. */
+  drainOwner?: string;
   via?: string;
   /** Given by `run --via slurm` to its jobs: one run id across the nodes. */
   runId?: string;

@@ -27,6 +27,17 @@ import {
 import { liveCheck, printEnd, printJson, printList } from "./run-print.js";
 import { viaSlurm } from "./run-via.js";
 
+/** `--drain` and what a rollout adds to it (resume only on pass, its id in the reasons). */
+function drainOf(o: RunCliOptions) {
+  if (!o.drain) return null;
+  return {
+    timeoutS: o.drainTimeout ?? 600,
+    reportToSlurm: o.reportToSlurm ?? false,
+    resumeOnlyOnPass: o.resumeOnlyOnPass ?? false,
+    owner: o.drainOwner,
+  };
+}
+
 export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunPaths(o, dbPath(o.db));
   const resolved = resolveSuites(o.suites);
@@ -76,9 +87,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
     leaseS: o.lease,
-    drain: o.drain
-      ? { timeoutS: o.drainTimeout ?? 600, reportToSlurm: o.reportToSlurm ?? false }
-      : null,
+    drain: drainOf(o),
     reservation: o.reservation ?? null,
     journalDir: o.journalDir ?? DEFAULT_JOURNAL_DIR,
     db: dbPath(o.db),
