@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RolloutState } from "../../src/cli/commands/rollout-state.js";
-import { parseNodes } from "../../src/verdicts/slurm.js";
 import { cli } from "../helpers/cli.js";
-import { useSlurmCluster } from "../helpers/slurm-cluster.js";
+import { slurmNodeOf, useSlurmCluster } from "../helpers/slurm-cluster.js";
 
 describe("rollout (real Slurm 22.05, real sshd, simulated H100 x4)", function () {
   this.timeout(400_000);
@@ -32,15 +31,7 @@ describe("rollout (real Slurm 22.05, real sshd, simulated H100 x4)", function ()
       stateFile(),
       ...args,
     );
-  const slurm = async (name: string) => {
-    for (let i = 0; ; i++) {
-      const n = parseNodes(await c.sh("sim01", `scontrol show node -o ${name}`))[0];
-      assert.ok(n, `Slurm knows ${name}`);
-      // A resumed node shows NOT_RESPONDING until slurmctld's next ping.
-      if (!n.state.includes("NOT_RESPONDING") || i > 50) return n;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const slurm = (name: string) => slurmNodeOf(c, name);
 
   it("stops at the planted failure: the passed node resumed, the failed one drained, the rest untouched", async () => {
     const f = await cli(

@@ -4,9 +4,8 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseNodes } from "../../src/verdicts/slurm.js";
 import { cli } from "../helpers/cli.js";
-import { applyUnderSlurm, useSlurmCluster } from "../helpers/slurm-cluster.js";
+import { applyUnderSlurm, slurmNodeOf, useSlurmCluster } from "../helpers/slurm-cluster.js";
 
 interface Check {
   node: string;
@@ -22,16 +21,7 @@ interface Check {
 describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", function () {
   this.timeout(240_000);
   const c = useSlurmCluster(3);
-  // A resumed node shows NOT_RESPONDING until slurmctld's next ping (Slurm sets the flag on
-  // resume to make the node register again): its state is read once that has passed.
-  const node = async (name: string) => {
-    for (let i = 0; ; i++) {
-      const n = parseNodes(await c.sh("sim01", `scontrol show node -o ${name}`))[0];
-      assert.ok(n, `Slurm knows ${name}`);
-      if (!n.state.includes("NOT_RESPONDING") || i > 50) return n;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const node = (name: string) => slurmNodeOf(c, name);
   let out = 0;
   const run = (...args: string[]) =>
     cli(

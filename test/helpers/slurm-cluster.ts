@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simDown, simUp } from "../../sim/src/cluster.js";
+import { parseNodes, type SlurmNodeInfo } from "../../src/verdicts/slurm.js";
 import { cli } from "./cli.js";
 
 export interface SlurmTestCluster {
@@ -45,6 +46,17 @@ export function useSlurmCluster(nodes: number): SlurmTestCluster {
     rmSync(handle.dir, { recursive: true, force: true });
   });
   return handle;
+}
+
+/** Slurm's view of one node. A resumed node shows NOT_RESPONDING until slurmctld's next ping
+ * (Slurm sets the flag on resume to make the node register again): read once that has passed. */
+export async function slurmNodeOf(c: SlurmTestCluster, name: string): Promise<SlurmNodeInfo> {
+  for (let i = 0; ; i++) {
+    const n = parseNodes(await c.sh("sim01", `scontrol show node -o ${name}`))[0];
+    if (!n) throw new Error(`Slurm does not know ${name}`);
+    if (!n.state.includes("NOT_RESPONDING") || i > 50) return n;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** drain → apply the layout → resume, as an admin does it under Slurm. */
