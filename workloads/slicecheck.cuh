@@ -23,6 +23,8 @@
 #define SC_FMT_MEMHOG "SLICECHECK memhog allocated_bytes=%llu requested_bytes=%llu oom=%d\n"
 #define SC_FMT_MEMHOG_CHECK "SLICECHECK memhog-check bytes=%llu ok=%d\n"
 #define SC_FMT_CRASHER "SLICECHECK crasher mode=%s armed\n"
+#define SC_FMT_SERVE "SLICECHECK serve t=%.1f p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu\n"
+#define SC_FMT_SERVE_FINAL "SLICECHECK serve-final p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu requests=%llu\n"
 #define SC_FMT_STOPPED "SLICECHECK stopped program=%s signal=%s t=%.1f\n"
 
 // Not (yet) a SLICECHECK record, so that builtin.ts, which refuses unknown SLICECHECK records,

@@ -10,6 +10,8 @@ export interface FaultOptions {
   name?: string;
   /** slurm: one of SLURM_STATES' keys. */
   state?: string;
+  /** serve-slow: the GPU instance (GI id) it reaches; omitted: every instance of the GPU. */
+  instance?: number;
 }
 
 /** What a planted fault changed, with what `--clear` needs to put back. */
@@ -30,7 +32,8 @@ export type ChaosKind =
   | "xid-misattributed"
   | "hang"
   | "drop-connection"
-  | "mps-cap-ignored";
+  | "mps-cap-ignored"
+  | "serve-slow";
 
 export interface PlantedFault {
   record: FaultRecord;

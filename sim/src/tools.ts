@@ -24,6 +24,7 @@ export const SIM_TOOLS: Record<string, string> = {
   "slicecheck-stress": "dist/sim/workloads/stress.js",
   "slicecheck-memhog": "dist/sim/workloads/memhog.js",
   "slicecheck-crasher": "dist/sim/workloads/crasher.js",
+  "slicecheck-serve": "dist/sim/workloads/serve.js",
   gpu_burn: "dist/sim/workloads/gpu-burn.js",
   all_reduce_perf: "dist/sim/workloads/nccl.js",
   "nvidia-cuda-mps-control": "dist/sim/workloads/mps-control.js",

@@ -91,7 +91,7 @@ export interface WorkloadResult {
   } | null;
 }
 
-export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn";
+export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn" | "serve";
 
 export interface WorkloadBatch {
   /** Starts the workload on every instance at once (nodes in parallel); idempotent. */
@@ -209,7 +209,7 @@ export interface SuiteRun {
   };
   /** A built-in workload's program on the node (on its PATH, else built there with its nvcc,
    * once per run): for a command the suite starts itself, such as inside a Slurm job. */
-  program(node: SuiteNode, name: "stress" | "memhog" | "crasher"): Promise<string>;
+  program(node: SuiteNode, name: "stress" | "memhog" | "crasher" | "serve"): Promise<string>;
 }
 
 /** What a suite declares it needs, at the top of its file (`harness({ … })`). The run reads

@@ -14,6 +14,7 @@ import {
   verdict,
 } from "./measure.js";
 import type { Verdict } from "./types.js";
+import { victimsLatencyUnaffected } from "./latency.js";
 import { victimsUnaffected } from "./victims.js";
 
 export {
@@ -284,5 +285,6 @@ export function judgeScenario(
     faultContained(h, ref),
     xidAttributed(h, ref),
     recovered(h, ref),
+    victimsLatencyUnaffected(h, ref, o),
   ];
 }

@@ -26,6 +26,7 @@ import {
   verdict,
 } from "./measure.js";
 import type { Verdict } from "./types.js";
+import { characteriseLatency, LATENCY_VERDICT } from "./latency.js";
 import { remeasureReason } from "./victims.js";
 
 const MIB = 1024 * 1024;
@@ -253,7 +254,13 @@ export function judgeRoute(
   const all = judgeScenario(h, ref, o);
   const p = promisesOf(route);
   if (p.compute && p.fault) return all;
-  const out = all.map((v) => (v.name === "victimsUnaffected" ? characterise(v, route) : v));
+  const out = all.map((v) =>
+    v.name === "victimsUnaffected"
+      ? characterise(v, route)
+      : v.name === LATENCY_VERDICT
+        ? characteriseLatency(v, describeRoute(route), promiseText(route))
+        : v,
+  );
   const cap = memoryCapOf(route);
   if (cap === "unknown")
     out.push(
@@ -270,7 +277,13 @@ export function judgeRoute(
 /** The verdict names a route's scenario of `kind` answers with (a suite names its tests first). */
 export function verdictNamesOf(route: Route, kind: string): string[] {
   if (kind === "tenants") return ["slowdownPerTenants"];
-  const base = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
+  const base = [
+    "victimsUnaffected",
+    "faultContained",
+    "xidAttributed",
+    "recovered",
+    LATENCY_VERDICT,
+  ];
   return memoryCapOf(route) !== null ? [...base, "memoryIsolated"] : base;
 }
 

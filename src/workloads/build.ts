@@ -13,7 +13,13 @@ import { BUILD_TAG, renderBuildScript } from "./build-script.js";
 
 export { BUILD_TAG } from "./build-script.js";
 
-export const WORKLOADS = ["stress", "memhog", "crasher"] as const;
+export const WORKLOADS = [
+  "stress",
+  "memhog",
+  "crasher",
+  // serve: issue 22 item 3 (latency)
+  "serve",
+] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 /** Pre-installed binaries with these names on the node's PATH win over building. */
@@ -21,6 +27,7 @@ export const WORKLOAD_COMMANDS: Readonly<Record<WorkloadName, string>> = {
   stress: "slicecheck-stress",
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
+  serve: "slicecheck-serve",
 };
 
 /** nvcc flags before the -gencode ones. Part of the cache key: changing them rebuilds. */
@@ -160,7 +167,7 @@ export function buildScript(o: BuildScriptOptions): string {
 }
 
 const INSTALL_HINT =
-  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put slicecheck-stress, slicecheck-memhog and slicecheck-crasher on its PATH";
+  "install the CUDA toolkit on the node (NVIDIA's cuda-toolkit-<major>-<minor> package, or the distribution's nvidia-cuda-toolkit), give its nvcc path, or put slicecheck-stress, slicecheck-memhog, slicecheck-crasher and slicecheck-serve on its PATH";
 
 export interface ParseBuildOptions {
   /** Node name for messages. */

@@ -4,10 +4,10 @@ import type { Transport } from "../transport/types.js";
 import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
 import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
-import { gpuBurnSpec, ncclSpec, stressSpec, type WorkloadSpec } from "./specs.js";
+import { gpuBurnSpec, ncclSpec, serveSpec, stressSpec, type WorkloadSpec } from "./specs.js";
 
 /** The workloads a node runs for the suites named after them (the built-in stress and nccl). */
-export type NodeWorkload = "stress" | "nccl";
+export type NodeWorkload = "stress" | "nccl" | "serve";
 
 export interface SuiteResult {
   suite: NodeWorkload | "gpu-burn";
@@ -57,10 +57,10 @@ export async function runWorkloadOnNode(
   o: Omit<LaunchOptions, "repetition"> & { durationS: number },
 ): Promise<SuiteResult> {
   let spec: WorkloadSpec;
-  if (workload === "stress") {
-    spec = stressSpec(o.durationS);
+  if (workload === "stress" || workload === "serve") {
+    spec = workload === "stress" ? stressSpec(o.durationS) : serveSpec(o.durationS);
     try {
-      spec.program = (await builtins(t)).binaries.stress;
+      spec.program = (await builtins(t)).binaries[workload];
     } catch (e) {
       return {
         suite: workload,

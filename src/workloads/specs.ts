@@ -4,7 +4,14 @@ import { parseBuiltinOutput } from "./parsers/builtin.js";
 import { parseGpuBurn } from "./parsers/gpu-burn.js";
 import { parseNcclTests } from "./parsers/nccl-tests.js";
 
-export type WorkloadName = "stress" | "memhog" | "crasher" | "gpu-burn" | "nccl";
+export type WorkloadName =
+  | "stress"
+  | "memhog"
+  | "crasher"
+  | "gpu-burn"
+  | "nccl"
+  // serve: issue 22 item 3 (latency)
+  | "serve";
 
 export interface Metric {
   metric: string;
@@ -27,6 +34,7 @@ export const BUILTIN_PROGRAMS = {
   stress: "slicecheck-stress",
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
+  serve: "slicecheck-serve",
 } as const;
 
 export function stressSpec(
@@ -39,6 +47,38 @@ export function stressSpec(
     args: ["--duration", String(durationS), "--interval", String(intervalS)],
     durationS,
   };
+}
+
+/** serve.cu: small batched GEMM requests, one at a time, for the latency percentiles. */
+export function serveSpec(
+  durationS: number,
+  intervalS = Math.max(0.2, Math.min(5, durationS / 5)),
+): WorkloadSpec {
+  return {
+    name: "serve",
+    program: BUILTIN_PROGRAMS.serve,
+    args: ["--duration", String(durationS), "--interval", String(intervalS)],
+    durationS,
+  };
+}
+
+/** serve's figures: the final line's, or (killed before it) the intervals' median p50, worst
+ * p99 and mean rate, so that a cut-short run never reads better than its intervals did. */
+function serveMetrics(stdout: string): Metric[] {
+  const b = parseBuiltinOutput(stdout);
+  const f = b.serveFinal;
+  const xs = b.serve;
+  if (!f && xs.length === 0) return [];
+  const p50 = f ? f.p50Ms : [...xs.map((x) => x.p50Ms)].sort((a, c) => a - c)[xs.length >> 1]!;
+  const p99 = f ? f.p99Ms : Math.max(...xs.map((x) => x.p99Ms));
+  const rps = f ? f.rps : xs.reduce((a, x) => a + x.rps, 0) / xs.length;
+  const errors = f ? f.errors : Math.max(...xs.map((x) => x.errors));
+  return [
+    { metric: "p50_ms", value: p50, unit: "ms" },
+    { metric: "p99_ms", value: p99, unit: "ms" },
+    { metric: "rps", value: rps, unit: "req/s" },
+    { metric: "errors", value: errors, unit: "count" },
+  ];
 }
 
 export function gpuBurnSpec(durationS: number): WorkloadSpec {
@@ -86,6 +126,8 @@ export function metricsOf(name: WorkloadName, stdout: string): Metric[] {
         out.push({ metric: "allocated", value: b.memhog.allocatedBytes, unit: "bytes" });
       return out;
     }
+    case "serve":
+      return serveMetrics(stdout);
     case "gpu-burn": {
       const r = parseGpuBurn(stdout);
       const g = r.progress?.gflops ?? [];

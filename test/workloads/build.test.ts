@@ -25,6 +25,8 @@ import {
   MAX_SCRIPT_BYTES,
   parseBuildOutput,
   WORKLOADS,
+  type WorkloadName,
+  type WorkloadOrigin,
   workloadSources,
 } from "../../src/workloads/build.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -112,6 +114,10 @@ function node(opts: { caps?: string; names?: string; failing?: string } = {}) {
 
 const sources = workloadSources();
 
+/** Every workload with one origin: the expected answer stays right as workloads are added. */
+const allOf = (origin: WorkloadOrigin) =>
+  Object.fromEntries(WORKLOADS.map((w) => [w, origin])) as Record<WorkloadName, WorkloadOrigin>;
+
 function script(o: Partial<BuildScriptOptions> = {}): string {
   return buildScript({ sources, archs: ["80"], ...o });
 }
@@ -122,6 +128,7 @@ describe("workload build script", () => {
       "crasher.cu",
       "memhog.cu",
       "nccl_dl.cuh",
+      "serve.cu",
       "slicecheck.cuh",
       "stress.cu",
     ]);
@@ -145,7 +152,7 @@ describe("workload build script", () => {
     assert.ok(first.cache && second.cache);
     assert.notEqual(first.cache.key, second.cache.key);
     assert.notEqual(first.cache.dir, second.cache.dir);
-    assert.deepEqual(second.origins, { stress: "built", memhog: "built", crasher: "built" });
+    assert.deepEqual(second.origins, allOf("built"));
     // The "binary" of the fake nvcc is the source it was given: it arrived byte for byte.
     assert.equal(readFileSync(second.binaries.stress, "utf8"), changed.files["stress.cu"]);
   });
@@ -168,7 +175,7 @@ describe("workload build script", () => {
     const first = run(s, n.env, n.home);
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "gpu01" });
-    assert.deepEqual(built.origins, { stress: "built", memhog: "built", crasher: "built" });
+    assert.deepEqual(built.origins, allOf("built"));
     assert.ok(built.cache);
     assert.equal(
       built.cache.dir,
@@ -178,7 +185,7 @@ describe("workload build script", () => {
     assert.equal(built.cache.release, "12.4");
     for (const w of WORKLOADS) assert.equal(built.binaries[w], join(built.cache.dir, w));
     const compiles = n.nvccCalls().filter((c) => c.includes(" -o "));
-    assert.equal(compiles.length, 3);
+    assert.equal(compiles.length, WORKLOADS.length);
     for (const c of compiles)
       assert.match(
         c,
@@ -186,9 +193,13 @@ describe("workload build script", () => {
       );
 
     const again = parseBuildOutput(run(s, n.env, n.home).stdout);
-    assert.deepEqual(again.origins, { stress: "cache", memhog: "cache", crasher: "cache" });
+    assert.deepEqual(again.origins, allOf("cache"));
     assert.deepEqual(again.binaries, built.binaries);
-    assert.equal(n.nvccCalls().filter((c) => c.includes(" -o ")).length, 3, "no new compile");
+    assert.equal(
+      n.nvccCalls().filter((c) => c.includes(" -o ")).length,
+      WORKLOADS.length,
+      "no new compile",
+    );
     assert.deepEqual(
       readdirSync(join(n.home, ".cache", "slicecheck", "workloads")),
       [built.cache.key],
@@ -230,7 +241,7 @@ describe("workload build script", () => {
     const all = run(script({ nvcc: "/nonexistent/nvcc" }), n.env, n.home);
     assert.equal(all.status, 0, all.stderr);
     const parsed = parseBuildOutput(all.stdout);
-    assert.deepEqual(parsed.origins, { stress: "path", memhog: "path", crasher: "path" });
+    assert.deepEqual(parsed.origins, allOf("path"));
     assert.equal(parsed.binaries.memhog, join(n.bin, "slicecheck-memhog"));
     assert.equal(parsed.cache, null);
 
@@ -239,7 +250,7 @@ describe("workload build script", () => {
     const mixed = parseBuildOutput(
       run(script({ nvcc: partial.nvcc }), partial.env, partial.home).stdout,
     );
-    assert.deepEqual(mixed.origins, { stress: "path", memhog: "built", crasher: "built" });
+    assert.deepEqual(mixed.origins, { ...allOf("built"), stress: "path" });
   });
 
   it("a node without nvcc is TOOL_MISSING, naming the node and what to install", () => {
@@ -365,19 +376,21 @@ describe("workload build output", () => {
     `${BUILD_TAG} bin=stress origin=path path=/usr/local/bin/slicecheck-stress`,
     `${BUILD_TAG} bin=memhog origin=built path=${dir}/memhog`,
     `${BUILD_TAG} bin=crasher origin=cache path=${dir}/crasher`,
+    `${BUILD_TAG} bin=serve origin=built path=${dir}/serve`,
     `${BUILD_TAG} ok`,
     "",
   ];
 
-  it("reads the three paths, their origins and the cache", () => {
+  it("reads the binaries' paths, their origins and the cache", () => {
     for (const text of [good.join("\n"), good.join("\r\n")])
       assert.deepEqual(parseBuildOutput(text), {
         binaries: {
           stress: "/usr/local/bin/slicecheck-stress",
           memhog: `${dir}/memhog`,
           crasher: `${dir}/crasher`,
+          serve: `${dir}/serve`,
         },
-        origins: { stress: "path", memhog: "built", crasher: "cache" },
+        origins: { stress: "path", memhog: "built", crasher: "cache", serve: "built" },
         cache: { key: "ab12", archs: ["80", "90"], release: "12.4", dir },
       });
   });

@@ -59,6 +59,8 @@ describe("cuda workloads: sources agree with the builtin parser", () => {
         memhogCheck: defines.SC_FMT_MEMHOG_CHECK,
         crasher: defines.SC_FMT_CRASHER,
         stopped: defines.SC_FMT_STOPPED,
+        serve: defines.SC_FMT_SERVE,
+        serveFinal: defines.SC_FMT_SERVE_FINAL,
       },
       { ...BUILTIN_PRINTF },
     );
@@ -129,7 +131,7 @@ describe("cuda workloads: nvcc build", function () {
     }
   });
 
-  it("the build script builds the three binaries with the real nvcc, then reuses them", async function () {
+  it("the build script builds the four binaries with the real nvcc, then reuses them", async function () {
     const cc = needNvcc(this);
     const home = tempDir("home");
     // PATH without the CUDA folder: the script must find nvcc where the packages put it, or be
@@ -143,10 +145,17 @@ describe("cuda workloads: nvcc build", function () {
       encoding: "utf8",
     });
     const seconds = (Date.now() - started) / 1000;
-    console.log(`      build script (sm_80, 3 files in parallel): ${seconds.toFixed(1)} s`);
+    console.log(
+      `      build script (sm_80, ${WORKLOADS.length} files in parallel): ${seconds.toFixed(1)} s`,
+    );
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "localhost", stderr: first.stderr });
-    assert.deepEqual(built.origins, { stress: "built", memhog: "built", crasher: "built" });
+    assert.deepEqual(built.origins, {
+      stress: "built",
+      memhog: "built",
+      crasher: "built",
+      serve: "built",
+    });
     assert.ok(built.cache?.dir.startsWith(join(home, ".cache", "slicecheck", "workloads")));
     assert.match(built.cache?.release ?? "", /^\d+\.\d+$/);
     for (const w of WORKLOADS) {
@@ -163,6 +172,9 @@ describe("cuda workloads: nvcc build", function () {
     assert.match(crasher.stderr, /unknown mode: segfault/);
     const stress = spawnSync(built.binaries.stress, ["--duration", "10s"], { encoding: "utf8" });
     assert.equal(stress.status, 3, "10s is not a number of seconds");
+    const serve = spawnSync(built.binaries.serve, ["--interval", "0"], { encoding: "utf8" });
+    assert.equal(serve.status, 3);
+    assert.match(serve.stderr, /^serve: --interval needs seconds > 0, got: 0\n/);
     const memhog = spawnSync(built.binaries.memhog, ["--bytes", "1G", "--fraction", "0.5"], {
       encoding: "utf8",
     });
@@ -171,7 +183,12 @@ describe("cuda workloads: nvcc build", function () {
 
     const again = spawnSync("sh", ["-c", script], { env, cwd: home, encoding: "utf8" });
     const cached = parseBuildOutput(again.stdout);
-    assert.deepEqual(cached.origins, { stress: "cache", memhog: "cache", crasher: "cache" });
+    assert.deepEqual(cached.origins, {
+      stress: "cache",
+      memhog: "cache",
+      crasher: "cache",
+      serve: "cache",
+    });
     assert.deepEqual(cached.binaries, built.binaries);
   });
 });

@@ -8,6 +8,8 @@
 //   SLICECHECK memhog allocated_bytes=<uint> requested_bytes=<uint> oom=<0|1>     after allocating
 //   SLICECHECK memhog-check bytes=<uint> ok=<0|1>                                 after each pattern check
 //   SLICECHECK crasher mode=<mode> armed                                          right before faulting
+//   SLICECHECK serve t=<s, %.1f> p50_ms=<%.3f> p99_ms=<%.3f> rps=<%.1f> errors=<uint>  every interval
+//   SLICECHECK serve-final p50_ms=<%.3f> p99_ms=<%.3f> rps=<%.1f> errors=<uint> requests=<uint>  once, at the end
 //   SLICECHECK stopped program=<name> signal=<SIGTERM|SIGINT> t=<seconds, %.1f>   last, when a signal cut the run short
 //
 // Rules: a line starts with the tag at column 0 and ends with "\n" (printed and flushed in one
@@ -40,6 +42,9 @@ export const BUILTIN_PRINTF = {
   memhogCheck: "SLICECHECK memhog-check bytes=%llu ok=%d\n",
   crasher: "SLICECHECK crasher mode=%s armed\n",
   stopped: "SLICECHECK stopped program=%s signal=%s t=%.1f\n",
+  // serve.cu: request latency percentiles over the interval (serve) or the run (serve-final).
+  serve: "SLICECHECK serve t=%.1f p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu\n",
+  serveFinal: "SLICECHECK serve-final p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu requests=%llu\n",
 } as const;
 
 /** A signal stopped the workload before its duration (it then exits 128 + the signal). */
@@ -75,6 +80,21 @@ export interface MemhogCheck {
   ok: boolean;
 }
 
+/** serve: the requests of one interval (or, final, of the whole run): latency percentiles in
+ * milliseconds, requests per second, wrong answers since the start. */
+export interface ServeSample {
+  /** Seconds since the workload started (0 in the final line, which has no time). */
+  t: number;
+  p50Ms: number;
+  p99Ms: number;
+  rps: number;
+  errors: number;
+}
+
+export interface ServeFinal extends Omit<ServeSample, "t"> {
+  requests: number;
+}
+
 export interface BuiltinOutput {
   stress: StressSample[];
   stressFinal: StressFinal | null;
@@ -83,6 +103,8 @@ export interface BuiltinOutput {
   /** The crasher announced its fault; null means it died before arming (or never ran). */
   crasher: { mode: CrasherMode } | null;
   stopped: Stopped | null;
+  serve: ServeSample[];
+  serveFinal: ServeFinal | null;
 }
 
 function uint(value: number, name: string): string {
@@ -119,6 +141,14 @@ export function formatStoppedLine(s: Stopped): string {
   return `${BUILTIN_TAG} stopped program=${s.program} signal=${s.signal} t=${fixed(s.t, 1, "t")}`;
 }
 
+export function formatServeLine(s: ServeSample): string {
+  return `${BUILTIN_TAG} serve t=${fixed(s.t, 1, "t")} p50_ms=${fixed(s.p50Ms, 3, "p50Ms")} p99_ms=${fixed(s.p99Ms, 3, "p99Ms")} rps=${fixed(s.rps, 1, "rps")} errors=${uint(s.errors, "errors")}`;
+}
+
+export function formatServeFinalLine(f: ServeFinal): string {
+  return `${BUILTIN_TAG} serve-final p50_ms=${fixed(f.p50Ms, 3, "p50Ms")} p99_ms=${fixed(f.p99Ms, 3, "p99Ms")} rps=${fixed(f.rps, 1, "rps")} errors=${uint(f.errors, "errors")} requests=${uint(f.requests, "requests")}`;
+}
+
 export function formatCrasherArmedLine(mode: CrasherMode): string {
   return `${BUILTIN_TAG} crasher mode=${mode} armed`;
 }
@@ -135,6 +165,12 @@ const LINES = {
   "memhog-check": new RegExp(`^memhog-check bytes=(${UINT}) ok=(${FLAG})$`),
   crasher: /^crasher mode=(\S+) armed$/,
   stopped: new RegExp(`^stopped program=([a-z-]+) signal=(SIG[A-Z]+) t=(${DECIMAL})$`),
+  serve: new RegExp(
+    `^serve t=(${DECIMAL}) p50_ms=(${DECIMAL}) p99_ms=(${DECIMAL}) rps=(${DECIMAL}) errors=(${UINT})$`,
+  ),
+  "serve-final": new RegExp(
+    `^serve-final p50_ms=(${DECIMAL}) p99_ms=(${DECIMAL}) rps=(${DECIMAL}) errors=(${UINT}) requests=(${UINT})$`,
+  ),
 } as const;
 type LineName = keyof typeof LINES;
 
@@ -145,6 +181,8 @@ const EXPECTED: Record<LineName, string> = {
   "memhog-check": "'memhog-check bytes=<n> ok=0|1'",
   crasher: `'crasher mode=<${CRASHER_MODES.join("|")}> armed'`,
   stopped: "'stopped program=<name> signal=<SIGTERM|SIGINT> t=<s>'",
+  serve: "'serve t=<s> p50_ms=<ms> p99_ms=<ms> rps=<x> errors=<n>'",
+  "serve-final": "'serve-final p50_ms=<ms> p99_ms=<ms> rps=<x> errors=<n> requests=<n>'",
 };
 
 function isRecord(name: string): name is LineName {
@@ -160,6 +198,8 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
     memhogChecks: [],
     crasher: null,
     stopped: null,
+    serve: [],
+    serveFinal: null,
   };
   for (const [index, raw] of text.split("\n").entries()) {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
@@ -195,6 +235,13 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
       case "stopped":
         once(out.stopped);
         out.stopped = { program: m[1]!, signal: m[2]!, t: n(3) };
+        break;
+      case "serve":
+        out.serve.push({ t: n(1), p50Ms: n(2), p99Ms: n(3), rps: n(4), errors: n(5) });
+        break;
+      case "serve-final":
+        once(out.serveFinal);
+        out.serveFinal = { p50Ms: n(1), p99Ms: n(2), rps: n(3), errors: n(4), requests: n(5) };
         break;
       case "crasher": {
         once(out.crasher);
