@@ -6,14 +6,7 @@
 // runs); what latency is acceptable is the operator's SLO, not a property of the partition, so
 // this suite fails only on wrong answers, a CUDA error or a run that did not complete. Latency
 // isolation under faults is the isolation suite's "victims' latency unaffected" verdict.
-import {
-  current,
-  fail,
-  forEachGpu,
-  forEachInstance,
-  forEachNode,
-  harness,
-} from "slicecheck/suite";
+import { current, fail, forEachGpu, forEachInstance, forEachNode, harness } from "slicecheck/suite";
 import { brokenIf, workloadFigures } from "./lib/judge.js";
 
 // What the run prepares for this suite, and how reports label it.

@@ -119,12 +119,9 @@ export async function faultScenario(
 
   const tag = attempt > 1 ? { attempt } : {};
   d.event(p.gpu, "dmesg", "invoke", { scenario: ref.scenario, ...tag });
-  let after: string[];
-  try {
-    after = await d.dmesgLines();
-  } catch (e) {
+  const after = await d.dmesgLines().catch((e: unknown) => {
     throw new HarnessLost(errText(e));
-  }
+  });
   const xids = xidsIn(after.slice(before.length), bus);
   d.event(p.gpu, "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
 

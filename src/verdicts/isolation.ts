@@ -14,7 +14,6 @@ import {
   verdict,
 } from "./measure.js";
 import type { Verdict } from "./types.js";
-import { victimsLatencyUnaffected } from "./latency.js";
 import { victimsUnaffected } from "./victims.js";
 
 export {
@@ -285,6 +284,5 @@ export function judgeScenario(
     faultContained(h, ref),
     xidAttributed(h, ref),
     recovered(h, ref),
-    victimsLatencyUnaffected(h, ref, o),
   ];
 }

@@ -45,7 +45,8 @@ function unusable(e: ChaosEvent): string | null {
   if (e.type !== "ok")
     return d.timedOut ? "was killed at its deadline" : `exited ${d.exitCode ?? d.signal}`;
   const n = p99sOf(e).length;
-  if (n < MIN_SAMPLES) return `printed ${n} latency sample(s), fewer than the ${MIN_SAMPLES} a spread needs`;
+  if (n < MIN_SAMPLES)
+    return `printed ${n} latency sample(s), fewer than the ${MIN_SAMPLES} a spread needs`;
   return null;
 }
 
@@ -123,8 +124,12 @@ export function victimsLatencyUnaffected(
     const base = bases.find((b) => b.instance === v);
     const baseWhy = base ? unusable(base) : "none was measured";
     if (!base || baseWhy)
-      return broken(`${v}: no baseline latency to compare with: ${baseWhy}`, base ? tailOf(base.data) : []);
-    if ((load.data.errors ?? 0) > 0) hard.push(`${v} answered ${load.data.errors} request(s) wrong`);
+      return broken(
+        `${v}: no baseline latency to compare with: ${baseWhy}`,
+        base ? tailOf(base.data) : [],
+      );
+    if ((load.data.errors ?? 0) > 0)
+      hard.push(`${v} answered ${load.data.errors} request(s) wrong`);
     for (const e of load.data.cudaErrors ?? []) hard.push(`${v} got a CUDA error: ${e.kind}`);
     const why = unusable(load);
     if (why && load.type !== "ok" && !load.data.incomplete) {

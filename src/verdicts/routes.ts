@@ -14,6 +14,7 @@ import {
   type Route,
 } from "../chaos/routes.js";
 import { exclusivity, judgeScenario } from "./isolation.js";
+import { characteriseLatency, LATENCY_VERDICT, victimsLatencyUnaffected } from "./latency.js";
 import {
   attemptOf,
   baselineProblem,
@@ -26,7 +27,6 @@ import {
   verdict,
 } from "./measure.js";
 import type { Verdict } from "./types.js";
-import { characteriseLatency, LATENCY_VERDICT } from "./latency.js";
 import { remeasureReason } from "./victims.js";
 
 const MIB = 1024 * 1024;
@@ -251,7 +251,8 @@ export function judgeRoute(
   o: VerdictOptions = {},
 ): Verdict[] {
   if (ref.fault === "tenants") return [slowdownPerTenants(h, ref, route)];
-  const all = judgeScenario(h, ref, o);
+  // The latency verdict (issue 22 item 3) beside the four of judgeScenario.
+  const all = [...judgeScenario(h, ref, o), victimsLatencyUnaffected(h, ref, o)];
   const p = promisesOf(route);
   if (p.compute && p.fault) return all;
   const out = all.map((v) =>

@@ -124,6 +124,8 @@ describe("built-in workload lines", () => {
       ],
       crasher: null,
       stopped: null,
+      serve: [],
+      serveFinal: null,
     });
   });
 

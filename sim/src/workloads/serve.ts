@@ -10,13 +10,10 @@
 // processes wait behind their neighbours. A planted `sim fault serve-slow` raises the p99 of the
 // instance it names once a neighbour runs out of memory (a latency leak MIG must not have).
 
-import {
-  formatServeFinalLine,
-  formatServeLine,
-} from "../../../src/workloads/parsers/builtin.js";
+import { formatServeFinalLine, formatServeLine } from "../../../src/workloads/parsers/builtin.js";
 import { readState } from "../nvsmi/state.js";
 import { CONTEXT_MIB } from "./admit.js";
-import { readChaos, neighbourFault } from "./chaos.js";
+import { neighbourFault, readChaos } from "./chaos.js";
 import { SITES } from "./cuda.js";
 import { eachOption, parseDouble, usageError } from "./flags.js";
 import { noiseSource, profileOfDevice, regressionFactor, smRates } from "./model.js";
@@ -37,8 +34,6 @@ const USAGE =
   "  --duration S    run for S seconds (default 10)\n" +
   "  --interval S    print a progress line every S seconds (default 1)\n" +
   "  --plant-error   corrupt one answer on purpose, to prove the check can fail\n";
-/** serve.cu keeps its matrices under 1/16 of the device memory; 64 MiB covers the largest. */
-const BUFFERS_MIB = 64;
 
 let durationS = 10;
 let intervalS = 1;
@@ -60,7 +55,9 @@ eachOption(process.argv.slice(2), PROGRAM, USAGE, (name, next) => {
 
 const s = openSession(PROGRAM, true);
 const dev = await openDevice(s);
-await joinDevice(s, dev, CONTEXT_MIB + BUFFERS_MIB);
+// serve.cu's matrices are a few tens of MiB at most (35 MiB on a whole H100: 264 matrices of
+// 128 x 128 floats, twice): counted within the context's assumed size, as stress's counter is.
+await joinDevice(s, dev, CONTEXT_MIB);
 
 // A driver regression planted with `sim upgrade-driver --regress PROFILE:p99_ms=F` scales p99.
 const profile = profileOfDevice(dev.name);
@@ -74,7 +71,19 @@ const unit = { gpu: dev.gpu.index, gi: dev.gi?.id ?? null, ci: dev.ci?.id ?? nul
 function leakFactor(): number {
   const leak = readChaos(s.stateDir).serveSlow;
   if (!leak || leak.gpu !== unit.gpu || (leak.gi !== null && leak.gi !== unit.gi)) return 1;
-  return neighbourFault(s.stateDir, unit, s.startedMs, ["oom"], "serveSlow") ? leak.factor : 1;
+  // On a whole GPU (time-slicing, MPS) every unit is the same one: any other process's OOM is a
+  // neighbour's, since this process is the serve.
+  const whole = unit.gi === null;
+  const hit = whole
+    ? (readChaos(s.stateDir).events ?? []).some(
+        (e) =>
+          e.gpu === unit.gpu &&
+          e.kind === "oom" &&
+          (e.untilMs ?? e.atMs) >= s.startedMs &&
+          e.atMs <= Date.now(),
+      )
+    : neighbourFault(s.stateDir, unit, s.startedMs, ["oom"], "serveSlow");
+  return hit ? leak.factor : 1;
 }
 
 const t0 = Date.now();
