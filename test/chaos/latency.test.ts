@@ -40,7 +40,7 @@ describe("serving suite and latency isolation (real sshd, simulated H100)", func
     return { r, s };
   };
 
-  it("time-slicing (MIG off): a neighbour's OOM beside a planted tail leak is characterised with the p99 figure", async () => {
+  it("time-slicing (MIG off): a neighbour's OOM beside a planted tail leak is characterised, never failed", async () => {
     await plant("--gpu", "0");
     const { r, s } = await isolation("soft");
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
