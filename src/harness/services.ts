@@ -220,6 +220,9 @@ const STEP_NAMES: Record<string, string> = {
   dmesg: "kernel log read",
   recovery: "aggressor recovery",
   harness: "harness",
+  "serve-baseline": "victims' latency alone",
+  "serve-fault": "fault injected again, for the latency window",
+  serve: "victims' latency under the fault",
 };
 
 type PlannedScenario = ReturnType<typeof planScenarios>[number];
