@@ -23,6 +23,8 @@
 #define SC_FMT_MEMHOG "SLICECHECK memhog allocated_bytes=%llu requested_bytes=%llu oom=%d\n"
 #define SC_FMT_MEMHOG_CHECK "SLICECHECK memhog-check bytes=%llu ok=%d\n"
 #define SC_FMT_CRASHER "SLICECHECK crasher mode=%s armed\n"
+#define SC_FMT_SERVE "SLICECHECK serve t=%.1f p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu\n"
+#define SC_FMT_SERVE_FINAL "SLICECHECK serve-final p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu requests=%llu\n"
 #define SC_FMT_STOPPED "SLICECHECK stopped program=%s signal=%s t=%.1f\n"
 #define SC_FMT_ALLREDUCE "SLICECHECK allreduce rank=%d nranks=%d bytes=%llu time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu\n"
 // train-step.cu (parsed by src/workloads/parsers/train-step.ts, which holds TRAIN_PRINTF).

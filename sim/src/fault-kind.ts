@@ -10,6 +10,8 @@ export interface FaultOptions {
   name?: string;
   /** slurm: one of SLURM_STATES' keys. */
   state?: string;
+  /** serve-slow: the GPU instance (GI id) it reaches; omitted: every instance of the GPU. */
+  instance?: number;
 }
 
 /** What a planted fault changed, with what `--clear` needs to put back. */
@@ -33,7 +35,8 @@ export type ChaosKind =
   | "drop-connection"
   | "mps-cap-ignored"
   | "mig-p2p-claimed"
-  | "wrong-gradient";
+  | "wrong-gradient"
+  | "serve-slow";
 
 export interface PlantedFault {
   record: FaultRecord;

@@ -156,7 +156,7 @@ function chaosFlag(
       if (r.kind !== kind) return;
       const c = readChaos(stateDir);
       unset(c);
-      if (!c.isolationBroken && !c.hang) delete c.events;
+      if (!c.isolationBroken && !c.hang && !c.serveSlow) delete c.events;
       writeChaos(stateDir, c);
     },
   };
@@ -171,6 +171,20 @@ const isolationBroken = chaosFlag(
   },
   (c) => {
     delete c.isolationBroken;
+  },
+);
+
+// serve-slow: issue 22 item 3 (latency isolation), a victim's tail latency that a neighbour's
+// OOM raises; MIG must never show it, so the latency verdict must fail on it.
+const serveSlow = chaosFlag(
+  "serve-slow",
+  "serve-slow [--gpu N] [--instance GI]: the serve on that GPU (instance) gets 4x its p99 latency once a neighbouring instance runs out of memory",
+  (c, o) => {
+    c.serveSlow = { gpu: o.gpu ?? 0, gi: o.instance ?? null, factor: 4 };
+    return `serve on GPU ${o.gpu ?? 0}${o.instance !== undefined ? ` GI ${o.instance}` : ""} slows (p99 x4) under a neighbour's OOM`;
+  },
+  (c) => {
+    delete c.serveSlow;
   },
 );
 
@@ -311,6 +325,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   hang,
   "drop-connection": dropConnection,
   "wrong-gradient": wrongGradient,
+  "serve-slow": serveSlow,
 };
 
 function readRecords(stateDir: string): FaultRecord[] {

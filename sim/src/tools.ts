@@ -26,6 +26,7 @@ export const SIM_TOOLS: Record<string, string> = {
   "slicecheck-crasher": "dist/sim/workloads/crasher.js",
   "slicecheck-allreduce": "dist/sim/workloads/allreduce.js",
   "slicecheck-train-step": "dist/sim/workloads/train-step.js",
+  "slicecheck-serve": "dist/sim/workloads/serve.js",
   gpu_burn: "dist/sim/workloads/gpu-burn.js",
   all_reduce_perf: "dist/sim/workloads/nccl.js",
   "nvidia-cuda-mps-control": "dist/sim/workloads/mps-control.js",

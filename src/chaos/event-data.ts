@@ -47,6 +47,16 @@ export function eventDataOf(out: InstanceOutcome, scenario: string): EventData {
     data.oom = builtin.memhog.oom;
     data.allocatedBytes = builtin.memhog.allocatedBytes;
   }
+  if (builtin?.serve.length)
+    data.latencySamples = builtin.serve.map((x) => ({ t: x.t, p50Ms: x.p50Ms, p99Ms: x.p99Ms }));
+  for (const [k, m] of [
+    ["p50Ms", "p50_ms"],
+    ["p99Ms", "p99_ms"],
+    ["rps", "rps"],
+  ] as const) {
+    const v = metric(m);
+    if (v !== undefined) data[k] = v;
+  }
   if (builtin?.memhogChecks.length) data.checks = builtin.memhogChecks.map((c) => c.ok);
   return data;
 }

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import type { StartGate, Transport } from "../transport/types.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
-import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
+import { serveSpec, stressSpec, type WorkloadSpec } from "../workloads/specs.js";
 import { type UtilizationResult, UtilizationSampler } from "../workloads/utilization.js";
 import { aggressorGraceS, aggressorSpec, memcheckSpec, victimGraceS } from "./faults.js";
 import type { ChaosEvent, EventData, EventOp, FaultName, ScenarioRef } from "./history.js";
@@ -119,14 +119,13 @@ export async function faultScenario(
 
   const tag = attempt > 1 ? { attempt } : {};
   d.event(p.gpu, "dmesg", "invoke", { scenario: ref.scenario, ...tag });
-  let after: string[];
-  try {
-    after = await d.dmesgLines();
-  } catch (e) {
+  const after = await d.dmesgLines().catch((e: unknown) => {
     throw new HarnessLost(errText(e));
-  }
+  });
   const xids = xidsIn(after.slice(before.length), bus);
   d.event(p.gpu, "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
+
+  await latencyWindow(p, fault, ref, attempt, d);
 
   await d.step(
     [p.aggressor],
@@ -136,4 +135,39 @@ export async function faultScenario(
     ref.scenario,
     { graceS: victimGraceS(D), attempt },
   );
+}
+
+/**
+ * The victims' request latency under the same fault (issue 22 item 3): the aggressor faults once
+ * more while the victims run serve, started together as in the load window. A window of its own
+ * rather than a serve beside the victims' stress, which would share their instance and be read
+ * as the fault's doing (the reason the memory check has its own window too); the stress window
+ * and its verdicts stay exactly as they were. After the kernel-log read, so that xidAttributed
+ * judges the first fault's Xids alone, and before the recovery, which then follows both.
+ */
+async function latencyWindow(
+  p: PlanEntry,
+  fault: FaultName,
+  ref: ScenarioRef,
+  attempt: number,
+  d: FaultDeps,
+): Promise<void> {
+  const D = d.durationS;
+  const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
+  const gate = togetherGate(fault, p.victims.length + 1);
+  const settled = await Promise.allSettled([
+    d.step([p.aggressor], aggressorSpec(fault, D), "serve-fault", "aggressor", ref.scenario, {
+      graceS: aggressorGraceS(fault),
+      transports: rest,
+      attempt,
+      gate,
+    }),
+    d.step(p.victims, serveSpec(D), "serve", "victim", ref.scenario, {
+      graceS: victimGraceS(D),
+      attempt,
+      gate,
+    }),
+  ]);
+  const lost = settled.find((s) => s.status === "rejected");
+  if (lost) throw (lost as PromiseRejectedResult).reason;
 }

@@ -31,7 +31,9 @@ export type EventType = "invoke" | "ok" | "fail" | "info";
  * its fault; exclusivity: what the driver lists on a whole-card instance's GPU while its
  * tenant runs; tenants: N stress processes sharing one soft-partitioned GPU (data.tenants = N);
  * utilization: the victims' SM activity and memory while under the fault; harness: the
- * controller itself (a lost connection).
+ * controller itself (a lost connection). serve-baseline, serve, serve-fault: the latency
+ * window of issue 22 item 3 (fault-scenario.ts): the victims' serve alone, then beside the
+ * aggressor's fault struck once more.
  */
 export type EventOp =
   | "baseline"
@@ -43,7 +45,11 @@ export type EventOp =
   | "exclusivity"
   | "tenants"
   | "utilization"
-  | "harness";
+  | "harness"
+  // latency isolation (issue 22 item 3)
+  | "serve-baseline"
+  | "serve"
+  | "serve-fault";
 
 export interface XidSeen {
   xid: number;
@@ -108,6 +114,11 @@ export interface EventData {
       { samples: number; smActiveMean: number | null; memUsedMaxMiB: number | null }
     >;
   };
+  /** serve: p99 latency of each interval (`SLICECHECK serve`), and the run's final figures. */
+  latencySamples?: { t: number; p50Ms: number; p99Ms: number }[];
+  p50Ms?: number;
+  p99Ms?: number;
+  rps?: number;
   /** memhog --check results. */
   checks?: boolean[];
   /** CUDA error lines the workload printed (kind and the line). */

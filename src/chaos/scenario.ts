@@ -5,7 +5,7 @@ import type { Transport } from "../transport/types.js";
 import { discoverInstances, type Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, runOnInstances } from "../workloads/launcher.js";
 import { instanceLabel } from "../workloads/node-run.js";
-import { stressSpec, type WorkloadSpec } from "../workloads/specs.js";
+import { serveSpec, stressSpec, type WorkloadSpec } from "../workloads/specs.js";
 import type { UtilizationResult } from "../workloads/utilization.js";
 import { eventDataOf } from "./event-data.js";
 import { exclusiveCheck } from "./exclusive.js";
@@ -110,7 +110,9 @@ export class NodeScenarios<V> {
     });
     const stall = this.lag.maxBetween(t0, Date.now());
     const interval =
-      spec.name === "stress" ? Number(spec.args[spec.args.indexOf("--interval") + 1]) : 0;
+      spec.name === "stress" || spec.name === "serve"
+        ? Number(spec.args[spec.args.indexOf("--interval") + 1])
+        : 0;
     let lost: string | null = null;
     for (const out of outcomes) {
       const data: EventData = { ...eventDataOf(out, scenario), ...tag };
@@ -311,9 +313,15 @@ export class NodeScenarios<V> {
     this.o.onScenario?.(result, ref);
   }
 
-  private baseline(p: PlanEntry, scenario: string, attempt: number): Promise<InstanceOutcome[]> {
+  private async baseline(p: PlanEntry, scenario: string, attempt: number): Promise<void> {
     const D = this.o.durationS;
-    return this.step(p.victims, stressSpec(D), "baseline", "victim", scenario, {
+    await this.step(p.victims, stressSpec(D), "baseline", "victim", scenario, {
+      graceS: victimGraceS(D),
+      attempt,
+    });
+    // The victims' latency alone, in a window of its own (a serve beside the stress would
+    // share its instance): what victimsLatencyUnaffected compares the fault's window with.
+    await this.step(p.victims, serveSpec(D), "serve-baseline", "victim", scenario, {
       graceS: victimGraceS(D),
       attempt,
     });

@@ -1,7 +1,7 @@
 // The `sim` subcommands: the built-in simulated cluster. Their `-i/--inventory` is the cluster's
 // own inventory (default inventory/sim.yaml), never the configured one (see config/resolve.ts).
 import type { Command } from "commander";
-import { type Out, parseGpuIndex, parsePositiveInt } from "./context.js";
+import { gpuIndexOption, type Out, parseGpuIndex, parsePositiveInt } from "./context.js";
 
 export function addSimCommands(program: Command, io: Out, setCode: (c: number) => void): void {
   const sim = program
@@ -42,7 +42,7 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .argument("<node>", "the simulated node")
     .argument(
       "[kind]",
-      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, mig-p2p-claimed, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition, slurm-unconstrained",
+      "foreign-process, holder, slurm, no-reset, isolation-broken, xid-misattributed, hang, drop-connection, mig-p2p-claimed, serve-slow, slurm-stale-gres, slurm-swap-gres, slurm-mixed-partition, slurm-unconstrained",
     )
     .option("--gpu <n>", "the GPU (default 0)", parseGpuIndex)
     .option(
@@ -50,6 +50,7 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
       "holder: nvidia-persistenced, nv-hostengine or nvidia_drm; drop-connection: the program; vgpu: guest or host; nvcc: the toolkit release (13.0)",
     )
     .option("--state <state>", "slurm: drained, draining, idle or down")
+    .option("--instance <gi>", "serve-slow: the GPU instance (GI id)", gpuIndexOption("--instance"))
     .option("--clear", "undo every fault planted on the node")
     .option("-i, --inventory <path>", "the cluster's inventory", "inventory/sim.yaml")
     .option("--json", "machine-readable output")

@@ -29,6 +29,8 @@ export interface SimFaultOptions {
   gpu?: number;
   name?: string;
   state?: string;
+  /** serve-slow: the GPU instance (GI id). */
+  instance?: number;
 }
 
 /** Per MIG profile, per metric: the factor a planted driver regression puts on it. */

@@ -92,7 +92,7 @@ export interface WorkloadResult {
 }
 
 /** train-step: GEMMs plus an NCCL all_reduce per step (issue 22), the training suite's. */
-export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn" | "train-step";
+export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn" | "train-step" | "serve";
 
 export interface WorkloadBatch {
   /** Starts the workload on every instance at once (nodes in parallel); idempotent. */
@@ -214,7 +214,7 @@ export interface SuiteRun {
    * once per run): for a command the suite starts itself, such as inside a Slurm job. */
   program(
     node: SuiteNode,
-    name: "stress" | "memhog" | "crasher" | "allreduce" | "train-step",
+    name: "stress" | "memhog" | "crasher" | "allreduce" | "train-step" | "serve",
   ): Promise<string>;
 }
 

@@ -270,7 +270,8 @@ export class HarnessContext implements SuiteContext {
               signal: this.signal,
               onLine: this.services.onLine,
               // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
-              graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
+              graceS:
+                name === "stress" || name === "serve" ? Math.max(5, durationS * 0.2) : undefined,
             });
           const { result: r, util } = await withUtilization(
             s,

@@ -152,7 +152,15 @@ export async function layoutOf(
 
 /** Ops whose workload must end well: its `fail` (died, killed, timed out) is the step's own
  * failure. The aggressor's fault is meant to fail, and the kernel log read only observes. */
-const MUST_END_WELL = new Set<string>(["baseline", "load", "memcheck", "recovery", "tenants"]);
+const MUST_END_WELL = new Set<string>([
+  "baseline",
+  "load",
+  "memcheck",
+  "recovery",
+  "tenants",
+  "serve-baseline",
+  "serve",
+]);
 
 /** The verdicts that judge each op: a failed verdict fails the step it judges. */
 const JUDGED_BY: Record<string, string[]> = {
@@ -163,6 +171,7 @@ const JUDGED_BY: Record<string, string[]> = {
   recovery: ["recovered"],
   exclusivity: ["exclusive"],
   tenants: ["slowdownPerTenants"],
+  serve: ["victimsLatencyUnaffected"],
 };
 
 const worse = (a: CheckStatus, b: CheckStatus) => worstStatus([a, b]);
@@ -217,6 +226,9 @@ const STEP_NAMES: Record<string, string> = {
   dmesg: "kernel log read",
   recovery: "aggressor recovery",
   harness: "harness",
+  "serve-baseline": "victims' latency alone",
+  "serve-fault": "fault injected again, for the latency window",
+  serve: "victims' latency under the fault",
 };
 
 type PlannedScenario = ReturnType<typeof planScenarios>[number];

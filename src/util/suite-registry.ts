@@ -16,6 +16,8 @@ export const BUILTIN_SUITES = [
   "slurm",
   "health",
   "regression",
+  // serving: issue 22 item 3 (request latency per instance)
+  "serving",
 ] as const;
 export type BuiltinSuite = (typeof BUILTIN_SUITES)[number];
 
@@ -80,6 +82,8 @@ const ORDER: Record<BuiltinSuite, number> = {
   isolation: 3,
   // After the faults (a GPU they broke must not take probe jobs unnoticed), before health.
   slurm: 4,
+  // Beside stress: both measure every instance with its neighbours busy.
+  serving: 1.5,
   health: 8,
   regression: 9,
 };
@@ -157,6 +161,15 @@ export const SIGNOFF: readonly (readonly [BuiltinSuite, SuiteSignoff])[] = [
       ledger: true,
       requirement: "no performance regression against the previous driver",
       rowOnlyWhenRun: false,
+    },
+  ],
+  [
+    "serving",
+    {
+      ledger: false,
+      requirement:
+        "every instance serves small batched requests with right answers (p50, p99, requests/s measured)",
+      rowOnlyWhenRun: true,
     },
   ],
   [

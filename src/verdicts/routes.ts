@@ -14,6 +14,7 @@ import {
   type Route,
 } from "../chaos/routes.js";
 import { exclusivity, judgeScenario } from "./isolation.js";
+import { characteriseLatency, LATENCY_VERDICT, victimsLatencyUnaffected } from "./latency.js";
 import {
   attemptOf,
   baselineProblem,
@@ -250,10 +251,17 @@ export function judgeRoute(
   o: VerdictOptions = {},
 ): Verdict[] {
   if (ref.fault === "tenants") return [slowdownPerTenants(h, ref, route)];
-  const all = judgeScenario(h, ref, o);
+  // The latency verdict (issue 22 item 3) beside the four of judgeScenario.
+  const all = [...judgeScenario(h, ref, o), victimsLatencyUnaffected(h, ref, o)];
   const p = promisesOf(route);
   if (p.compute && p.fault) return all;
-  const out = all.map((v) => (v.name === "victimsUnaffected" ? characterise(v, route) : v));
+  const out = all.map((v) =>
+    v.name === "victimsUnaffected"
+      ? characterise(v, route)
+      : v.name === LATENCY_VERDICT
+        ? characteriseLatency(v, describeRoute(route), promiseText(route))
+        : v,
+  );
   const cap = memoryCapOf(route);
   if (cap === "unknown")
     out.push(
@@ -270,7 +278,13 @@ export function judgeRoute(
 /** The verdict names a route's scenario of `kind` answers with (a suite names its tests first). */
 export function verdictNamesOf(route: Route, kind: string): string[] {
   if (kind === "tenants") return ["slowdownPerTenants"];
-  const base = ["victimsUnaffected", "faultContained", "xidAttributed", "recovered"];
+  const base = [
+    "victimsUnaffected",
+    "faultContained",
+    "xidAttributed",
+    "recovered",
+    LATENCY_VERDICT,
+  ];
   return memoryCapOf(route) !== null ? [...base, "memoryIsolated"] : base;
 }
 

@@ -21,6 +21,8 @@ export const WORKLOADS = [
   "allreduce",
   // issue 22: a training step (GEMMs + an NCCL all_reduce), the training suite's.
   "train-step",
+  // serve: issue 22 item 3 (latency)
+  "serve",
 ] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
@@ -31,6 +33,7 @@ export const WORKLOAD_COMMANDS: Readonly<Record<WorkloadName, string>> = {
   crasher: "slicecheck-crasher",
   allreduce: "slicecheck-allreduce",
   "train-step": "slicecheck-train-step",
+  serve: "slicecheck-serve",
 };
 
 /** nvcc flags before the -gencode ones. Part of the cache key: changing them rebuilds. */

@@ -50,7 +50,7 @@ export function incompleteReason(
   r: { exitCode: number | null; signal: string | null; timedOut: boolean; stdout: string },
 ): string | null {
   if (r.timedOut) return null;
-  if (spec.name !== "stress" && spec.name !== "memhog") {
+  if (spec.name !== "stress" && spec.name !== "memhog" && spec.name !== "serve") {
     const sig = signalName(r.exitCode, r.signal);
     return sig && spec.name !== "crasher" ? `killed by ${sig}` : null;
   }
@@ -65,10 +65,11 @@ export function incompleteReason(
   }
   const sig = signalName(r.exitCode, r.signal);
   if (sig) return `killed by ${sig} before its end`;
-  if (spec.name !== "stress" || r.exitCode !== 0) return null;
-  if (!out.stressFinal) return "ended without its final line";
+  if (spec.name === "memhog" || r.exitCode !== 0) return null;
+  if (!(spec.name === "serve" ? out.serveFinal : out.stressFinal))
+    return "ended without its final line";
   // The figures must span the duration: the last interval line is at most one interval early.
-  const ts = out.stress.map((s) => s.t);
+  const ts = (spec.name === "serve" ? out.serve : out.stress).map((s) => s.t);
   const last = ts.at(-1);
   if (last === undefined) return `printed no progress line in ${spec.durationS} s`;
   let gap = ts[0]!;

@@ -4,10 +4,17 @@ import type { Transport } from "../transport/types.js";
 import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
 import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
-import { gpuBurnSpec, ncclSpec, stressSpec, trainStepSpec, type WorkloadSpec } from "./specs.js";
+import {
+  gpuBurnSpec,
+  ncclSpec,
+  serveSpec,
+  stressSpec,
+  trainStepSpec,
+  type WorkloadSpec,
+} from "./specs.js";
 
 /** The workloads a node runs for the suites named after them (the built-in stress and nccl). */
-export type NodeWorkload = "stress" | "nccl";
+export type NodeWorkload = "stress" | "nccl" | "serve";
 
 export interface SuiteResult {
   suite: NodeWorkload | "gpu-burn" | "train-step";
@@ -57,8 +64,13 @@ export async function runWorkloadOnNode(
   o: Omit<LaunchOptions, "repetition"> & { durationS: number },
 ): Promise<SuiteResult> {
   let spec: WorkloadSpec;
-  if (workload === "stress" || workload === "train-step") {
-    spec = workload === "stress" ? stressSpec(o.durationS) : trainStepSpec(o.durationS);
+  if (workload === "stress" || workload === "train-step" || workload === "serve") {
+    spec =
+      workload === "stress"
+        ? stressSpec(o.durationS)
+        : workload === "serve"
+          ? serveSpec(o.durationS)
+          : trainStepSpec(o.durationS);
     try {
       spec.program = (await builtins(t)).binaries[workload];
     } catch (e) {

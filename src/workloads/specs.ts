@@ -12,7 +12,9 @@ export type WorkloadName =
   | "gpu-burn"
   | "nccl"
   // issue 22: the training suite's step.
-  | "train-step";
+  | "train-step"
+  // serve: issue 22 item 3 (latency)
+  | "serve";
 
 export interface Metric {
   metric: string;
@@ -36,6 +38,7 @@ export const BUILTIN_PROGRAMS = {
   memhog: "slicecheck-memhog",
   crasher: "slicecheck-crasher",
   "train-step": "slicecheck-train-step",
+  serve: "slicecheck-serve",
 } as const;
 
 export function stressSpec(
@@ -58,6 +61,38 @@ export function trainStepSpec(durationS: number): WorkloadSpec {
     args: ["--duration", String(durationS)],
     durationS,
   };
+}
+
+/** serve.cu: small batched GEMM requests, one at a time, for the latency percentiles. */
+export function serveSpec(
+  durationS: number,
+  intervalS = Math.max(0.2, Math.min(5, durationS / 5)),
+): WorkloadSpec {
+  return {
+    name: "serve",
+    program: BUILTIN_PROGRAMS.serve,
+    args: ["--duration", String(durationS), "--interval", String(intervalS)],
+    durationS,
+  };
+}
+
+/** serve's figures: the final line's, or (killed before it) the intervals' median p50, worst
+ * p99 and mean rate, so that a cut-short run never reads better than its intervals did. */
+function serveMetrics(stdout: string): Metric[] {
+  const b = parseBuiltinOutput(stdout);
+  const f = b.serveFinal;
+  const xs = b.serve;
+  if (!f && xs.length === 0) return [];
+  const p50 = f ? f.p50Ms : [...xs.map((x) => x.p50Ms)].sort((a, c) => a - c)[xs.length >> 1]!;
+  const p99 = f ? f.p99Ms : Math.max(...xs.map((x) => x.p99Ms));
+  const rps = f ? f.rps : xs.reduce((a, x) => a + x.rps, 0) / xs.length;
+  const errors = f ? f.errors : Math.max(...xs.map((x) => x.errors));
+  return [
+    { metric: "p50_ms", value: p50, unit: "ms" },
+    { metric: "p99_ms", value: p99, unit: "ms" },
+    { metric: "rps", value: rps, unit: "req/s" },
+    { metric: "errors", value: errors, unit: "count" },
+  ];
 }
 
 export function gpuBurnSpec(durationS: number): WorkloadSpec {
@@ -107,6 +142,8 @@ export function metricsOf(name: WorkloadName, stdout: string): Metric[] {
     }
     case "train-step":
       return trainStepMetrics(parseTrainStepOutput(stdout));
+    case "serve":
+      return serveMetrics(stdout);
     case "gpu-burn": {
       const r = parseGpuBurn(stdout);
       const g = r.progress?.gflops ?? [];

@@ -25,6 +25,8 @@ import {
   MAX_SCRIPT_BYTES,
   parseBuildOutput,
   WORKLOADS,
+  type WorkloadName,
+  type WorkloadOrigin,
   workloadSources,
 } from "../../src/workloads/build.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -111,8 +113,9 @@ function node(opts: { caps?: string; names?: string; failing?: string } = {}) {
 }
 
 const sources = workloadSources();
-/** Every workload with the same origin. */
-const every = (origin: string) => Object.fromEntries(WORKLOADS.map((w) => [w, origin]));
+/** Every workload with one origin: the expected answer stays right as workloads are added. */
+const allOf = (origin: WorkloadOrigin) =>
+  Object.fromEntries(WORKLOADS.map((w) => [w, origin])) as Record<WorkloadName, WorkloadOrigin>;
 
 function script(o: Partial<BuildScriptOptions> = {}): string {
   return buildScript({ sources, archs: ["80"], ...o });
@@ -125,6 +128,7 @@ describe("workload build script", () => {
       "crasher.cu",
       "memhog.cu",
       "nccl_dl.cuh",
+      "serve.cu",
       "slicecheck.cuh",
       "stress.cu",
       "train-step.cu",
@@ -149,7 +153,7 @@ describe("workload build script", () => {
     assert.ok(first.cache && second.cache);
     assert.notEqual(first.cache.key, second.cache.key);
     assert.notEqual(first.cache.dir, second.cache.dir);
-    assert.deepEqual(second.origins, every("built"));
+    assert.deepEqual(second.origins, allOf("built"));
     // The "binary" of the fake nvcc is the source it was given: it arrived byte for byte.
     assert.equal(readFileSync(second.binaries.stress, "utf8"), changed.files["stress.cu"]);
   });
@@ -172,7 +176,7 @@ describe("workload build script", () => {
     const first = run(s, n.env, n.home);
     assert.equal(first.status, 0, first.stderr);
     const built = parseBuildOutput(first.stdout, { node: "gpu01" });
-    assert.deepEqual(built.origins, every("built"));
+    assert.deepEqual(built.origins, allOf("built"));
     assert.ok(built.cache);
     assert.equal(
       built.cache.dir,
@@ -190,7 +194,7 @@ describe("workload build script", () => {
       );
 
     const again = parseBuildOutput(run(s, n.env, n.home).stdout);
-    assert.deepEqual(again.origins, every("cache"));
+    assert.deepEqual(again.origins, allOf("cache"));
     assert.deepEqual(again.binaries, built.binaries);
     assert.equal(
       n.nvccCalls().filter((c) => c.includes(" -o ")).length,
@@ -238,7 +242,7 @@ describe("workload build script", () => {
     const all = run(script({ nvcc: "/nonexistent/nvcc" }), n.env, n.home);
     assert.equal(all.status, 0, all.stderr);
     const parsed = parseBuildOutput(all.stdout);
-    assert.deepEqual(parsed.origins, every("path"));
+    assert.deepEqual(parsed.origins, allOf("path"));
     assert.equal(parsed.binaries.memhog, join(n.bin, "slicecheck-memhog"));
     assert.equal(parsed.cache, null);
 
@@ -247,7 +251,7 @@ describe("workload build script", () => {
     const mixed = parseBuildOutput(
       run(script({ nvcc: partial.nvcc }), partial.env, partial.home).stdout,
     );
-    assert.deepEqual(mixed.origins, { ...every("built"), stress: "path" });
+    assert.deepEqual(mixed.origins, { ...allOf("built"), stress: "path" });
   });
 
   it("a node without nvcc is TOOL_MISSING, naming the node and what to install", () => {
@@ -375,6 +379,7 @@ describe("workload build output", () => {
     `${BUILD_TAG} bin=crasher origin=cache path=${dir}/crasher`,
     `${BUILD_TAG} bin=allreduce origin=cache path=${dir}/allreduce`,
     `${BUILD_TAG} bin=train-step origin=built path=${dir}/train-step`,
+    `${BUILD_TAG} bin=serve origin=built path=${dir}/serve`,
     `${BUILD_TAG} ok`,
     "",
   ];
@@ -388,6 +393,7 @@ describe("workload build output", () => {
           crasher: `${dir}/crasher`,
           allreduce: `${dir}/allreduce`,
           "train-step": `${dir}/train-step`,
+          serve: `${dir}/serve`,
         },
         origins: {
           stress: "path",
@@ -395,6 +401,7 @@ describe("workload build output", () => {
           crasher: "cache",
           allreduce: "cache",
           "train-step": "built",
+          serve: "built",
         },
         cache: { key: "ab12", archs: ["80", "90"], release: "12.4", dir },
       });

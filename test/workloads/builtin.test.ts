@@ -125,6 +125,8 @@ describe("built-in workload lines", () => {
       crasher: null,
       stopped: null,
       allreduce: null,
+      serve: [],
+      serveFinal: null,
     });
   });
 

@@ -60,6 +60,8 @@ describe("cuda workloads: sources agree with the builtin parser", () => {
         crasher: defines.SC_FMT_CRASHER,
         stopped: defines.SC_FMT_STOPPED,
         allreduce: defines.SC_FMT_ALLREDUCE,
+        serve: defines.SC_FMT_SERVE,
+        serveFinal: defines.SC_FMT_SERVE_FINAL,
       },
       { ...BUILTIN_PRINTF },
     );
@@ -166,6 +168,9 @@ describe("cuda workloads: nvcc build", function () {
     assert.match(crasher.stderr, /unknown mode: segfault/);
     const stress = spawnSync(built.binaries.stress, ["--duration", "10s"], { encoding: "utf8" });
     assert.equal(stress.status, 3, "10s is not a number of seconds");
+    const serve = spawnSync(built.binaries.serve, ["--interval", "0"], { encoding: "utf8" });
+    assert.equal(serve.status, 3);
+    assert.match(serve.stderr, /^serve: --interval needs seconds > 0, got: 0\n/);
     const memhog = spawnSync(built.binaries.memhog, ["--bytes", "1G", "--fraction", "0.5"], {
       encoding: "utf8",
     });

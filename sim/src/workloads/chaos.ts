@@ -31,6 +31,9 @@ export interface ChaosFlags {
   /** The next simulated workload (of `program`, or any) kills its own sshd session. */
   dropConnection?: { program: string | null } | null;
   events?: ChaosEventRecord[];
+  /** `sim fault serve-slow`: the serve on this GPU (this GI, or any when null) gets its p99
+   * multiplied by `factor` once a neighbour runs out of memory: a planted latency leak. */
+  serveSlow?: { gpu: number; gi: number | null; factor: number };
 }
 
 export function readChaos(stateDir: string): ChaosFlags {
@@ -63,7 +66,7 @@ export async function recordChaosEvent(
   lastsMs?: number,
 ) {
   const c = readChaos(stateDir);
-  if (!c.isolationBroken && !c.hang) return;
+  if (!c.isolationBroken && !c.hang && !c.serveSlow) return;
   await updateChaos(stateDir, (x) => {
     const atMs = Date.now();
     const ev: ChaosEventRecord = { ...e, atMs, ...(lastsMs ? { untilMs: atMs + lastsMs } : {}) };
@@ -77,7 +80,7 @@ export function neighbourFault(
   unit: { gpu: number; gi: number | null; ci: number | null },
   sinceMs: number,
   kinds: readonly ChaosEventRecord["kind"][],
-  flag: "isolationBroken" | "hang",
+  flag: "isolationBroken" | "hang" | "serveSlow",
 ): boolean {
   const c = readChaos(stateDir);
   if (!c[flag]) return false;

@@ -78,6 +78,7 @@ export const SITES = {
   // CUDA 12 creates the primary context here: an MPS refusal or no room for a context.
   setDevice: check("slicecheck.cuh", "cudaSetDevice(0)"),
   stressSync: check("stress.cu", "cudaDeviceSynchronize()"),
+  serveSync: check("serve.cu", "cudaEventSynchronize(m.stop)"),
   // try_malloc's SC_CHECK(err): the sticky error surfaces at the next check's allocation.
   memhogCheck: { file: "memhog.cu", call: "err", needle: "SC_CHECK(err);" },
   memhogFree: { file: "memhog.cu", call: "cudaFree(p)", needle: "(void* p : held) SC_CHECK" },

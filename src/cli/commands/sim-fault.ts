@@ -12,6 +12,7 @@ export interface SimFaultOptions {
   gpu?: number;
   name?: string;
   state?: string;
+  instance?: number;
   clear?: boolean;
   json?: boolean;
 }
@@ -61,7 +62,12 @@ export async function simFaultCommand(
     else io.out(`${node}: planted ${kind}: ${real}`);
     return 0;
   }
-  const planted = await plantFault(stateDir, kind, { gpu: o.gpu, name: o.name, state: o.state });
+  const planted = await plantFault(stateDir, kind, {
+    gpu: o.gpu,
+    name: o.name,
+    state: o.state,
+    instance: o.instance,
+  });
   if (o.json) io.out(JSON.stringify({ node, planted: planted.record }, null, 2));
   else io.out(`${node}: planted ${kind}: ${planted.detail}`);
   return 0;

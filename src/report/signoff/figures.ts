@@ -16,6 +16,17 @@ export function headlineFigure(c: CheckRecord): string {
   if (tflops !== null)
     return `${tflops.toFixed(2)} TFLOP/s${ratio !== null && hasRole(c.suite, "throughput") ? ` · ${(ratio * 100).toFixed(1)} % of share` : ""}`;
   if (n(f.algbw) !== null) return `${n(f.algbw)!.toFixed(2)} GB/s`;
+  // Latency beside throughput (issue 22 item 3): a serving check's percentiles and rate, and a
+  // latency verdict's worst victim.
+  if (n(f.p99_ms) !== null)
+    return `p50 ${n(f.p50_ms)?.toFixed(3) ?? "–"} ms · p99 ${n(f.p99_ms)!.toFixed(3)} ms · ${n(f.rps)?.toFixed(0) ?? "–"} req/s`;
+  const rises = Object.entries(f)
+    .map(([k, v]) => [/^(.+) p99 rise$/.exec(k)?.[1], n(v)] as const)
+    .filter((e): e is [string, number] => e[0] !== undefined && e[1] !== null);
+  if (rises.length) {
+    const [label, high] = rises.reduce((a, b) => (b[1] > a[1] ? b : a));
+    return `worst victim p99 ×${high.toFixed(2)} of baseline (${label}: ${n(f[`${label} under fault p99 ms`])?.toFixed(3) ?? "–"} ms vs ${n(f[`${label} baseline p99 ms`])?.toFixed(3) ?? "–"} ms)`;
+  }
   const ratios = Object.entries(f)
     .map(([k, v]) => [/^(.+) ratio$/.exec(k)?.[1], n(v)] as const)
     .filter((e): e is [string, number] => e[0] !== undefined && e[1] !== null);

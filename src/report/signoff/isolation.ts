@@ -19,6 +19,10 @@ export interface Scenario {
     status: CheckStatus | null;
     /** It died under the fault (figure `<label> died`): its throughput is no measurement. */
     died: boolean;
+    /** Its p99 latency alone and under the fault, ms (the victimsLatencyUnaffected check's
+     * figures `<label> baseline p99 ms`, `<label> under fault p99 ms`); null when not measured. */
+    baselineP99Ms: number | null;
+    underFaultP99Ms: number | null;
   }[];
   /** The victimsUnaffected check's status (null when it is missing). */
   victimsStatus: CheckStatus | null;
@@ -49,6 +53,9 @@ export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: n
   return [...byKey].map(([key, list]) => {
     const [fault, aggressor] = key.split("\u0000") as [string, string];
     const v = list.find((c) => (c.parameters.verdict ?? c.title).endsWith("victimsUnaffected"));
+    const lat = list.find((c) =>
+      (c.parameters.verdict ?? c.title).endsWith("victimsLatencyUnaffected"),
+    );
     const victims: Scenario["victims"] = [];
     for (const [k, val] of Object.entries(v?.figures ?? {})) {
       const m = /^(.+) baseline TFLOP\/s$/.exec(k);
@@ -65,6 +72,8 @@ export function scenariosOf(checks: readonly CheckRecord[], node: string, gpu: n
         underFault,
         status: v?.status === "failed" && !slowed && !named ? "passed" : (v?.status ?? null),
         died: v?.figures[`${label} died`] === true,
+        baselineP99Ms: num(lat?.figures[`${label} baseline p99 ms`]),
+        underFaultP99Ms: num(lat?.figures[`${label} under fault p99 ms`]),
       });
     }
     const others = list.filter((c) => c !== v).map((c) => c.status);

@@ -8,6 +8,8 @@
 //   SLICECHECK memhog allocated_bytes=<uint> requested_bytes=<uint> oom=<0|1>     after allocating
 //   SLICECHECK memhog-check bytes=<uint> ok=<0|1>                                 after each pattern check
 //   SLICECHECK crasher mode=<mode> armed                                          right before faulting
+//   SLICECHECK serve t=<s, %.1f> p50_ms=<%.3f> p99_ms=<%.3f> rps=<%.1f> errors=<uint>  every interval
+//   SLICECHECK serve-final p50_ms=<%.3f> p99_ms=<%.3f> rps=<%.1f> errors=<uint> requests=<uint>  once, at the end
 //   SLICECHECK stopped program=<name> signal=<SIGTERM|SIGINT> t=<seconds, %.1f>   last, when a signal cut the run short
 //   SLICECHECK allreduce rank=<int> nranks=<int> bytes=<uint> time_us=<%.2f> algbw=<%.2f> busbw=<%.2f> wrong=<uint>
 //                                                                                 once per rank, after its timed all_reduces
@@ -44,6 +46,9 @@ export const BUILTIN_PRINTF = {
   stopped: "SLICECHECK stopped program=%s signal=%s t=%.1f\n",
   allreduce:
     "SLICECHECK allreduce rank=%d nranks=%d bytes=%llu time_us=%.2f algbw=%.2f busbw=%.2f wrong=%llu\n",
+  // serve.cu: request latency percentiles over the interval (serve) or the run (serve-final).
+  serve: "SLICECHECK serve t=%.1f p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu\n",
+  serveFinal: "SLICECHECK serve-final p50_ms=%.3f p99_ms=%.3f rps=%.1f errors=%llu requests=%llu\n",
 } as const;
 
 /** A signal stopped the workload before its duration (it then exits 128 + the signal). */
@@ -92,6 +97,21 @@ export interface AllreduceReport {
   wrong: number;
 }
 
+/** serve: the requests of one interval (or, final, of the whole run): latency percentiles in
+ * milliseconds, requests per second, wrong answers since the start. */
+export interface ServeSample {
+  /** Seconds since the workload started (0 in the final line, which has no time). */
+  t: number;
+  p50Ms: number;
+  p99Ms: number;
+  rps: number;
+  errors: number;
+}
+
+export interface ServeFinal extends Omit<ServeSample, "t"> {
+  requests: number;
+}
+
 export interface BuiltinOutput {
   stress: StressSample[];
   stressFinal: StressFinal | null;
@@ -101,6 +121,8 @@ export interface BuiltinOutput {
   crasher: { mode: CrasherMode } | null;
   stopped: Stopped | null;
   allreduce: AllreduceReport | null;
+  serve: ServeSample[];
+  serveFinal: ServeFinal | null;
 }
 
 function uint(value: number, name: string): string {
@@ -141,6 +163,14 @@ export function formatAllreduceLine(a: AllreduceReport): string {
   return `${BUILTIN_TAG} allreduce rank=${uint(a.rank, "rank")} nranks=${uint(a.nranks, "nranks")} bytes=${uint(a.bytes, "bytes")} time_us=${fixed(a.timeUs, 2, "timeUs")} algbw=${fixed(a.algbw, 2, "algbw")} busbw=${fixed(a.busbw, 2, "busbw")} wrong=${uint(a.wrong, "wrong")}`;
 }
 
+export function formatServeLine(s: ServeSample): string {
+  return `${BUILTIN_TAG} serve t=${fixed(s.t, 1, "t")} p50_ms=${fixed(s.p50Ms, 3, "p50Ms")} p99_ms=${fixed(s.p99Ms, 3, "p99Ms")} rps=${fixed(s.rps, 1, "rps")} errors=${uint(s.errors, "errors")}`;
+}
+
+export function formatServeFinalLine(f: ServeFinal): string {
+  return `${BUILTIN_TAG} serve-final p50_ms=${fixed(f.p50Ms, 3, "p50Ms")} p99_ms=${fixed(f.p99Ms, 3, "p99Ms")} rps=${fixed(f.rps, 1, "rps")} errors=${uint(f.errors, "errors")} requests=${uint(f.requests, "requests")}`;
+}
+
 export function formatCrasherArmedLine(mode: CrasherMode): string {
   return `${BUILTIN_TAG} crasher mode=${mode} armed`;
 }
@@ -160,6 +190,12 @@ const LINES = {
   allreduce: new RegExp(
     `^allreduce rank=(${UINT}) nranks=(${UINT}) bytes=(${UINT}) time_us=(${DECIMAL}) algbw=(${DECIMAL}) busbw=(${DECIMAL}) wrong=(${UINT})$`,
   ),
+  serve: new RegExp(
+    `^serve t=(${DECIMAL}) p50_ms=(${DECIMAL}) p99_ms=(${DECIMAL}) rps=(${DECIMAL}) errors=(${UINT})$`,
+  ),
+  "serve-final": new RegExp(
+    `^serve-final p50_ms=(${DECIMAL}) p99_ms=(${DECIMAL}) rps=(${DECIMAL}) errors=(${UINT}) requests=(${UINT})$`,
+  ),
 } as const;
 type LineName = keyof typeof LINES;
 
@@ -171,6 +207,8 @@ const EXPECTED: Record<LineName, string> = {
   crasher: `'crasher mode=<${CRASHER_MODES.join("|")}> armed'`,
   stopped: "'stopped program=<name> signal=<SIGTERM|SIGINT> t=<s>'",
   allreduce: "'allreduce rank=<n> nranks=<n> bytes=<n> time_us=<x> algbw=<x> busbw=<x> wrong=<n>'",
+  serve: "'serve t=<s> p50_ms=<ms> p99_ms=<ms> rps=<x> errors=<n>'",
+  "serve-final": "'serve-final p50_ms=<ms> p99_ms=<ms> rps=<x> errors=<n> requests=<n>'",
 };
 
 function isRecord(name: string): name is LineName {
@@ -187,6 +225,8 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
     crasher: null,
     stopped: null,
     allreduce: null,
+    serve: [],
+    serveFinal: null,
   };
   for (const [index, raw] of text.split("\n").entries()) {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
@@ -234,6 +274,13 @@ export function parseBuiltinOutput(text: string): BuiltinOutput {
           busbw: n(6),
           wrong: n(7),
         };
+        break;
+      case "serve":
+        out.serve.push({ t: n(1), p50Ms: n(2), p99Ms: n(3), rps: n(4), errors: n(5) });
+        break;
+      case "serve-final":
+        once(out.serveFinal);
+        out.serveFinal = { p50Ms: n(1), p99Ms: n(2), rps: n(3), errors: n(4), requests: n(5) };
         break;
       case "crasher": {
         once(out.crasher);
