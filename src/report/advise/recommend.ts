@@ -118,7 +118,7 @@ function score(combination: Combination, demand: ReadonlyMap<string, number>, si
 }
 
 /** The layout that needs the fewest cards for the small jobs' mix (hosted on its instances,
- * the rest on whole cards), then the one with the most instances. */
+ * the rest on whole cards), then the one with the most instances, then the fewest profiles. */
 function bestLayout(a: Analysis, catalog: PlannerCatalog): Scored | null {
   const profiles = sliceProfiles(a.product);
   const whole = profiles.at(-1)?.name;
@@ -138,7 +138,10 @@ function bestLayout(a: Analysis, catalog: PlannerCatalog): Scored | null {
     const better =
       !best ||
       s.cost < best.cost - 1e-9 ||
-      (Math.abs(s.cost - best.cost) <= 1e-9 && s.instances > best.instances);
+      (Math.abs(s.cost - best.cost) <= 1e-9 &&
+        (s.instances > best.instances ||
+          (s.instances === best.instances &&
+            Object.keys(s.combination).length < Object.keys(best.combination).length)));
     if (better) best = s;
   }
   return best;

@@ -86,7 +86,7 @@ function columns(
   const at = lines.findIndex((l) => !skipped(l));
   const firstLine = at < 0 ? "" : (lines[at] ?? "");
   const named = firstLine.split("|").map((f) => f.trim().toLowerCase());
-  const header = named.includes("jobid") && named.includes("elapsed");
+  const header = named.includes("jobid");
   const fields = header
     ? named.filter((f, i) => !(f === "" && i === named.length - 1))
     : (o.format ?? SACCT_FORMAT).map((f) => f.toLowerCase());
@@ -119,10 +119,17 @@ function splitRow(text: string, fields: string[], o: SacctOptions, line: number)
   return { get: (f) => byName.get(f) };
 }
 
+const SHOWN: Readonly<Record<string, string>> = {
+  alloctres: "AllocTRES",
+  reqtres: "ReqTRES",
+  tresusageinmax: "TRESUsageInMax",
+};
+
 function tresOf(row: Row, field: string, o: SacctOptions, line: number): Tres {
   const raw = row.get(field) ?? "";
   const t = parseTres(raw);
-  if (!t) throw fail(o, line, `${field} '${raw}' is not a TRES list (name=value,...)`);
+  if (!t)
+    throw fail(o, line, `${SHOWN[field] ?? field} '${raw}' is not a TRES list (name=value,...)`);
   return t;
 }
 
