@@ -3,8 +3,7 @@
 // `slicecheck plan` shows them). `--json` carries the same, per job included.
 
 import { PRODUCTS } from "../../mig/catalog/index.js";
-import { combinationText, sliceMap } from "../../mig/planner/index.js";
-import { builtinCatalog } from "../../mig/planner/index.js";
+import { builtinCatalog, combinationText, sliceMap } from "../../mig/planner/index.js";
 import type { Analysis } from "../../report/advise/analyse.js";
 import type { Recommendation } from "../../report/advise/recommend.js";
 import { jobHistogramSvg } from "../../report/svg/job-histogram.js";

@@ -14,8 +14,8 @@
 // hold run on slices, so many at once per GPU; the rest would need whole cards. It is planned by
 // the planner so that it is valid on the product, with the GPU-hours of the history it serves.
 
-import { builtinCatalog, enumerateCombinations, planRequest } from "../../mig/planner/index.js";
 import type { Combination, PlannerCatalog, PlanResult } from "../../mig/planner/index.js";
+import { builtinCatalog, enumerateCombinations, planRequest } from "../../mig/planner/index.js";
 import type { Analysis } from "./analyse.js";
 import { sliceProfiles } from "./fit.js";
 
