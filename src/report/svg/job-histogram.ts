@@ -17,15 +17,16 @@ export interface JobHistogramInput {
   verdict: string;
 }
 
-const BAR_W = 34;
+const BAR_W = 44;
 const GAP = 10;
 const PLOT_H = 160;
-const TOP = 56;
+// Room above the plot for the headings and the tallest bar's two labels.
+const TOP = 84;
 
 function panel(x0: number, heading: string, bars: readonly HistogramBar[], fill: string): string[] {
   const max = Math.max(1e-9, ...bars.map((b) => b.gpuHours));
   const total = bars.reduce((s, b) => s + b.gpuHours, 0) || 1;
-  const out = [text(x0, TOP - 6, heading, { weight: "bold" })];
+  const out = [text(x0, 50, heading, { weight: "bold" })];
   out.push(
     `<line x1="${x0}" x2="${x0 + bars.length * (BAR_W + GAP)}" y1="${TOP + PLOT_H}" y2="${TOP + PLOT_H}" stroke="#555"/>`,
   );
