@@ -26,11 +26,18 @@ export interface JobFit {
 
 /** The GPU-instance profiles a job can be placed on: no `+me`/`+gfx` variants (they exist once
  * per GPU for media work), smallest first (memory slices, then compute slices). */
-export function sliceProfiles(product: ProductKey): GiProfile[] {
-  return catalogFor(product)
+export function sliceProfiles(product: ProductKey): readonly GiProfile[] {
+  const hit = SLICE_PROFILES.get(product);
+  if (hit) return hit;
+  const list = catalogFor(product)
     .giProfiles.filter((p) => !p.name.includes("+"))
     .sort((a, b) => a.memorySlices - b.memorySlices || a.computeSlices - b.computeSlices);
+  SLICE_PROFILES.set(product, list);
+  return list;
 }
+
+// A history holds thousands of jobs, each fitted on every product: resolve each catalogue once.
+const SLICE_PROFILES = new Map<ProductKey, readonly GiProfile[]>();
 
 function nominalGiB(name: string): number {
   const m = /\.(\d+)gb/i.exec(name);
