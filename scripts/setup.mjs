@@ -137,4 +137,12 @@ if (
   );
 else if (existsSync("/usr/sbin/slurmctld")) say("slurm-wlm and munge are installed");
 
+// advise's test reads a real sacct: Debian's slurmdbd storing jobs in MariaDB.
+if (purpose === "test" && !["/usr/sbin/slurmdbd", "/usr/sbin/mariadbd"].every((p) => existsSync(p)))
+  apt(
+    ["slurmdbd", "mariadb-server"],
+    "the advise test reads real jobs back through sacct from slurmdbd and MariaDB",
+  );
+else if (existsSync("/usr/sbin/slurmdbd")) say("slurmdbd and mariadb-server are installed");
+
 say(`ready for ${purpose}`);

@@ -24,9 +24,9 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** What only an end-to-end test uses: a simulated cluster (real sshd), real Slurm or
- * PostgreSQL, Chromium, the demo, or the CLI as a separate process. */
+ * PostgreSQL (or slurmdbd), Chromium, the demo, or the CLI as a separate process. */
 export const E2E =
-  /helpers\/(cluster|slurm-cluster|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
+  /helpers\/(cluster|slurm-cluster|slurmdbd|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
 /** The end-to-end files that take longest (measured from a clean-clone CI run's per-test times on
  * 2 cores, 3 December 2026), started first so that no long file

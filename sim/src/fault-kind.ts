@@ -2,11 +2,12 @@
 // records so that `--clear` undoes exactly it, and the helpers the kinds share.
 import { SlicecheckError } from "../../src/errors.js";
 import type { SimGpu, SimState } from "./nvsmi/state.js";
+import type { SacctRow } from "./slurm/sacct.js";
 import type { SlurmNode } from "./slurm/state.js";
 
 export interface FaultOptions {
   gpu?: number;
-  /** holder: which client; vgpu: guest or host; nvcc: the toolkit release. */
+  /** holder: which client; vgpu: guest or host; nvcc: the toolkit release; sacct: the history. */
   name?: string;
   /** slurm: one of SLURM_STATES' keys. */
   state?: string;
@@ -19,6 +20,7 @@ export type FaultRecord =
   | { kind: "foreign-process"; gpu: number; pid: number }
   | { kind: "holder"; gpu: number; name: string }
   | { kind: "slurm"; node: string; previous: SlurmNode | null }
+  | { kind: "sacct"; previous: SacctRow[] | null }
   | { kind: "no-reset"; gpu: number; previous: boolean }
   | { kind: "gpu-lost"; gpu: number }
   | { kind: "nvlink-down"; gpu: number }

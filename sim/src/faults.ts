@@ -23,6 +23,8 @@ import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
 import { type SimGpu, type SimState, updateState } from "./nvsmi/state.js";
 import { viewOf } from "./nvsmi/view.js";
+import { HISTORIES, historyRows } from "./slurm/histories.js";
+import { readHistory, writeHistory } from "./slurm/sacct.js";
 import { readSlurm, SLURM_STATES, writeSlurm } from "./slurm/state.js";
 import { type ChaosFlags, readChaos, writeChaos } from "./workloads/chaos.js";
 import { pciOf } from "./workloads/device.js";
@@ -117,6 +119,26 @@ const slurm: FaultKind = {
     if (r.previous) data.nodes[r.node] = r.previous;
     else delete data.nodes[r.node];
     writeSlurm(stateDir, data);
+  },
+};
+
+const sacct: FaultKind = {
+  usage: `sacct --name ${Object.keys(HISTORIES).join("|")}: Slurm accounting holds this job history`,
+  plant({ state, stateDir }, o) {
+    const rows = historyRows(o.name ?? "", state.node);
+    if (!rows) {
+      throw usage(`sacct needs --name ${Object.keys(HISTORIES).join("|")}, got '${o.name ?? ""}'`);
+    }
+    const previous = readHistory(stateDir);
+    writeHistory(stateDir, rows);
+    return {
+      record: { kind: "sacct", previous },
+      detail: `sacct answers from the ${o.name} history (${rows.filter((r) => !r.JobID?.includes(".")).length} jobs)`,
+    };
+  },
+  undo({ stateDir }, r) {
+    if (r.kind !== "sacct") return;
+    writeHistory(stateDir, r.previous);
   },
 };
 
@@ -311,6 +333,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "foreign-process": foreignProcess,
   holder,
   slurm,
+  sacct,
   "no-reset": noReset,
   "gpu-lost": gpuLost,
   "ecc-uncorrectable": eccUncorrectable,

@@ -13,6 +13,9 @@ export const SIM_TOOLS: Record<string, string> = {
   "nvidia-smi": "dist/sim/nvsmi/main.js",
   // Slurm's view of the node (drained or not), from <state>/slurm.json.
   scontrol: "dist/sim/slurm/main.js",
+  // Slurm accounting (`sim fault NODE sacct --name …` plants a job history), for `advise --slurm`.
+  // Kept under a real Slurm too: the simulated cluster runs no slurmdbd.
+  sacct: "dist/sim/slurm/sacct-main.js",
   // The GPU clients that are not CUDA processes (persistenced, DCGM, nvidia_drm), as a real node
   // shows them; everything else pgrep is asked goes to the host's real pgrep.
   pgrep: "dist/sim/host/pgrep.js",

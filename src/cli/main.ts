@@ -15,6 +15,7 @@ import {
   addRestoreCommand,
 } from "./program-nodes.js";
 import {
+  addAdviseCommand,
   addDiffCommand,
   addParseCommand,
   addPlanCommand,
@@ -59,6 +60,7 @@ export function buildProgram(
     addCleanupCommand,
     addParseCommand,
     addPlanCommand,
+    addAdviseCommand,
     addApplyCommand,
     addAssertCommand,
     addRestoreCommand,

@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import type { Out } from "./context.js";
 import { gpuIndexOption } from "./context.js";
-import { parsePercent } from "./options.js";
+import { parseIntIn, parsePercent } from "./options.js";
 import { dbOpts, type SetCode } from "./program-nodes.js";
 
 // parsers and the report code at every start (the bench counts start-up time).
@@ -103,4 +103,33 @@ export function addDiffCommand(program: Command, io: Out, setCode: SetCode): voi
   )
     .option("--json", "machine-readable output")
     .action(async (o) => setCode(await (await import("./commands/diff.js")).diffCommand(o, io)));
+}
+
+/** `advise`: before slicing, the jobs of a sacct history and a recommendation. */
+export function addAdviseCommand(program: Command, io: Out, setCode: SetCode): void {
+  program
+    .command("advise")
+    .description(
+      'before slicing: jobs by GPUs, GPU memory and GPU-hours from a sacct history, the MIG profile each fits, and a layout, a node split or "do not slice"',
+    )
+    .option("--sacct <file>", "sacct -P output (- for standard input); `#` lines are skipped")
+    .option("--format <list>", "the --format fields of a headerless (sacct -n) history, in order")
+    .option("--slurm", "run sacct -P on the first selected node instead (-i/--nodes)")
+    .option("-i, --inventory <path>", "with --slurm: the inventory")
+    .option("--nodes <selector>", "with --slurm: the node to run sacct on (the first selected)")
+    .option("--since <time>", "with --slurm: sacct --starttime (default now-30days)")
+    .option(
+      "--product <gpu>",
+      "the GPU to advise for (default with --slurm: the node's nvidia-smi name)",
+    )
+    .option(
+      "--node-count <n>",
+      "nodes to split into whole and sliced (default: shares of the GPUs)",
+      parseIntIn("--node-count", 1),
+    )
+    .option("--svg <file>", "write the histogram picture there")
+    .option("--json", "machine-readable output")
+    .action(async (o) =>
+      setCode(await (await import("./commands/advise.js")).adviseCommand(o, io)),
+    );
 }
