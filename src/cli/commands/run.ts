@@ -75,6 +75,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     layout: config && o.layout ? { file: o.layout, config } : null,
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
+    regenerateCdi: o.regenerateCdi ?? false,
     leaseS: o.lease,
     drain: o.drain
       ? { timeoutS: o.drainTimeout ?? 600, reportToSlurm: o.reportToSlurm ?? false }
