@@ -35,8 +35,17 @@ export function cdiCheck(
   r: { state: ToolkitState; regenerated: string | null },
 ): PreCheck | null {
   const v = r.state.cdi;
-  if (!v || v.status === "absent") return null;
   const title = `CDI spec follows config ${config}`;
+  if (!v)
+    return {
+      suite: APPLY_CHECK_SUITE,
+      node,
+      title,
+      status: "broken",
+      code: "NODE_COMMAND",
+      message: `the CDI spec could not be judged: ${r.state.errors.join("; ")}`,
+    };
+  if (v.status === "absent") return null;
   const by = r.regenerated
     ? ` (regenerated: nvidia-ctk cdi generate --output=${r.regenerated})`
     : "";

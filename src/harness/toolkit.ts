@@ -73,10 +73,13 @@ export function interpretToolkit(out: string): ToolkitState {
     }))
     .filter((s): s is { file: string; spec: CdiSpec } => s.spec !== null);
   let cdi: CdiVerdict | null = null;
-  if (one("smi_rc") === "0" || one("smi_rc") === "15") {
+  const smiAnswered = one("smi_rc") === "0" || one("smi_rc") === "15";
+  // A spec that does not parse is not judged absent (the engines refuse it too): left unjudged.
+  if (smiAnswered && parsed.length === specs.length) {
     const live = tryParse(() => parseGpus(splitLostGpus(text("smi")).rest).gpus, errors);
     if (live) cdi = judgeCdi(parsed, live);
-  } else errors.push(`nvidia-smi -L failed (exit ${one("smi_rc")}): the CDI spec cannot be judged`);
+  } else if (!smiAnswered)
+    errors.push(`nvidia-smi -L failed (exit ${one("smi_rc")}): the CDI spec cannot be judged`);
   return {
     ctk,
     containerCli,
