@@ -204,7 +204,9 @@ const majorMinor = (v: string): [number, number] | null => {
  * cannot run at all on the driver ("CUDA driver version is insufficient for CUDA runtime
  * version"): not ready, with the fix. A newer minor of the same major runs through CUDA's minor
  * version compatibility, since the build emits SASS for the node's own GPUs (no PTX to JIT):
- * a warning. An unknown driver CUDA is a warning too (nothing to compare). Pure.
+ * a warning. An unknown driver CUDA is a warning too (nothing to compare). A newer major with
+ * the forward-compatibility libcuda in that toolkit's compat/ folder (`compat`, the cuda-compat
+ * package; data-center GPUs only) runs through it: reported as a warning, not blocking. Pure.
  */
 export function cudaMismatch(
   nvcc: string,
