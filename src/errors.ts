@@ -59,6 +59,9 @@ export const ERROR_CODES = {
   /** One rank per MIG instance: NCCL claimed a peer-to-peer path (P2P, NVLink) between instances
    * of one GPU, which have none (host memory or the network only): the model is broken. */
   MIG_P2P_CLAIMED: "check-failed",
+  /** The CDI spec (/etc/cdi/nvidia.yaml) does not name the live MIG devices, or names gone ones:
+   * containers given them fail to start or get another instance's device files. */
+  CDI_STALE: "check-failed",
 } as const satisfies Record<string, ExitClass>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

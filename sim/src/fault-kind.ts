@@ -27,6 +27,8 @@ export type FaultRecord =
   | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
   | { kind: "vgpu" | "vgpu-fb-leak"; gpu: number; previous?: SimGpu["virtualization"] | null }
   | { kind: "nvcc"; previous: string | null }
+  | { kind: "no-toolkit" }
+  | { kind: "cdi-stale"; file: string; previous: string | null }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (sim/src/workloads/chaos.ts). */

@@ -17,7 +17,7 @@ import {
   usage,
 } from "./fault-kind.js";
 import { eccUncorrectable, gpuLost, nvlinkDown } from "./faults-gpu.js";
-import { nvcc } from "./faults-tools.js";
+import { cdiStale, noToolkit, nvcc } from "./faults-tools.js";
 import { wrongGradient } from "./faults-train.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
@@ -345,6 +345,8 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   vgpu,
   "vgpu-fb-leak": vgpuFbLeak,
   nvcc,
+  "no-toolkit": noToolkit,
+  "cdi-stale": cdiStale,
   hang,
   "drop-connection": dropConnection,
   "wrong-gradient": wrongGradient,

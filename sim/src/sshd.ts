@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { SlicecheckError } from "../../src/errors.js";
 import { writeProcRoot } from "./nvsmi/caps.js";
+import { cdiDirOf } from "./toolkit/spec.js";
 
 export const SSHD_CANDIDATES = ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd"];
 
@@ -63,6 +64,9 @@ export function simNodeEnv(
     SLICECHECK_STATE_DIR: c.stateDir,
     SLICECHECK_SIM_NODE_DIR: c.dir,
     SLICECHECK_PROC: writeProcRoot(c.dir),
+    // Where the product reads the CDI specs (/etc/cdi, /var/run/cdi on a real node) and the
+    // simulated nvidia-ctk writes them: the node's own folder (sim/src/toolkit/spec.ts).
+    SLICECHECK_CDI_DIRS: cdiDirOf(c.stateDir),
     PATH: `${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
     // A simulated node has no start-up files of its own: without this, bash (built with
     // SSH_SOURCE_BASHRC on Debian) sources the controller user's ~/.bashrc for every command

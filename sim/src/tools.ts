@@ -36,6 +36,10 @@ export const SIM_TOOLS: Record<string, string> = {
   // dmon only, answering while nv-hostengine is planted as running.
   dcgmi: "dist/sim/workloads/dcgmi.js",
   dmesg: "dist/sim/klog/main.js",
+  // The NVIDIA Container Toolkit's CLIs (sim/src/toolkit): the CDI spec and what the toolkit
+  // reports of the driver.
+  "nvidia-ctk": "dist/sim/toolkit/ctk.js",
+  "nvidia-container-cli": "dist/sim/toolkit/container-cli.js",
 };
 
 export function installTools(binDir: string): void {

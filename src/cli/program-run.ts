@@ -117,6 +117,10 @@ function aroundRunOptions(cmd: Command): Command {
     )
     .option("--allow-reset", "reset an Ampere GPU whose MIG mode change stays pending")
     .option(
+      "--regenerate-cdi",
+      "run `nvidia-ctk cdi generate` after the --layout apply and after the restore (as the GPU Operator does), then check the CDI spec",
+    )
+    .option(
       "--local",
       "the one selected node is this machine: run its commands here, not over SSH (what a --via slurm task does on its node)",
     )

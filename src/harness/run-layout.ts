@@ -12,6 +12,7 @@ import type { Transport } from "../transport/types.js";
 import { APPLY_CHECK_SUITE } from "../util/suite-registry.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { RunProgress } from "./progress.js";
+import { cdiAfterApply, cdiAfterRestore } from "./run-cdi.js";
 import type { NodeSession } from "./session.js";
 import type { TaskList, Teardown } from "./tasks.js";
 
@@ -20,6 +21,8 @@ export interface LayoutTaskOptions {
   journalDir: string;
   allowReset: boolean;
   keep: boolean;
+  /** `--regenerate-cdi`: `nvidia-ctk cdi generate` after the apply and the restore. */
+  regenerateCdi: boolean;
   /** `-i INV --nodes …`, for the commands printed to finish by hand. */
   where: string;
   recorder: Recorder | null;
@@ -52,6 +55,11 @@ function restoreTeardown(
       );
       o.err("restoring the original MIG layout (use --keep to leave the run's layout in place)");
       const restored = await putBack(targets, { ...session, transports }, o);
+      const back = restored.filter((r) => !r.error).map((r) => r.node);
+      await cdiAfterRestore(
+        live.filter((s) => back.includes(s.node.name)),
+        { regenerate: o.regenerateCdi, err: o.err },
+      );
       const lost: string[] = [];
       for (const r of restored) {
         if (r.error?.code === "LEASE_LOST") {
@@ -169,6 +177,12 @@ export async function layoutTask(
     );
   });
   for (const r of applied ?? []) judgeApplied(r, layout.config.name, sessions, o);
-  if (applied?.every((r) => r.status !== "refused" && r.status !== "held"))
+  if (applied?.every((r) => r.status !== "refused" && r.status !== "held")) {
     await Promise.all(alive().map((s) => s.discover(true).catch(() => {})));
+    await cdiAfterApply(alive(), layout.config.name, {
+      regenerate: o.regenerateCdi,
+      err: o.err,
+      early: o.early,
+    });
+  }
 }

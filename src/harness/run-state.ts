@@ -31,6 +31,8 @@ export interface HarnessRunOptions {
   layout: { file: string; config: LayoutConfig } | null;
   keep: boolean;
   allowReset: boolean;
+  /** `--regenerate-cdi`: `nvidia-ctk cdi generate` after the layout's apply and restore. */
+  regenerateCdi?: boolean;
   /** `--lease`: the node lease's length in seconds (default DEFAULT_LEASE_S). */
   leaseS?: number;
   /** `--drain`: Slurm nodes drained before anything is touched (slurm-drain.ts). */

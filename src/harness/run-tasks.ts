@@ -132,6 +132,7 @@ const applyTask: RunTask<RunState> = {
       journalDir: o.journalDir,
       allowReset: o.allowReset,
       keep: o.keep,
+      regenerateCdi: o.regenerateCdi ?? false,
       where: st.where,
       recorder: st.recorder,
       early: (c) => st.pre.push(c),

@@ -68,6 +68,7 @@ function nodeSpecOf(c: Ctx, r: RawNode): NodeSpec {
     tags: r.fields.tags ?? [],
     slurmNode: r.fields.slurm_node ?? null,
     intended: intendedOf(c, r),
+    ...(r.fields.regenerate_cdi ? { regenerateCdi: true } : {}),
     origins,
   };
 }

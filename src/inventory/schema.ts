@@ -104,6 +104,9 @@ export const nodeFields = z.strictObject({
     .string({ error: "expected the path of a mig-parted layout file" })
     .min(1, "expected the path of a mig-parted layout file")
     .optional(),
+  // The CDI spec follows the layout: `nvidia-ctk cdi generate` after run --layout's apply and
+  // restore (as the GPU Operator regenerates it after a MIG change).
+  regenerate_cdi: z.boolean({ error: "expected true or false" }).optional(),
 });
 export type NodeFields = z.infer<typeof nodeFields>;
 

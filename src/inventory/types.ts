@@ -36,6 +36,9 @@ export interface NodeSpec extends SshEndpoint {
   /** The MIG layout the node should be in (inventory `mig_config` + `mig_layout`): `run`
    * without `--layout` checks it, `run --layout` ends in it, `apply --intended` converges to it. */
   intended?: IntendedLayout | null;
+  /** Inventory `regenerate_cdi: true`: `run --layout` runs `nvidia-ctk cdi generate` after the
+   * apply and after the restore, as the GPU Operator does (`--regenerate-cdi` for every node). */
+  regenerateCdi?: boolean;
   /** Where each resolved value came from (`file:line (ansible_port)`, `… (ssh_config Port)`,
    * `default`), for `slicecheck inventory`. */
   origins?: Record<string, string>;

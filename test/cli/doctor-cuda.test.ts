@@ -56,5 +56,13 @@ describe("doctor: nvcc against the driver's CUDA (real sshd, simulated A100 on 5
     assert.equal(cudaMismatch("12.2", "12.2"), null);
     assert.equal(cudaMismatch("11.8", "12.2"), null);
     assert.equal(cudaMismatch("12.2", null)?.blocks, false);
+    // Forward compatibility (cuda-compat's libcuda in the toolkit's compat/ folder): reported,
+    // not blocking.
+    const fwd = cudaMismatch("13.0", "12.2", "/usr/local/cuda-13.0/compat/libcuda.so.1");
+    assert.equal(fwd?.blocks, false);
+    assert.match(
+      fwd?.message ?? "",
+      /forward-compatibility libraries in \/usr\/local\/cuda-13\.0\/compat/,
+    );
   });
 });

@@ -107,6 +107,9 @@ export interface SimState {
   /** The CUDA toolkit release of the node's nvcc (`sim fault nvcc --name X.Y`); absent: the
    * driver's own CUDA version (a node set up with the toolkit its driver runs). */
   nvcc?: string;
+  /** `sim fault no-toolkit`: the NVIDIA Container Toolkit is not installed (nvidia-ctk and
+   * nvidia-container-cli answer "not found"). */
+  noToolkit?: boolean;
   gpus: SimGpu[];
   /**
    * What users other than root may do (GUIDE "nvidia-capabilities"): `mig/monitor` is

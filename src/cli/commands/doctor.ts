@@ -8,6 +8,12 @@ import { fanOut, newRunId } from "../../transport/open.js";
 import type { Transport } from "../../transport/types.js";
 import { loadSelected, type NodeOptions, type Out, table } from "../context.js";
 import { type DoctorLayout, intendedState, layoutWarnings } from "./doctor-layout.js";
+import {
+  type DoctorToolkit,
+  toolkitColumns,
+  toolkitState,
+  toolkitWarnings,
+} from "./doctor-toolkit.js";
 
 /** The probe, in one round trip. nvidia-smi runs under its own `timeout` (when the node has
  * one), so that a hung driver is reported as that, and the rest of the probe still runs. */
@@ -23,6 +29,9 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 else echo nvsmi_rc=missing; fi
 p=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
 if [ -n "$p" ]; then echo "nvcc=$("$p" --version 2>/dev/null | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p')"; else echo nvcc=missing; fi
+# Forward compatibility (cuda-compat-<major>-<minor>) puts its libcuda in the toolkit's compat/
+# folder (docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html).
+if [ -n "$p" ]; then for f in "$(dirname "$(dirname "$p")")"/compat/libcuda.so.*; do [ -e "$f" ] && { echo "compat=$f"; break; }; done; fi
 for t in gpu_burn all_reduce_perf timeout; do if command -v "$t" >/dev/null 2>&1; then echo "$t=yes"; else echo "$t=missing"; fi; done
 if dmesg >/dev/null 2>&1; then echo dmesg=ok; elif sudo -n dmesg >/dev/null 2>&1; then echo dmesg=sudo; else echo dmesg=denied; fi
 `;
@@ -64,6 +73,8 @@ export interface DoctorNode {
   notReady: Blocker[];
   /** The node's intended layout (inventory mig_config) and whether its GPUs are in it. */
   layout: DoctorLayout | null;
+  /** The container toolkit and whether its CDI spec follows the live MIG layout. */
+  toolkit: DoctorToolkit | null;
 }
 
 export function interpretProbe(
@@ -82,6 +93,7 @@ export function interpretProbe(
   | "ready"
   | "notReady"
   | "layout"
+  | "toolkit"
 > {
   const kv = probeFields(out);
   const one = (k: string) => kv.get(k)?.[0] ?? null;
@@ -104,7 +116,7 @@ export function interpretProbe(
   if (nvcc === "missing")
     warnings.push("nvcc not found: the built-in workloads cannot be built on this node");
   const driverCuda = one("cuda") || null;
-  const toolkit = nvcc && nvcc !== "missing" ? cudaMismatch(nvcc, driverCuda) : null;
+  const toolkit = nvcc && nvcc !== "missing" ? cudaMismatch(nvcc, driverCuda, one("compat")) : null;
   if (toolkit?.blocks) problems.push(toolkit.message);
   else if (toolkit) warnings.push(toolkit.message);
   if (one("gpu_burn") !== "yes")
@@ -192,11 +204,14 @@ const majorMinor = (v: string): [number, number] | null => {
  * cannot run at all on the driver ("CUDA driver version is insufficient for CUDA runtime
  * version"): not ready, with the fix. A newer minor of the same major runs through CUDA's minor
  * version compatibility, since the build emits SASS for the node's own GPUs (no PTX to JIT):
- * a warning. An unknown driver CUDA is a warning too (nothing to compare). Pure.
+ * a warning. An unknown driver CUDA is a warning too (nothing to compare). A newer major with
+ * the forward-compatibility libcuda in that toolkit's compat/ folder (`compat`, the cuda-compat
+ * package; data-center GPUs only) runs through it: reported as a warning, not blocking. Pure.
  */
 export function cudaMismatch(
   nvcc: string,
   driverCuda: string | null,
+  compat: string | null = null,
 ): { blocks: boolean; message: string } | null {
   const n = majorMinor(nvcc);
   if (!n) return null;
@@ -207,6 +222,11 @@ export function cudaMismatch(
       message: `nvcc ${nvcc}: the driver's CUDA version could not be read (nvidia-smi's banner), so whether its builds run here is unknown`,
     };
   const fix = `install a CUDA toolkit of release ${d[0]}.${d[1]} or older with its nvcc first on the node's PATH (the build takes PATH's nvcc, then $CUDA_HOME/bin, /usr/local/cuda/bin), or NVIDIA's forward-compatibility package cuda-compat-${n[0]}-${n[1]} (data-center GPUs), or a driver whose CUDA is ${nvcc} or newer`;
+  if (n[0] > d[0] && compat)
+    return {
+      blocks: false,
+      message: `nvcc ${nvcc} is newer than the driver's CUDA ${driverCuda}: its builds run through the forward-compatibility libraries in ${compat} (data-center GPUs only; they must be on LD_LIBRARY_PATH or in the loader's cache)`,
+    };
   if (n[0] > d[0])
     return {
       blocks: true,
@@ -233,7 +253,8 @@ export async function doctorCommand(
     const probe = await probeNode(t, o.timeout, smiTimeoutS);
     // A node whose nvidia-smi did not answer has no layout to read.
     const layout = probe.timedOut ? null : await intendedState(t, groups);
-    return { ...probe, layout };
+    const toolkit = probe.timedOut ? null : await toolkitState(t, o.timeout * 1000);
+    return { ...probe, layout, toolkit };
   });
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
@@ -248,6 +269,7 @@ export async function doctorCommand(
       probed.problems.push(`the interlocks' reads failed, so readiness is unknown: ${v.readError}`);
     const notReady = v.blockers ?? [];
     probed.warnings.push(...layoutWarnings(r.node.name, v.layout));
+    probed.warnings.push(...toolkitWarnings(v.toolkit, probed.driverCuda));
     return {
       ...base,
       reachable: true,
@@ -256,6 +278,7 @@ export async function doctorCommand(
       hostKey: "ok",
       ...probed,
       layout: v.layout,
+      toolkit: v.toolkit,
       ready: v.blockers !== null && probed.problems.length === 0 && notReady.length === 0,
       notReady,
     };
@@ -314,6 +337,7 @@ function unreachable(base: Pick<DoctorNode, "name" | "host" | "port">, error: un
     ready: false,
     notReady: [],
     layout: null,
+    toolkit: null,
   } satisfies DoctorNode;
 }
 
@@ -354,6 +378,8 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       "NCCL",
       "DMESG",
       "LAYOUT",
+      "CTK",
+      "CDI",
       "STATUS",
       "READY",
     ],
@@ -378,6 +404,7 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       n.allReducePerf ? "yes" : "-",
       n.dmesg ?? "-",
       n.layout ? n.layout.status : "-",
+      ...toolkitColumns(n.toolkit),
       n.problems.length ? "PROBLEM" : n.warnings.length ? "warn" : "ok",
       n.ready ? "ready" : "NOT READY",
     ]);

@@ -14,6 +14,8 @@ export interface RunCliOptions extends NodeOptions {
   config?: string;
   keep?: boolean;
   allowReset?: boolean;
+  /** `--regenerate-cdi`: regenerate the CDI spec after the layout's apply and restore. */
+  regenerateCdi?: boolean;
   journalDir?: string;
   /** `--lease`: the node lease's length in seconds. */
   lease?: number;
@@ -71,6 +73,11 @@ export function checkRunOptions(o: RunCliOptions): void {
     throw new SlicecheckError(
       "USAGE",
       "-c/--config names a config of a --layout file; give --layout too",
+    );
+  if (!o.layout && o.regenerateCdi)
+    throw new SlicecheckError(
+      "USAGE",
+      "--regenerate-cdi regenerates the CDI spec after the layout a run applies; give --layout FILE -c NAME too",
     );
   if (o.reportToSlurm && !o.drain)
     throw new SlicecheckError(

@@ -125,6 +125,7 @@ function taskArgs(o: RunCliOptions, suites: SuiteFile[]): string[] {
     ...(o.tenants ? ["--tenants", o.tenants] : []),
     ...(o.busbwFloor !== undefined ? ["--busbw-floor", String(o.busbwFloor)] : []),
     ...(o.allowReset ? ["--allow-reset"] : []),
+    ...(o.regenerateCdi ? ["--regenerate-cdi"] : []),
     ...(o.lease !== undefined ? ["--lease", String(o.lease)] : []),
     ...(o.allure === false ? ["--no-allure"] : []),
     // The task runs on its node: the node's commands run right there (local transport).

@@ -86,6 +86,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     layout: config && o.layout ? { file: o.layout, config } : null,
     keep: o.keep ?? false,
     allowReset: o.allowReset ?? false,
+    regenerateCdi: o.regenerateCdi ?? false,
     leaseS: o.lease,
     drain: drainOf(o),
     reservation: o.reservation ?? null,
@@ -101,10 +102,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     concurrency: o.concurrency ?? 64,
     signoffPolicy: currentSettings().signoff ?? DEFAULT_POLICY,
     events: (e) => view.event(e),
-    onCheck: (c) => {
-      const line = o.json ? null : liveCheck(c);
-      if (line) view.message(line);
-    },
+    onCheck: (c) => showCheck(c, o.json ? null : view),
     err: (line) => view.message(line),
   }).finally(() => view.stop());
   if (o.list) {
@@ -115,4 +113,10 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   if (o.json) return printJson(r, runId, io, outDir);
   printEnd(r, { runId, outDir, allure: o.allure !== false }, io);
   return r.exitCode;
+}
+
+/** A check as it ends, on the live view (not under --json, whose output is the checks). */
+function showCheck(c: Parameters<typeof liveCheck>[0], view: { message(l: string): void } | null) {
+  const line = view ? liveCheck(c) : null;
+  if (line) view?.message(line);
 }

@@ -31,7 +31,7 @@ function migMode(v: GpuView, on: boolean): string {
   return on ? "Enabled" : "Disabled";
 }
 
-const COMPUTE_CAP = { ampere: "8.0", hopper: "9.0", blackwell: "10.0" } as const;
+export const COMPUTE_CAP = { ampere: "8.0", hopper: "9.0", blackwell: "10.0" } as const;
 
 const GPU_FIELDS: Field<GpuView>[] = [
   { name: "timestamp", value: (_, c) => timestamp(c.now) },

@@ -1,0 +1,76 @@
+// doctor's view of the node's container toolkit, read on doctor's own connection: the toolkit's
+// release, the driver and CUDA `nvidia-container-cli info` reports, and whether the CDI spec
+// follows the live MIG layout. None of it makes a node "not ready" (slicecheck's own suites run
+// no container); a stale spec is a warning with the command that fixes it, since every tenant
+// container given a MIG device by it fails to start.
+import { readToolkit, type ToolkitState } from "../../harness/toolkit.js";
+import type { Transport } from "../../transport/types.js";
+
+export interface DoctorToolkit {
+  /** nvidia-ctk's release; null: no container toolkit. */
+  ctk: string | null;
+  /** `nvidia-container-cli info`'s driver and CUDA. */
+  containerCli: { driver: string | null; cuda: string | null } | null;
+  cdi: "fresh" | "stale" | "absent" | "unread";
+  /** The spec judged, when there is one. */
+  cdiFile: string | null;
+  /** The stale spec's fix. */
+  fix: string | null;
+  compat: string | null;
+  /** The CDI verdict in words (with its fix when stale). */
+  message: string | null;
+  /** What could not be read. */
+  errors: string[];
+}
+
+export async function toolkitState(t: Transport, timeoutMs: number): Promise<DoctorToolkit> {
+  let s: ToolkitState;
+  try {
+    s = await readToolkit(t, timeoutMs);
+  } catch (e) {
+    return {
+      ctk: null,
+      containerCli: null,
+      cdi: "unread",
+      cdiFile: null,
+      fix: null,
+      compat: null,
+      message: null,
+      errors: [(e as Error).message],
+    };
+  }
+  return {
+    ctk: s.ctk,
+    containerCli: s.containerCli
+      ? { driver: s.containerCli.nvrm, cuda: s.containerCli.cuda }
+      : null,
+    cdi: s.cdi?.status ?? "unread",
+    cdiFile: s.cdi?.file ?? null,
+    fix: s.cdi?.fix ?? null,
+    compat: s.compat,
+    message: s.cdi?.message ?? null,
+    errors: s.errors,
+  };
+}
+
+/** doctor's warnings for it: a stale spec with its fix, a toolkit whose CUDA differs from the
+ * driver's banner, a spec that could not be read. No toolkit at all is shown, not warned. */
+export function toolkitWarnings(tk: DoctorToolkit | null, driverCuda: string | null): string[] {
+  if (!tk) return [];
+  const out: string[] = [];
+  if (tk.cdi === "stale" && tk.message) out.push(tk.message);
+  if (tk.errors.length)
+    out.push(`the container toolkit could not be read fully: ${tk.errors.join("; ")}`);
+  const cliCuda = tk.containerCli?.cuda;
+  if (cliCuda && driverCuda && cliCuda !== driverCuda)
+    out.push(
+      `nvidia-container-cli reports CUDA ${cliCuda} but nvidia-smi's banner ${driverCuda}: the toolkit sees another driver (a second driver root, or a stale libnvidia-ml)`,
+    );
+  return out;
+}
+
+/** The CTK and CDI columns: `1.17.8`/`none`, `fresh`/`STALE`/`absent`. */
+export function toolkitColumns(tk: DoctorToolkit | null): [string, string] {
+  if (!tk) return ["-", "-"];
+  return [tk.ctk ?? "none", tk.cdi === "stale" ? "STALE" : tk.cdi];
+}
