@@ -6,13 +6,14 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { SlicecheckError } from "../../errors.js";
+import { STATUSES, type VerdictStatus } from "../../util/status.js";
 
-export const NODE_STATES = ["pending", "running", "passed", "failed", "broken"] as const;
-export type RolloutNodeState = (typeof NODE_STATES)[number];
+/** A node not yet verified, being verified, or its verdict (the one status vocabulary). */
+export type RolloutNodeState = "pending" | "running" | VerdictStatus;
 
 const nodeSchema = z.object({
   name: z.string(),
-  state: z.enum(NODE_STATES),
+  state: z.union([z.enum(["pending", "running"]), z.enum(STATUSES)]) as z.ZodType<RolloutNodeState>,
   runId: z.string().nullable(),
   out: z.string().nullable(),
   startedAt: z.string().nullable(),

@@ -13,6 +13,7 @@ import { dbPath } from "../../store/db.js";
 import { previousDriver } from "../../store/query.js";
 import { openStore } from "../../store/store.js";
 import { newRunId } from "../../transport/open.js";
+import { storedStatus, worstStatus } from "../../util/status.js";
 import { displayPath, loadSelected, type Out, table } from "../context.js";
 import {
   newState,
@@ -233,14 +234,15 @@ function judgeBatch(batch: RolloutNode[], out: string, seconds: number): void {
   const drivers = runDrivers(out);
   for (const n of batch) {
     const mine = checks.filter((x) => x.node === n.name || x.node === null);
-    const worst =
-      mine.find((x) => x.status === "failed") ?? mine.find((x) => x.status === "broken");
-    n.state = worst ? (worst.status as "failed" | "broken") : mine.length ? "passed" : "broken";
+    const verdict = worstStatus(mine.map((x) => storedStatus(x.status)));
+    const worst = mine.find((x) => x.status === verdict && verdict !== "passed");
+    // No check at all is no verdict: the node was not verified (a skipped-only node neither).
+    n.state = mine.length === 0 || verdict === "skipped" ? "broken" : verdict;
     n.reason = worst
       ? `${worst.status} ${worst.suite}: ${worst.title}${worst.code ? ` [${worst.code}]` : ""}`
-      : mine.length
-        ? null
-        : "no check ran (see the run's log)";
+      : n.state === "broken"
+        ? `${mine.length ? "only skipped checks" : "no check ran"} (see the run's log)`
+        : null;
     n.durationS = Math.round(seconds);
     n.driverAfter = drivers.get(n.name) ?? null;
   }
