@@ -33,7 +33,7 @@ export function observationRows(db: Store, runId: string, node: string): Promise
     `SELECT m.node AS node, g.idx AS gpu, m.product AS product, m.profile AS profile,
         m.placement AS placement, m.metric AS metric, m.value AS value, m.unit AS unit
        FROM measurements m JOIN gpus g ON g.run_id = m.run_id AND g.uuid = m.gpu_uuid
-       WHERE m.run_id = ? AND m.node = ? AND m.suite = ? AND m.metric NOT LIKE 'sample_%'
+       WHERE m.run_id = ? AND m.node = ? AND m.suite = ? AND m.metric NOT IN ('sample_busy', 'sample_memory_used')
        ORDER BY m.id`,
     [runId, node, OBSERVE_SUITE],
   );

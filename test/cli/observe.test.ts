@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { openDb } from "../../src/store/db.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
+import { usePostgres } from "../helpers/postgres.js";
 import { smi, stateDir } from "../mig/apply-helpers.js";
 
 interface UnitJson {
@@ -197,5 +198,32 @@ describe("slicecheck observe (real sshd, simulated H100 x2, planted tenants)", f
     );
     assert.equal(r.code, 3);
     assert.match(r.stderr, /--interval 5 s is longer than --duration 2 s/);
+  });
+});
+
+describe("slicecheck observe into a shared PostgreSQL (real server, real sshd)", function () {
+  this.timeout(180_000);
+  const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06" }]);
+  const server = usePostgres();
+  const fault = (...a: string[]) => cli("sim", "fault", "sim01", ...a, "-i", c.inventoryPath);
+
+  it("records two observations there, and diff reads them back", async () => {
+    const observe = async (label: string) => {
+      const r = await cli(
+        ...["observe", "-i", c.inventoryPath, "--duration", "6", "--interval", "1"],
+        ...["--label", label, "--db", server.url],
+      );
+      assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    };
+    assert.equal((await fault("tenant", "--name", "30")).code, 0);
+    await observe("pg-before");
+    assert.equal((await fault("--clear")).code, 0);
+    assert.equal((await fault("tenant", "--name", "75")).code, 0);
+    await observe("pg-after");
+    const r = await cli("diff", "--before", "pg-before", "--after", "pg-after", "--db", server.url);
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    const m = /sim01 GPU 0 \(H100-80GB\) whole GPU: busy mean ([\d.]+) → ([\d.]+) %/.exec(r.stdout);
+    assert.ok(m, r.stdout);
+    assert.ok(Math.abs(Number(m[1]) - 30) <= TOLERANCE && Math.abs(Number(m[2]) - 75) <= TOLERANCE);
   });
 });
