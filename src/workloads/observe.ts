@@ -5,9 +5,10 @@
 // elsewhere nvidia-smi gives `utilization.gpu` for a whole GPU (it reads [N/A] under MIG) and
 // the memory in use of every GPU and, from the default table, of every MIG device (per GI: its
 // CIs share the GI's memory). Only reads: no workload, no layout change.
+import { NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
 import { parseQueryGpu } from "../nvsmi/query.js";
 import { parseTable } from "../nvsmi/table.js";
-import type { Transport } from "../transport/types.js";
+import type { ExecResult, Transport } from "../transport/types.js";
 import { discoverInstances } from "./instances.js";
 import { DISCOVERY_ARGV, DMON_ARGV, parseDcgmHierarchy, parseDmon } from "./utilization.js";
 
@@ -52,12 +53,26 @@ const gpuQueryArgv = [
   "--format=csv,noheader,nounits",
 ];
 
-/** The node's GPUs and GPU instances, from one nvidia-smi query and the instance discovery. */
-export async function observedUnits(
-  t: Transport,
-): Promise<{ units: ObservedUnit[]; driver: string | null; cuda: string | null }> {
+/** nvidia-smi's output for the GPUs it reached: exit 15 (a GPU fallen off the bus) still
+ * answers for the others, without the lost GPU's line. Any other failure throws. */
+export function nvsmiText(r: ExecResult, what: string): string {
+  if (r.exitCode === 0) return r.stdout;
+  if (r.exitCode === NVSMI_EXIT_GPU_LOST) return splitLostGpus(r.stdout).rest;
+  throw new Error(
+    `${what} failed (exit ${r.exitCode ?? "none"}): ${r.stderr.trim().slice(0, 200)}`,
+  );
+}
+
+/** The node's GPUs and GPU instances, from one nvidia-smi query and the instance discovery;
+ * the GPUs lost at discovery (not observed) by their bus id. */
+export async function observedUnits(t: Transport): Promise<{
+  units: ObservedUnit[];
+  driver: string | null;
+  cuda: string | null;
+  lost: string[];
+}> {
   const q = await t.exec({ argv: gpuQueryArgv }, { timeoutMs: READ_TIMEOUT_MS });
-  const rows = q.exitCode === 0 ? parseQueryGpu(q.stdout, GPU_QUERY).rows : [];
+  const rows = parseQueryGpu(nvsmiText(q, "nvidia-smi --query-gpu"), GPU_QUERY).rows;
   const inv = await discoverInstances(t);
   const units: ObservedUnit[] = [];
   for (const r of rows) {
@@ -92,7 +107,8 @@ export async function observedUnits(
       });
     }
   }
-  return { units, driver: inv.driver, cuda: inv.cuda };
+  const lost = (inv.lost ?? []).map((g) => `GPU ${g.index ?? "?"} (${g.pciBusId}): ${g.why}`);
+  return { units, driver: inv.driver, cuda: inv.cuda, lost };
 }
 
 /** One DCGM reading per unit: GPU rows for GPUs, GPU-I rows (mapped by `entities`) for GIs. */
@@ -160,6 +176,8 @@ export class NodeObserver {
       driver: null,
       cuda: null,
     },
+    /** GPUs lost at discovery: not observed. */
+    readonly lost: readonly string[] = [],
   ) {}
 
   private async exec(argv: string[]) {
@@ -195,14 +213,10 @@ export class NodeObserver {
   }
 
   private async readNvsmi() {
-    const q = await this.exec(gpuQueryArgv);
-    if (q.exitCode !== 0)
-      throw new Error(`nvidia-smi --query-gpu failed (exit ${q.exitCode ?? "none"})`);
+    const q = nvsmiText(await this.exec(gpuQueryArgv), "nvidia-smi --query-gpu");
     const needTable = this.units.some((u) => u.gpuInstanceId !== null);
-    const table = needTable ? await this.exec(["nvidia-smi"]) : null;
-    if (table && table.exitCode !== 0)
-      throw new Error(`nvidia-smi failed (exit ${table.exitCode ?? "none"})`);
-    return readingFromNvsmi(q.stdout, table?.stdout ?? null, this.units);
+    const table = needTable ? nvsmiText(await this.exec(["nvidia-smi"]), "nvidia-smi") : null;
+    return readingFromNvsmi(q, table, this.units);
   }
 }
 
@@ -217,9 +231,9 @@ export async function observeNode(
     onTick?: (elapsedMs: number, observer: NodeObserver) => void;
   },
 ): Promise<NodeObserver> {
-  const { units, driver, cuda } = await observedUnits(t);
+  const { units, driver, cuda, lost } = await observedUnits(t);
   const t0 = Date.now();
-  const obs = new NodeObserver(t, units, t0, { driver, cuda });
+  const obs = new NodeObserver(t, units, t0, { driver, cuda }, lost);
   for (let n = 0; !o.signal?.aborted; n++) {
     await obs.tick();
     o.onTick?.(Date.now() - t0, obs);

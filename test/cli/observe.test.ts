@@ -192,6 +192,27 @@ describe("slicecheck observe (real sshd, simulated H100 x2, planted tenants)", f
     }
   });
 
+  it("a GPU fallen off the bus is named not observed (exit 2); the other is still observed", async () => {
+    assert.equal((await fault("--clear")).code, 0);
+    assert.equal((await fault("tenant", "--gpu", "0", "--name", "30")).code, 0);
+    assert.equal((await fault("gpu-lost", "--gpu", "1")).code, 0);
+    const r = await cli(
+      ...["observe", "-i", c.inventoryPath, "--duration", "6", "--interval", "1", "--json"],
+      ...["--db", db()],
+    );
+    assert.equal(r.code, 2, r.stderr);
+    const j = JSON.parse(r.stdout) as ObserveJson & { nodes: { lost: string[] }[] };
+    assert.match(j.nodes[0]!.lost.join("\n"), /^GPU 1 \(0000:[0-9a-f:.]+\): GPU is lost/i);
+    assert.deepEqual(
+      j.nodes[0]!.units.map((u) => u.gpu),
+      [0],
+    );
+    const busy = unit(j, 0);
+    assert.ok(Math.abs(busy.figures.busyMean! - 30) <= TOLERANCE, r.stdout);
+    assert.match(r.stderr, /sim01: GPU 1 \(.*\): GPU is lost.*: not observed/);
+    assert.equal((await fault("--clear")).code, 0);
+  });
+
   it("refuses an interval longer than the duration, before touching a node", async () => {
     const r = await cli(
       ...["observe", "-i", c.inventoryPath, "--duration", "2", "--interval", "5", "--db", db()],

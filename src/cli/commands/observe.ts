@@ -7,7 +7,8 @@
 // It takes no node lock: it starts no workload and changes no layout, it only reads what
 // nvidia-smi and dcgmi show, which any number of readers may do alongside a run.
 // Ctrl-C ends the observation early; what was gathered is still reported and recorded (the run
-// reads `interrupted`), and the exit is 130. Exit 2 when a node could not be observed.
+// reads `interrupted`), and the exit is 130. Exit 2 when a node or one of its GPUs (fallen off
+// the bus) could not be observed; the others are still reported and recorded.
 import { writeFileSync } from "node:fs";
 import { SlicecheckError } from "../../errors.js";
 import { utilizationSvg } from "../../report/svg/utilization.js";
@@ -116,7 +117,8 @@ export async function observeCommand(o: ObserveCliOptions, io: Out): Promise<num
   }
   const interrupted = abort.signal.aborted;
   for (const r of results) record(recorder, r);
-  const failed = results.some((r) => r.error !== null);
+  // A GPU lost at discovery was not observed either: the observation is incomplete.
+  const failed = results.some((r) => r.error !== null || (r.observer?.lost.length ?? 0) > 0);
   const failure = await recorder.finish(interrupted ? "interrupted" : failed ? "broken" : "passed");
   if (failure)
     io.err(`slicecheck observe: warning: the records were not all written: ${failure.message}`);
@@ -185,11 +187,18 @@ function print(
   o: { runId: string; label: string | null; interrupted: boolean; json?: boolean },
   io: Out,
 ): void {
+  // What was not observed goes to stderr, with --json too.
+  for (const r of results) {
+    if (r.error) io.err(`${r.node}: not observed: ${r.error}`);
+    for (const l of r.observer?.lost ?? []) io.err(`${r.node}: ${l}: not observed`);
+  }
   if (o.json) {
     const nodes = results.map((r) => ({
       node: r.node,
       source: r.observer?.source ?? null,
       error: r.error,
+      lost: r.observer?.lost ?? [],
+      problem: r.observer?.problem ?? null,
       units: r.units.map(({ unit, figures }) => ({
         ...unit,
         figures,
@@ -235,10 +244,8 @@ function print(
         `${val(f.memUsedMean)}/${val(f.memOfferedMiB)}`,
       ]);
   if (rows.length > 1) io.out(table(rows));
-  for (const r of results) {
-    if (r.error) io.err(`${r.node}: not observed: ${r.error}`);
+  for (const r of results)
     for (const { unit, figures } of r.units) io.out(`${r.node} ${summaryLine(unit, figures)}`);
-  }
   io.out(
     `observe: run ${o.runId}${o.label ? ` (label ${o.label})` : ""}${o.interrupted ? ", interrupted: the figures cover the time observed" : ""}; compare two with \`slicecheck diff --before LABEL --after LABEL\``,
   );
