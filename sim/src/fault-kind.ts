@@ -17,7 +17,7 @@ export interface FaultOptions {
 
 /** What a planted fault changed, with what `--clear` needs to put back. */
 export type FaultRecord =
-  | { kind: "foreign-process"; gpu: number; pid: number }
+  | { kind: "foreign-process" | "tenant"; gpu: number; pid: number }
   | { kind: "holder"; gpu: number; name: string }
   | { kind: "slurm"; node: string; previous: SlurmNode | null }
   | { kind: "sacct"; previous: SacctRow[] | null }

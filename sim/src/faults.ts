@@ -17,6 +17,7 @@ import {
   usage,
 } from "./fault-kind.js";
 import { eccUncorrectable, gpuLost, nvlinkDown } from "./faults-gpu.js";
+import { tenant } from "./faults-tenant.js";
 import { cdiStale, noToolkit, nvcc } from "./faults-tools.js";
 import { wrongGradient } from "./faults-train.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
@@ -351,6 +352,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   "drop-connection": dropConnection,
   "wrong-gradient": wrongGradient,
   "serve-slow": serveSlow,
+  tenant,
 };
 
 function readRecords(stateDir: string): FaultRecord[] {

@@ -14,6 +14,7 @@ import {
   addInventoryCommand,
   addRestoreCommand,
 } from "./program-nodes.js";
+import { addObserveCommand } from "./program-observe.js";
 import {
   addAdviseCommand,
   addDiffCommand,
@@ -68,6 +69,7 @@ export function buildProgram(
     addRolloutCommand,
     addReportCommand,
     addDiffCommand,
+    addObserveCommand,
   ])
     add(program, io, setCode);
 

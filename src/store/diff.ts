@@ -1,10 +1,11 @@
 // Compares two snapshots of the records (before and after a driver upgrade): the MIG topology
 // each GPU offered, per-instance performance, and behaviour (verdicts, apply step times).
 // Pure: data in, findings out; the CLI prints them and picks the exit code.
+import { compareObservations, OBSERVE_SUITE } from "./observe.js";
 import type { GpuTopo, MeasurementRow, Snapshot } from "./query.js";
 
 export interface Finding {
-  area: "topology" | "performance" | "behaviour";
+  area: "topology" | "performance" | "behaviour" | "utilization";
   /** What the finding is about: `sim01 gpu0 (H100-80GB)`, `H100-80GB 1g.10gb stress tflops`. */
   subject: string;
   detail: string;
@@ -69,7 +70,8 @@ export const UTILIZATION_METRIC = /^(utilization_|sm_active_|memory_used_)/;
 function group(rows: MeasurementRow[]): Map<string, MeasurementRow[]> {
   const out = new Map<string, MeasurementRow[]>();
   for (const m of rows) {
-    if (UTILIZATION_METRIC.test(m.metric)) continue;
+    // An observation's figures are the tenants' utilization: compared by compareObservations.
+    if (UTILIZATION_METRIC.test(m.metric) || m.workload === OBSERVE_SUITE) continue;
     out.set(perfKey(m), [...(out.get(perfKey(m)) ?? []), m]);
   }
   return out;
@@ -278,6 +280,7 @@ export function diffSnapshots(before: Snapshot, after: Snapshot, tolerance = 0.0
     ...compareTopology(before.topology, after.topology),
     ...perf.findings,
     ...compareBehaviour(before, after, tolerance),
+    ...compareObservations(before.observations, after.observations),
   ];
   return {
     tolerance,

@@ -3,6 +3,7 @@
 import { SlicecheckError } from "../errors.js";
 import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
 import { type Status, storedStatus } from "../util/status.js";
+import { type ObservationRow, observationRows } from "./observe.js";
 import type { Store } from "./store.js";
 
 export interface Picked {
@@ -47,6 +48,8 @@ export interface Snapshot {
   steps: { node: string; gpu: number | null; step: string; ms: number }[];
   /** Every check of the picked runs (schema 2 on); its identity survives drivers and GI ids. */
   checks: { node: string; identity: string; suite: string; status: Status; message: string }[];
+  /** The figures of `slicecheck observe` runs (store/observe.ts), per GPU and GPU instance. */
+  observations: ObservationRow[];
 }
 
 // Aliases are quoted: PostgreSQL folds unquoted names to lower case (runId → runid).
@@ -111,6 +114,7 @@ export async function snapshot(db: Store, selector: string): Promise<Snapshot> {
     verdicts: [],
     steps: [],
     checks: [],
+    observations: [],
   };
   for (const p of picked) {
     const topo = await db.all<{
@@ -140,6 +144,7 @@ export async function snapshot(db: Store, selector: string): Promise<Snapshot> {
       });
     }
     const at = [p.runId, p.node];
+    snap.observations.push(...(await observationRows(db, p.runId, p.node)));
     snap.measurements.push(
       ...(await db.all<MeasurementRow>(
         `SELECT node, product, profile, workload, metric, unit, value, repetition FROM measurements

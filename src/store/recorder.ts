@@ -244,6 +244,36 @@ export class Recorder {
     ]);
   }
 
+  /** A node seen by `slicecheck observe`: its row and its GPUs' (what diff pairs GPUs by),
+   * without topology (an observation changes and applies no layout). */
+  observedNode(
+    node: string,
+    inv: { driver: string | null; cuda: string | null },
+    gpus: readonly { uuid: string; index: number; name: string }[],
+  ): void {
+    this.write([
+      {
+        table: "nodes",
+        columns: ["run_id", "node", "driver", "cuda", "error"],
+        rows: [[this.runId, node, inv.driver, inv.cuda, null]],
+      },
+      {
+        table: "gpus",
+        columns: ["run_id", "node", "uuid", "idx", "product", "driver", "cuda", "vbios"],
+        rows: gpus.map((g) => [
+          this.runId,
+          node,
+          g.uuid,
+          g.index,
+          productKey(g.name),
+          inv.driver,
+          inv.cuda,
+          null,
+        ]),
+      },
+    ]);
+  }
+
   /** One instance's figures of one workload, one write: a kill keeps whole results, never half. */
   measurements(suite: string, ms: readonly Measurement[], gpuName: string): void {
     if (ms.length === 0) return;

@@ -42,6 +42,9 @@ export interface SimProcess {
   usedMiB: number;
   /** Under MPS, the client's CUDA_MPS_ACTIVE_THREAD_PERCENTAGE (sim/workloads/mps.ts). */
   threadPct?: number;
+  /** A planted tenant (`sim fault NODE tenant`): the mean share, 0-100, of its unit's SMs it
+   * keeps busy; each reading jitters around it (tenant.ts). */
+  busyPct?: number;
 }
 
 /** Values a real board measures; ours are settable so that tests can mirror a capture. */

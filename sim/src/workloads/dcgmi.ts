@@ -13,8 +13,10 @@
 // layout RECONSTRUCTED from DCGM's user guide: an `Instance Hierarchy` box, `-> I gpu/gi` rows
 // with `GPU Instance (EntityID: n)`, `-> CI gpu/gi/ci` rows) maps them. SM activity is the share of the
 // instance's SMs the stress-type processes keep busy: 1 while one computes (time-slicing keeps
-// the SMs busy for whoever holds the slice), under MPS the sum of their thread percentages.
+// the SMs busy for whoever holds the slice), under MPS the sum of their thread percentages, and
+// a planted tenant's jittered reading around its mean (nvsmi/tenant.ts).
 import { readState, type SimGpu, type SimProcess } from "../nvsmi/state.js";
+import { tenantsBusy } from "../nvsmi/tenant.js";
 import { giUsedMiB, gpuUsedMiB, viewOf } from "../nvsmi/view.js";
 import { isAlive } from "./proc.js";
 
@@ -94,12 +96,13 @@ if (isDiscovery) {
   process.exit(0);
 }
 
+/** A unit's SM activity, 0-1: its stress-type workloads', plus its planted tenants' readings
+ * (`sim fault NODE tenant`: their pids are no processes of this machine). */
 const busy = (procs: readonly SimProcess[]) => {
   const live = procs.filter(
     (p) => p.type !== "G" && isAlive(p.pid) && /stress|burn|all_reduce/.test(p.name),
   );
-  if (live.length === 0) return 0;
-  const pct = live.reduce((s, p) => s + (p.threadPct ?? 100), 0);
+  const pct = live.reduce((s, p) => s + (p.threadPct ?? 100), 0) + (tenantsBusy(procs) ?? 0);
   return Math.min(1, pct / 100);
 };
 

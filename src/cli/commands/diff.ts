@@ -99,12 +99,15 @@ export async function diffCommand(o: DiffOptions, io: Out): Promise<number> {
   } else {
     io.out(`before: ${describe(before)}`);
     io.out(`after:  ${describe(after)}`);
-    for (const area of ["topology", "performance", "behaviour"] as const)
-      printArea(
-        io,
-        area,
-        result.findings.filter((f) => f.area === area),
-      );
+    // Utilization is an area only where an observation (`slicecheck observe`) is compared.
+    const observed = before.observations.length + after.observations.length > 0;
+    for (const area of ["topology", "performance", "behaviour", "utilization"] as const)
+      if (area !== "utilization" || observed)
+        printArea(
+          io,
+          area,
+          result.findings.filter((f) => f.area === area),
+        );
     const other = result.findings.length - result.regressions;
     io.out(
       `${result.regressions} regression(s), ${other} other change(s); ${result.compared} performance group(s) compared at ±${tolerancePct}%`,

@@ -5,6 +5,7 @@
 import type { CsvFormat } from "../args.js";
 import type { Layout } from "../layout.js";
 import type { SimProcess, SimState } from "../state.js";
+import { gpuUtilPercent } from "../tenant.js";
 import { displayName, type GpuView, gpuUsedMiB } from "../view.js";
 
 interface Ctx {
@@ -50,7 +51,7 @@ const GPU_FIELDS: Field<GpuView>[] = [
   {
     name: "utilization.gpu",
     unit: "%",
-    value: (v) => (v.gpu.mig.current ? NA : v.gpu.telemetry.gpuUtilPercent),
+    value: (v) => (v.gpu.mig.current ? NA : gpuUtilPercent(v.gpu)),
   },
   { name: "temperature.gpu", value: (v) => v.gpu.telemetry.tempC },
   { name: "power.draw", unit: "W", value: (v) => v.gpu.telemetry.powerDrawW.toFixed(2) },

@@ -4,6 +4,7 @@
 
 import type { Layout, TableStyle } from "../layout.js";
 import type { SimState } from "../state.js";
+import { gpuUtilPercent } from "../tenant.js";
 import { displayName, type GpuView, gpuUsedMiB } from "../view.js";
 import { l, r } from "./box.js";
 import { formatMigDevices, formatProcesses, spacerAfterMig } from "./table-sections.js";
@@ -96,7 +97,7 @@ function gpuBlock(v: GpuView, style: TableStyle, g: TableGeometry, layout: Layou
   const cap = `${v.powerCapW}W`;
   const used = `${gpuUsedMiB(v)}MiB`;
   const total = `${v.memoryMiB}MiB`;
-  const util = r(mig ? "N/A" : `${t.gpuUtilPercent}%`, 8);
+  const util = r(mig ? "N/A" : `${gpuUtilPercent(v.gpu)}%`, 8);
   const head = `|${r(v.gpu.index, 4)}  `;
   let row1: string;
   let power: string;
