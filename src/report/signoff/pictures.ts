@@ -92,10 +92,9 @@ export function gpuPictures(g: GpuSummary, checks: readonly CheckRecord[]): GpuP
             s.victims.map((v) => ({
               aggressor: s.aggressor,
               victim: v.label,
-              ratio:
-                v.baseline && v.underFault !== null
-                  ? Math.round((v.underFault / v.baseline) * 1000) / 1000
-                  : null,
+              // Exact: the cell shows it to 2 decimals, and rounding twice (0.59503 → 0.595 →
+              // "0.59") would print a figure other than the check's own.
+              ratio: v.baseline && v.underFault !== null ? v.underFault / v.baseline : null,
               status: st(v.status),
               died: v.died,
             })),
