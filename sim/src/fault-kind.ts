@@ -23,6 +23,9 @@ export type FaultRecord =
   | { kind: "ecc-uncorrectable"; gpu: number; previous: number }
   | { kind: "vgpu" | "vgpu-fb-leak"; gpu: number; previous?: SimGpu["virtualization"] | null }
   | { kind: "nvcc"; previous: string | null }
+  // issue 23: the container toolkit's (sim/src/containers), kept in containers.json.
+  | { kind: "image"; name: string; previous: string | null }
+  | { kind: "container-sees-all" }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (sim/src/workloads/chaos.ts). */

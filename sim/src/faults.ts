@@ -17,7 +17,7 @@ import {
   usage,
 } from "./fault-kind.js";
 import { eccUncorrectable, gpuLost, nvlinkDown } from "./faults-gpu.js";
-import { nvcc } from "./faults-tools.js";
+import { containerSeesAll, image, nvcc } from "./faults-tools.js";
 import { wrongGradient } from "./faults-train.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
@@ -308,6 +308,8 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   vgpu,
   "vgpu-fb-leak": vgpuFbLeak,
   nvcc,
+  image,
+  "container-sees-all": containerSeesAll,
   hang,
   "drop-connection": dropConnection,
   "wrong-gradient": wrongGradient,

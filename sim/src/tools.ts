@@ -32,6 +32,9 @@ export const SIM_TOOLS: Record<string, string> = {
   // dmon only, answering while nv-hostengine is planted as running.
   dcgmi: "dist/sim/workloads/dcgmi.js",
   dmesg: "dist/sim/klog/main.js",
+  // issue 23: a container runtime with the NVIDIA toolkit (sim/src/containers).
+  podman: "dist/sim/containers/podman.js",
+  docker: "dist/sim/containers/docker.js",
 };
 
 export function installTools(binDir: string): void {

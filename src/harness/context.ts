@@ -30,6 +30,7 @@ import type {
   VerdictView,
   WorkloadBatch,
   WorkloadResult,
+  WorkloadWrap,
 } from "./api-types.js";
 import { gatedPlan, type NodeIsolation, nodeWork } from "./node-pool.js";
 import { nodeViews } from "./node-views.js";
@@ -194,7 +195,14 @@ export class HarnessContext implements SuiteContext {
       options: this.options,
       nodes,
       workload: (name, wo = {}) =>
-        this.batch(suite, name, wo.durationS ?? this.options.durationS, wo.instances, refused),
+        this.batch(
+          suite,
+          name,
+          wo.durationS ?? this.options.durationS,
+          wo.instances,
+          refused,
+          wo.wrap,
+        ),
       checks: () => this.sink.checks,
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
@@ -238,6 +246,7 @@ export class HarnessContext implements SuiteContext {
     durationS: number,
     only: readonly SuiteInstance[] | undefined,
     refused: (node: string) => string | null,
+    wrap?: WorkloadWrap,
   ): WorkloadBatch {
     const all = only ?? [...this.views.values()].flatMap((n) => n.instances);
     const byNode = new Map<string, SuiteInstance[]>();
@@ -271,6 +280,7 @@ export class HarnessContext implements SuiteContext {
               onLine: this.services.onLine,
               // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
               graceS: name === "stress" ? Math.max(5, durationS * 0.2) : undefined,
+              ...(wrap ? { wrap: wrapFor(list, wrap) } : {}),
             });
           const { result: r, util } = await withUtilization(
             s,
@@ -428,4 +438,13 @@ export class HarnessContext implements SuiteContext {
 export function checksFileWriter(outDir: string): (c: CheckRecord) => void {
   const file = join(outDir, "checks.jsonl");
   return (c) => appendFileSync(file, `${JSON.stringify(c)}\n`);
+}
+
+/** A suite's wrap (over its instance views) as the launcher calls it (over instances). */
+function wrapFor(list: readonly SuiteInstance[], wrap: WorkloadWrap) {
+  return (i: Instance, program: string, args: readonly string[]): string[] => {
+    const view = list.find((v) => v.uuid === i.uuid);
+    if (!view) throw new SlicecheckError("INTERNAL", `${i.node}: ${i.uuid} is not in the batch`);
+    return wrap(view, program, args);
+  };
 }

@@ -68,6 +68,8 @@ function nodeSpecOf(c: Ctx, r: RawNode): NodeSpec {
     tags: r.fields.tags ?? [],
     slurmNode: r.fields.slurm_node ?? null,
     intended: intendedOf(c, r),
+    ...(r.fields.containers ? { containers: r.fields.containers } : {}),
+    containerRuntime: r.fields.container_runtime ?? null,
     origins,
   };
 }

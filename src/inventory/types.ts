@@ -36,6 +36,10 @@ export interface NodeSpec extends SshEndpoint {
   /** The MIG layout the node should be in (inventory `mig_config` + `mig_layout`): `run`
    * without `--layout` checks it, `run --layout` ends in it, `apply --intended` converges to it. */
   intended?: IntendedLayout | null;
+  /** issue 23: the inventory's `containers:` (profile or `gpuN:START:SIZE` → image) and its
+   * `container_runtime`; absent: none named (the config file's images, a detected runtime). */
+  containers?: Record<string, string>;
+  containerRuntime?: "docker" | "podman" | "enroot" | null;
   /** Where each resolved value came from (`file:line (ansible_port)`, `… (ssh_config Port)`,
    * `default`), for `slicecheck inventory`. */
   origins?: Record<string, string>;

@@ -100,6 +100,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     allure: o.allure !== false,
     concurrency: o.concurrency ?? 64,
     signoffPolicy: currentSettings().signoff ?? DEFAULT_POLICY,
+    containers: currentSettings().containers ?? null,
     events: (e) => view.event(e),
     onCheck: (c) => {
       const line = o.json ? null : liveCheck(c);
