@@ -27,6 +27,7 @@ import {
   type NodePlan,
   planNode,
   runnable,
+  whyNotRun,
   wrapOf,
 } from "./lib/containers-node.js";
 import { brokenIf, workloadFigures } from "./lib/judge.js";
@@ -62,16 +63,19 @@ async function entryOf(inst: SuiteInstance): Promise<InstancePlan> {
       `${inst.node} ${inst.label}: no image for ${inst.profile} (containers: in the config or the inventory)`,
     );
   if (p.imageProblem) broken("IMAGE_UNREADABLE", `${inst.node} ${inst.label}: ${p.imageProblem}`);
+  const driverCuda = run.nodes.find((n) => n.name === inst.node)?.cuda ?? null;
+  current().figures({ image: p.image, imageCuda: p.imageCuda, driverCuda });
   if (p.tooNew) fail("IMAGE_CUDA_TOO_NEW", `${inst.node} ${inst.label}: ${p.tooNew}`);
   return p;
 }
 
 async function stressOf(inst: SuiteInstance): Promise<WorkloadResult> {
   const plan = await planOf(inst.node);
-  if (!batch || !runnable(plan, inst))
+  const why = whyNotRun(plan, inst);
+  if (!batch || why)
     notAssessed(
       "CONTAINER_NOT_STARTED",
-      `${inst.node} ${inst.label}: its container did not start or saw other devices (see the check above)`,
+      `${inst.node} ${inst.label}: not run: ${why ?? "no container ran"}`,
     );
   return batch.result(inst);
 }

@@ -121,7 +121,10 @@ export const nodeFields = z.strictObject({
     .record(
       z.string().regex(CONTAINER_KEY, CONTAINER_KEY_HELP),
       z.string({ error: "expected an image name" }).regex(IMAGE_NAME, IMAGE_HELP),
-      { error: "expected a mapping from a profile (1g.10gb) or gpuN:placement to an image" },
+      {
+        error:
+          "expected a mapping from a MIG profile (1g.10gb) or gpuN:START:SIZE (gpu0:0:4) to an image",
+      },
     )
     .optional(),
   container_runtime: z

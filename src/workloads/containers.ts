@@ -137,7 +137,9 @@ export function seesOthers(listing: string, mine: string, gpuUuid: string): stri
   const seen = seenDevices(listing);
   const others = seen.migs.filter((u) => u !== mine);
   if (others.length > 0)
-    return `it sees ${seen.migs.length} MIG devices (${others.join(", ")} besides its own)`;
+    return seen.migs.includes(mine)
+      ? `it sees ${seen.migs.length} MIG devices (${others.join(", ")} besides its own)`
+      : `it sees ${others.join(", ")} and not its own instance ${mine}`;
   const gpus = seen.gpus.filter((u) => u !== gpuUuid);
   if (gpus.length > 0) return `it sees other GPUs (${gpus.join(", ")})`;
   if (!seen.migs.includes(mine)) return `its own instance ${mine} is not in its nvidia-smi -L`;

@@ -141,17 +141,28 @@ export async function planNode(run: SuiteRun, node: SuiteNode): Promise<NodePlan
   return { ...plan, runtime };
 }
 
-/** The instances whose container started and saw only its instance: they run the stress. */
-export function runnable(plan: NodePlan, inst: SuiteInstance): boolean {
+/** Why the stress does not run in the instance's container (its image refused, its probe
+ * container failed or saw other devices), or null: it runs. */
+export function whyNotRun(plan: NodePlan, inst: SuiteInstance): string | null {
+  if (plan.problem) return plan.problem;
   const p = plan.instances.get(inst.uuid);
-  if (!p?.image || p.tooNew || p.container?.exitCode !== 0) return false;
+  if (!p?.image) return "no image for its profile";
+  if (p.tooNew)
+    return `its image was refused before any container started (${p.image}, CUDA ${p.imageCuda})`;
+  if (p.imageProblem) return p.imageProblem;
+  if (p.container?.exitCode !== 0) return "its probe container did not start";
   try {
-    return containers.seesOthers(p.container.stdout, inst.uuid, inst.gpuUuid) === null;
+    const others = containers.seesOthers(p.container.stdout, inst.uuid, inst.gpuUuid);
+    return others ? `its probe container saw other devices: ${others}` : null;
   } catch {
     // An unreadable listing: its own check is broken, and nothing runs in that container.
-    return false;
+    return "its probe container's nvidia-smi -L could not be read";
   }
 }
+
+/** The instances whose container started and saw only its instance: they run the stress. */
+export const runnable = (plan: NodePlan, inst: SuiteInstance): boolean =>
+  whyNotRun(plan, inst) === null;
 
 /** The argv of the stress in the instance's container (the program's folder mounted). */
 export function wrapOf(plan: NodePlan) {
