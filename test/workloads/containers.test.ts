@@ -113,7 +113,10 @@ describe("containers: image per instance, runtime argv, image CUDA, what a conta
       seesOthers(H100, MIG2, GPU) ?? "",
       /sees 3 MIG devices \(MIG-5ff0d535.*MIG-8443519f/,
     );
-    assert.match(seesOthers(ONLY_MIG2, MIG0, GPU) ?? "", new RegExp(`sees ${MIG2} and not its own instance ${MIG0}`));
+    assert.match(
+      seesOthers(ONLY_MIG2, MIG0, GPU) ?? "",
+      new RegExp(`sees ${MIG2} and not its own instance ${MIG0}`),
+    );
     const otherGpu = `${ONLY_MIG2}\nGPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-2222-3333-4444-555555555555)`;
     assert.match(seesOthers(otherGpu, MIG2, GPU) ?? "", /other GPUs \(GPU-11111111/);
     assert.equal(cudaInside("CUDA_VERSION=12.2.0\nGPU 0: x"), "12.2.0");
