@@ -35,7 +35,7 @@ import type {
 import { gatedPlan, type NodeIsolation, nodeWork } from "./node-pool.js";
 import { nodeViews } from "./node-views.js";
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
-import { resultOf } from "./results.js";
+import { resultOf, wrapFor } from "./results.js";
 import type { NodeSession } from "./session.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
@@ -438,13 +438,4 @@ export class HarnessContext implements SuiteContext {
 export function checksFileWriter(outDir: string): (c: CheckRecord) => void {
   const file = join(outDir, "checks.jsonl");
   return (c) => appendFileSync(file, `${JSON.stringify(c)}\n`);
-}
-
-/** A suite's wrap (over its instance views) as the launcher calls it (over instances). */
-function wrapFor(list: readonly SuiteInstance[], wrap: WorkloadWrap) {
-  return (i: Instance, program: string, args: readonly string[]): string[] => {
-    const view = list.find((v) => v.uuid === i.uuid);
-    if (!view) throw new SlicecheckError("INTERNAL", `${i.node}: ${i.uuid} is not in the batch`);
-    return wrap(view, program, args);
-  };
 }
