@@ -132,6 +132,23 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
     }
   });
 
+  it("docker's legacy path (--gpus device=MIG UUID) gives each container its instance the same way", async () => {
+    const before = readStarts(stateDir()).length;
+    const r = await run(inventory({ container_runtime: "docker" }, "inv-docker.yaml"), "docker");
+    assert.equal(r.code, 1, r.stderr);
+    for (const profile of ["3g.40gb", "2g.20gb"])
+      for (const title of [/sees exactly its instance/, /computes in its container/])
+        assert.equal(of(r.checks, profile, title)?.status, "passed", profile);
+    const mine = of(r.checks, "3g.40gb", /sees exactly/)?.instance?.uuid;
+    // docker names the MIG device by UUID, not by CDI index: the runtime resolved that name.
+    const started = readStarts(stateDir()).slice(before);
+    assert.ok(started.length > 0 && started.every((x) => x.runtime === "docker"));
+    assert.ok(
+      started.some((x) => x.devices[1] === mine),
+      JSON.stringify(started),
+    );
+  });
+
   it("a named runtime the node lacks: every check not assessed with the reason, none passed", async () => {
     const r = await run(inventory({ container_runtime: "enroot" }, "inv-enroot.yaml"), "none");
     assert.ok(r.checks.length > 0);

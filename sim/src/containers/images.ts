@@ -40,6 +40,8 @@ export function writeContainers(stateDir: string, c: SimContainers): void {
 }
 
 export interface StartRecord {
+  /** podman or docker: which CLI was asked. */
+  runtime: string;
   image: string;
   devices: string[];
   /** Started, or refused before the command ran (and why). */

@@ -140,6 +140,7 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
   const image = images.find((i) => i.name === parsed.image);
   const refuse = (reason: string, code: number) => {
     recordStart(stateDir, {
+      runtime: flavor,
       image: parsed.image,
       devices: parsed.devices,
       outcome: "refused",
@@ -176,6 +177,7 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
   await new Promise((r) => setTimeout(r, START_COST_S * 1000));
   const given = seesAll ? allDevices(state) : fence;
   recordStart(stateDir, {
+    runtime: flavor,
     image: image.name,
     devices: given,
     outcome: "started",
