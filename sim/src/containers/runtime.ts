@@ -160,7 +160,7 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
         flavor === "podman"
           ? `setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=${d}`
           : `failed to create task for container: nvidia-container-cli: device error: ${d}: unknown device`,
-        flavor === "podman" ? 125 : 125,
+        125,
       );
     fence.push(...hit);
   }
