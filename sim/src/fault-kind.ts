@@ -29,6 +29,9 @@ export type FaultRecord =
   | { kind: "nvcc"; previous: string | null }
   | { kind: "no-toolkit" }
   | { kind: "cdi-stale"; file: string; previous: string | null }
+  // issue 23: the container toolkit's (sim/src/containers), kept in containers.json.
+  | { kind: "image"; name: string; previous: string | null }
+  | { kind: "container-sees-all" }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (sim/src/workloads/chaos.ts). */

@@ -1,6 +1,7 @@
 // Faults of the node's software rather than its GPUs.
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readContainers, writeContainers } from "./containers/images.js";
 import { type FaultKind, usage } from "./fault-kind.js";
 import { cdiDirOf, writeSpec } from "./toolkit/spec.js";
 
@@ -67,5 +68,56 @@ export const cdiStale: FaultKind = {
     if (r.kind !== "cdi-stale") return;
     if (r.previous === null) rmSync(r.file, { force: true });
     else writeFileSync(r.file, r.previous);
+  },
+};
+
+/**
+ * image --name NAME=X.Y[.Z]: the node has a local container image NAME whose CUDA_VERSION is
+ * X.Y.Z (replacing one of that name); `--clear` puts the image set back. The default set is
+ * sim/src/containers/images.ts DEFAULT_IMAGES.
+ */
+export const image: FaultKind = {
+  usage: "image --name NAME=CUDA: the node has a local container image NAME of CUDA version CUDA",
+  plant({ stateDir }, o) {
+    const m = /^([A-Za-z0-9][A-Za-z0-9._/:@-]*)=(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)$/.exec(
+      o.name ?? "",
+    );
+    if (!m)
+      throw usage(
+        `image needs --name NAME=CUDA, e.g. --name site/train:1=12.8.0 (got '${o.name ?? "nothing"}')`,
+      );
+    const c = readContainers(stateDir);
+    const previous = c.images.find((i) => i.name === m[1])?.cuda ?? null;
+    c.images = [...c.images.filter((i) => i.name !== m[1]), { name: m[1]!, cuda: m[2]! }];
+    writeContainers(stateDir, c);
+    return {
+      record: { kind: "image", name: m[1]!, previous },
+      detail: `image ${m[1]} (CUDA ${m[2]}) is on the node`,
+    };
+  },
+  undo({ stateDir }, r) {
+    if (r.kind !== "image") return;
+    const c = readContainers(stateDir);
+    c.images = c.images.filter((i) => i.name !== r.name);
+    if (r.previous !== null) c.images.push({ name: r.name, cuda: r.previous });
+    writeContainers(stateDir, c);
+  },
+};
+
+/** container-sees-all: the runtime gives every container every device of the node, whatever
+ * it was asked for (a runtime left on NVIDIA_VISIBLE_DEVICES=all, a privileged container). */
+export const containerSeesAll: FaultKind = {
+  usage: "container-sees-all: the container runtime gives every container every GPU device",
+  plant({ stateDir }) {
+    writeContainers(stateDir, { ...readContainers(stateDir), seesAll: true });
+    return {
+      record: { kind: "container-sees-all" },
+      detail: "containers see every device of the node",
+    };
+  },
+  undo({ stateDir }) {
+    const c = readContainers(stateDir);
+    delete c.seesAll;
+    writeContainers(stateDir, c);
   },
 };

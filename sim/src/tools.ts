@@ -40,6 +40,9 @@ export const SIM_TOOLS: Record<string, string> = {
   // reports of the driver.
   "nvidia-ctk": "dist/sim/toolkit/ctk.js",
   "nvidia-container-cli": "dist/sim/toolkit/container-cli.js",
+  // issue 23: a container runtime with the NVIDIA toolkit (sim/src/containers).
+  podman: "dist/sim/containers/podman.js",
+  docker: "dist/sim/containers/docker.js",
 };
 
 export function installTools(binDir: string): void {

@@ -51,6 +51,8 @@ export interface SuiteNode {
   instances: SuiteInstance[];
   /** The node's name in Slurm (the inventory's `slurm_node`), or null where Slurm is not used. */
   slurmNode: string | null;
+  /** issue 23: the inventory's `containers:` images and `container_runtime` for this node. */
+  containers?: { images: Record<string, string>; runtime: "docker" | "podman" | "enroot" | null };
   /** Why the node could not be read (unreachable, locked…): its tests are broken. */
   error: string | null;
   /** Why this suite may not fault the node (a foreign process, Slurm not drained), if it
@@ -93,6 +95,13 @@ export interface WorkloadResult {
 
 /** train-step: GEMMs plus an NCCL all_reduce per step (issue 22), the training suite's. */
 export type BuiltinWorkload = "stress" | "nccl" | "gpu-burn" | "train-step" | "serve";
+
+/** An instance's argv around a workload's program and arguments (a container runtime's). */
+export type WorkloadWrap = (
+  instance: SuiteInstance,
+  program: string,
+  args: readonly string[],
+) => string[];
 
 export interface WorkloadBatch {
   /** Starts the workload on every instance at once (nodes in parallel); idempotent. */
@@ -169,6 +178,9 @@ export interface RunOptionsView {
   busbwFloorGBs?: number | null;
   /** Soft routes: the tenant counts whose per-tenant slowdown is measured (`--tenants`). */
   tenants: number[];
+  /** containers: the config file's images, profile (`1g.10gb`) or `gpuN:START:SIZE` → image
+   * (a node's inventory `containers:` wins key by key: SuiteNode.containers). */
+  containers?: Record<string, string>;
   layout: { file: string; config: string } | null;
   outDir: string;
 }
@@ -179,7 +191,13 @@ export interface SuiteRun {
   /** A built-in workload on these instances (default: every instance of every node). */
   workload(
     name: BuiltinWorkload,
-    o?: { durationS?: number; instances?: readonly SuiteInstance[] },
+    o?: {
+      durationS?: number;
+      instances?: readonly SuiteInstance[];
+      /** The argv that runs the workload's program on an instance instead of the program
+       * itself (issue 23: inside the instance's container); its output is read the same. */
+      wrap?: WorkloadWrap;
+    },
   ): WorkloadBatch;
   /** Checks finished so far in this run (earlier suites' included). */
   checks(): readonly CheckRecord[];

@@ -146,7 +146,9 @@ export function notAssessed(code: string, message: string): never {
 // Slurm's answers parsed (scontrol -o, gres.conf, hostlists) and compared with MIG instances:
 // what the built-in slurm suite uses, for site suites that check their own Slurm rules.
 export * as slurm from "../verdicts/slurm.js";
-
+// issue 23: containers per MIG instance (image choice, runtime argv, image CUDA, what a
+// container saw), for the containers suite and site suites that start their own containers.
+export * as containers from "../workloads/containers.js";
 // train-step's lines parsed and turned into measurements (issue 22): for a suite that runs it
 // itself, as the training suite does across a node's whole GPUs in one process.
 export * as trainStep from "../workloads/parsers/train-step.js";
@@ -232,3 +234,6 @@ export function judgeAllReduceOverNvlink(
     "NCCL_FAILED",
   );
 }
+
+/** Can an image of this CUDA run on the driver (the container toolkit's rule)? */
+export { judgeImageCuda } from "../verdicts/cdi.js";

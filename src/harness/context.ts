@@ -30,11 +30,12 @@ import type {
   VerdictView,
   WorkloadBatch,
   WorkloadResult,
+  WorkloadWrap,
 } from "./api-types.js";
 import { gatedPlan, type NodeIsolation, nodeWork } from "./node-pool.js";
 import { nodeViews } from "./node-views.js";
 import { DeclaredWork, isolationSeconds, type ProgressEvent } from "./progress.js";
-import { resultOf } from "./results.js";
+import { resultOf, wrapFor } from "./results.js";
 import type { NodeSession } from "./session.js";
 
 /** The engines behind the built-in suites, provided by the run (they need the records, the
@@ -194,7 +195,14 @@ export class HarnessContext implements SuiteContext {
       options: this.options,
       nodes,
       workload: (name, wo = {}) =>
-        this.batch(suite, name, wo.durationS ?? this.options.durationS, wo.instances, refused),
+        this.batch(
+          suite,
+          name,
+          wo.durationS ?? this.options.durationS,
+          wo.instances,
+          refused,
+          wo.wrap,
+        ),
       checks: () => this.sink.checks,
       isolation: (node) => {
         const why = refused(node.name) ?? node.error;
@@ -238,6 +246,7 @@ export class HarnessContext implements SuiteContext {
     durationS: number,
     only: readonly SuiteInstance[] | undefined,
     refused: (node: string) => string | null,
+    wrap?: WorkloadWrap,
   ): WorkloadBatch {
     const all = only ?? [...this.views.values()].flatMap((n) => n.instances);
     const byNode = new Map<string, SuiteInstance[]>();
@@ -272,6 +281,7 @@ export class HarnessContext implements SuiteContext {
               // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
               graceS:
                 name === "stress" || name === "serve" ? Math.max(5, durationS * 0.2) : undefined,
+              ...(wrap ? { wrap: wrapFor(list, wrap) } : {}),
             });
           const { result: r, util } = await withUtilization(
             s,

@@ -78,6 +78,7 @@ export function nodeViews(sessions: readonly NodeSession[]): Map<string, SuiteNo
       gpus: [...gpus.values()].sort((a, b) => a.index - b.index),
       instances,
       slurmNode: s.node.slurmNode,
+      containers: { images: s.node.containers ?? {}, runtime: s.node.containerRuntime ?? null },
       error: s.error ? `[${s.error.code}] ${s.error.message}` : null,
       refusal: null,
       exec: async (command, o = {}) => {

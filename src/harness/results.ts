@@ -1,9 +1,12 @@
 // A finished workload as a suite reads it: its status and the reason, its measurements, and the
-// utilization sampled while it ran.
+// utilization sampled while it ran; and a suite's wrap of the workload's argv as the launcher
+// calls it.
+import { SlicecheckError } from "../errors.js";
+import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import { statusOf } from "../workloads/summary.js";
 import type { UtilizationResult } from "../workloads/utilization.js";
-import type { SuiteInstance, WorkloadResult } from "./api-types.js";
+import type { SuiteInstance, WorkloadResult, WorkloadWrap } from "./api-types.js";
 
 export function resultOf(
   o: InstanceOutcome,
@@ -43,5 +46,14 @@ export function resultOf(
           insufficient: util.insufficient?.get(view.uuid) ?? null,
         }
       : null,
+  };
+}
+
+/** A suite's wrap (over its instance views) as the launcher calls it (over instances). */
+export function wrapFor(list: readonly SuiteInstance[], wrap: WorkloadWrap) {
+  return (i: Instance, program: string, args: readonly string[]): string[] => {
+    const view = list.find((v) => v.uuid === i.uuid);
+    if (!view) throw new SlicecheckError("INTERNAL", `${i.node}: ${i.uuid} is not in the batch`);
+    return wrap(view, program, args);
   };
 }

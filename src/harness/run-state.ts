@@ -28,6 +28,8 @@ export interface HarnessRunOptions {
   busbwFloorGBs?: number | null;
   /** Soft routes: tenant counts for the slowdown per tenant count (`--tenants`). */
   tenants: number[];
+  /** issue 23: the config file's `containers:` images (profile or gpuN:START:SIZE → image). */
+  containers?: Record<string, string> | null;
   layout: { file: string; config: LayoutConfig } | null;
   keep: boolean;
   allowReset: boolean;
@@ -132,6 +134,7 @@ export function optionsView(o: HarnessRunOptions): RunOptionsView {
     aggressors: o.aggressors,
     busbwFloorGBs: o.busbwFloorGBs ?? null,
     tenants: o.tenants,
+    containers: o.containers ?? {},
     layout: o.layout ? { file: o.layout.file, config: o.layout.config.name } : null,
     outDir: o.outDir,
   };

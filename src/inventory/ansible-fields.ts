@@ -78,6 +78,8 @@ export function ansibleFields(host: ResolvedHost): MappedFields {
   pick(["slicecheck_slurm_node"], "slurm_node");
   pick(["slicecheck_mig_config"], "mig_config");
   pick(["slicecheck_mig_layout"], "mig_layout");
+  pick(["slicecheck_containers"], "containers");
+  pick(["slicecheck_container_runtime"], "container_runtime");
   pick(["slicecheck_identity_passphrase_env"], "identity_passphrase_env");
   return out;
 }

@@ -69,6 +69,8 @@ function nodeSpecOf(c: Ctx, r: RawNode): NodeSpec {
     slurmNode: r.fields.slurm_node ?? null,
     intended: intendedOf(c, r),
     ...(r.fields.regenerate_cdi ? { regenerateCdi: true } : {}),
+    ...(r.fields.containers ? { containers: r.fields.containers } : {}),
+    containerRuntime: r.fields.container_runtime ?? null,
     origins,
   };
 }

@@ -29,6 +29,17 @@ export function hostProblem(host: string): string | null {
   return null;
 }
 
+// A `containers:` key: a MIG profile (`1g.10gb`, `1g.10gb+me`) or one instance by its GPU and
+// placement (`gpu0:0:4`, the start and size nvidia-smi shows).
+export const CONTAINER_KEY = /^(?:\d+g\.\d+gb(?:\+[a-z]+)?|gpu\d+:\d+:\d+)$/;
+export const CONTAINER_KEY_HELP =
+  "expected a MIG profile (1g.10gb) or an instance as gpuN:START:SIZE (gpu0:0:4)";
+// OCI references reach argv only (never a shell), but keep them to the reference alphabet.
+export const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/;
+export const IMAGE_HELP = "expected an image reference (nvidia/cuda:12.4.1-base-ubuntu22.04)";
+export const CONTAINER_RUNTIMES = ["docker", "podman", "enroot"] as const;
+export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];
+
 const port = z
   .number({ error: "expected a port number (integer 1-65535)" })
   .int("expected a port number (integer 1-65535)")
@@ -107,6 +118,21 @@ export const nodeFields = z.strictObject({
   // The CDI spec follows the layout: `nvidia-ctk cdi generate` after run --layout's apply and
   // restore (as the GPU Operator regenerates it after a MIG change).
   regenerate_cdi: z.boolean({ error: "expected true or false" }).optional(),
+  // issue 23: the image each instance's container runs, by profile (`1g.10gb`) or by one
+  // instance (`gpu0:0:4`, the GPU and its placement); and the runtime, else detected.
+  containers: z
+    .record(
+      z.string().regex(CONTAINER_KEY, CONTAINER_KEY_HELP),
+      z.string({ error: "expected an image name" }).regex(IMAGE_NAME, IMAGE_HELP),
+      {
+        error:
+          "expected a mapping from a MIG profile (1g.10gb) or gpuN:START:SIZE (gpu0:0:4) to an image",
+      },
+    )
+    .optional(),
+  container_runtime: z
+    .enum(CONTAINER_RUNTIMES, { error: `expected one of ${CONTAINER_RUNTIMES.join(", ")}` })
+    .optional(),
 });
 export type NodeFields = z.infer<typeof nodeFields>;
 

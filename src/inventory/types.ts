@@ -39,6 +39,10 @@ export interface NodeSpec extends SshEndpoint {
   /** Inventory `regenerate_cdi: true`: `run --layout` runs `nvidia-ctk cdi generate` after the
    * apply and after the restore, as the GPU Operator does (`--regenerate-cdi` for every node). */
   regenerateCdi?: boolean;
+  /** issue 23: the inventory's `containers:` (profile or `gpuN:START:SIZE` → image) and its
+   * `container_runtime`; absent: none named (the config file's images, a detected runtime). */
+  containers?: Record<string, string>;
+  containerRuntime?: "docker" | "podman" | "enroot" | null;
   /** Where each resolved value came from (`file:line (ansible_port)`, `… (ssh_config Port)`,
    * `default`), for `slicecheck inventory`. */
   origins?: Record<string, string>;

@@ -12,6 +12,8 @@ export const BUILTIN_SUITES = [
   "nccl",
   // issue 22: train-step on 3g/4g instances and whole cards, recorded for diff.
   "training",
+  // issue 23: the stress in a container per MIG instance, images of different CUDA versions.
+  "containers",
   "isolation",
   "slurm",
   "health",
@@ -79,6 +81,8 @@ const ORDER: Record<BuiltinSuite, number> = {
   nccl: 2,
   // Workloads before the faults: its step times are measured on undisturbed GPUs.
   training: 2.5,
+  // Containers after the bare workloads, before the faults: its shares are measured undisturbed.
+  containers: 2.7,
   isolation: 3,
   // After the faults (a GPU they broke must not take probe jobs unnoticed), before health.
   slurm: 4,
@@ -142,6 +146,15 @@ export const SIGNOFF: readonly (readonly [BuiltinSuite, SuiteSignoff])[] = [
       ledger: false,
       requirement:
         "a training step (GEMMs and an all_reduce) runs on every 3g/4g instance and the whole cards without wrong results",
+      rowOnlyWhenRun: true,
+    },
+  ],
+  [
+    "containers",
+    {
+      ledger: false,
+      requirement:
+        "every instance's container starts, sees only its instance and computes at its share, images of different CUDA versions side by side",
       rowOnlyWhenRun: true,
     },
   ],

@@ -61,7 +61,11 @@ export async function runWorkloadOnNode(
   t: Transport,
   instances: readonly Instance[],
   workload: NodeWorkload | "gpu-burn" | "train-step",
-  o: Omit<LaunchOptions, "repetition"> & { durationS: number },
+  o: Omit<LaunchOptions, "repetition"> & {
+    durationS: number;
+    /** The argv that runs the program on an instance (inside its container): issue 23. */
+    wrap?: (i: Instance, program: string, args: readonly string[]) => string[];
+  },
 ): Promise<SuiteResult> {
   let spec: WorkloadSpec;
   if (workload === "stress" || workload === "train-step" || workload === "serve") {
@@ -90,7 +94,14 @@ export async function runWorkloadOnNode(
         outcomes: [],
       };
   }
-  const outcomes = await runOnInstances([t], instances, spec, o);
+  const wrap = o.wrap;
+  const per = wrap
+    ? (i: Instance): WorkloadSpec => {
+        const [program, ...args] = wrap(i, spec.program, spec.args);
+        return { ...spec, program: program ?? spec.program, args };
+      }
+    : spec;
+  const outcomes = await runOnInstances([t], instances, per, o);
   return { suite: workload, skipped: null, outcomes };
 }
 

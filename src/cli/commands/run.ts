@@ -101,6 +101,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     allure: o.allure !== false,
     concurrency: o.concurrency ?? 64,
     signoffPolicy: currentSettings().signoff ?? DEFAULT_POLICY,
+    containers: currentSettings().containers ?? null,
     events: (e) => view.event(e),
     onCheck: (c) => showCheck(c, o.json ? null : view),
     err: (line) => view.message(line),

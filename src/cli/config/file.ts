@@ -9,6 +9,7 @@ import { SlicecheckError } from "../../errors.js";
 import { closest } from "../../util/closest.js";
 import { yamlToJs } from "../../util/yaml.js";
 import type { SignoffPolicy } from "../../verdicts/coverage.js";
+import { containersFrom } from "./containers.js";
 import { SETTING_KEYS, SETTINGS, type SettingKind } from "./settings.js";
 import { signoffPolicyFrom } from "./signoff.js";
 
@@ -22,6 +23,8 @@ export interface ConfigFile {
   values: Map<string, { value: ConfigValue; line: number }>;
   /** The `signoff:` section as a policy; null when the file has none (the default applies). */
   signoff: SignoffPolicy | null;
+  /** The `containers:` section (issue 23): profile or gpuN:START:SIZE → image; null: none. */
+  containers?: Record<string, string> | null;
 }
 
 /**
@@ -61,6 +64,7 @@ const KIND_SCHEMA: Record<SettingKind, z.ZodType> = {
 const schema = z.strictObject({
   ...Object.fromEntries(SETTINGS.map((s) => [s.key, KIND_SCHEMA[s.kind].optional()])),
   signoff: z.unknown().optional(),
+  containers: z.unknown().optional(),
 });
 
 function fail(file: string, line: number, what: string): never {
@@ -118,7 +122,7 @@ export function loadConfigFile(file: string): ConfigFile {
     fail(file, lineOfKey(key), `${key}: ${issue.message}; fix the value or remove the line`);
   }
   const values = new Map<string, { value: ConfigValue; line: number }>();
-  const { signoff: section, ...rest } = parsed.data as Record<string, unknown>;
+  const { signoff: section, containers: images, ...rest } = parsed.data as Record<string, unknown>;
   for (const [key, value] of Object.entries(rest as Record<string, ConfigValue>)) {
     if (value !== undefined) values.set(key, { value, line: lineOfKey(key) });
   }
@@ -126,5 +130,6 @@ export function loadConfigFile(file: string): ConfigFile {
     section === undefined
       ? null
       : signoffPolicyFrom(section, file, text, `${CONFIG_FILE}:${lineOfKey("signoff")}`);
-  return { file, values, signoff };
+  const containers = images === undefined ? null : containersFrom(images, file, text);
+  return { file, values, signoff, containers };
 }

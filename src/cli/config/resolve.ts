@@ -29,6 +29,8 @@ export interface Resolved {
   origins: Map<string, Origin>;
   /** The config file's sign-off policy (`signoff:`); absent: the default applies. */
   signoff?: SignoffPolicy | null;
+  /** The config file's `containers:` images (issue 23); absent or null: none. */
+  containers?: Record<string, string> | null;
 }
 
 // One command runs per process (and per in-process test call, one after the other), so the
@@ -144,6 +146,7 @@ export function applySettings(cmd: Command, ctx: ConfigContext): Resolved {
   // Loaded even when flags override every value: a broken file is refused, not ignored.
   const file: ConfigFile | null = path ? loadConfigFile(path) : null;
   resolved.signoff = file?.signoff ?? null;
+  resolved.containers = file?.containers ?? null;
   for (const { s, opt } of wanted) {
     if (cmd.getOptionValueSource(s.attr) === "cli") {
       origins.set(s.attr, { kind: "flag" });

@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// The simulated `podman` on a simulated node's PATH (./runtime.ts).
+import { runtimeMain } from "./runtime.js";
+
+process.exitCode = await runtimeMain("podman", process.argv.slice(2), {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+});

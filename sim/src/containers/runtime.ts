@@ -1,0 +1,217 @@
+// The simulated container runtime (podman and docker, the CLI subset the containers suite and
+// a site's scripts use): `run --rm --device nvidia.com/gpu=G:M | --gpus device=UUID [-e K=V]
+// [-v A:B] IMAGE CMD…`, `image inspect IMAGE`, `images`, `--version`. No real container is made
+// (this machine's checks on rootful podman are in the README): the command runs as a process
+// of the node with a container's environment (the image's env, no CUDA_VISIBLE_DEVICES from
+// outside) and fenced to the devices it was given (../fence.ts), so its CUDA and its
+// `nvidia-smi -L` see only them. What the toolkit's hook checks before the start is modelled:
+// the image's `cuda>=X.Y` requirement against the driver's CUDA.
+import { spawn } from "node:child_process";
+import { FENCE_VAR } from "../fence.js";
+import { readState } from "../nvsmi/state.js";
+import { allDevices, resolveDevice } from "./devices.js";
+import { inspectOf, readContainers, recordStart, type SimImage } from "./images.js";
+
+export type Flavor = "podman" | "docker";
+
+/** Seconds a container takes to start before its command runs. The references hold no
+ * measurement; 0.5 s is a conservative figure for a local image with crun/runc and the
+ * toolkit's hook (commonly quoted as a few hundred ms to about a second). */
+export const START_COST_S = 0.5;
+
+const VERSION: Record<Flavor, string> = {
+  podman: "podman version 4.9.3",
+  docker: "Docker version 26.1.5+dfsg1, build a72d7cd",
+};
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+export async function runtimeMain(flavor: Flavor, argv: string[], io: Io): Promise<number> {
+  const stateDir = process.env.SLICECHECK_SIM_STATE;
+  if (!stateDir) {
+    io.err(`${flavor} (simulated): SLICECHECK_SIM_STATE is not set\n`);
+    return 125;
+  }
+  const [sub, ...rest] = argv;
+  if (sub === "--version" || sub === "version") {
+    io.out(`${VERSION[flavor]}\n`);
+    return 0;
+  }
+  const images = readContainers(stateDir).images;
+  if (sub === "images") {
+    io.out("REPOSITORY                 TAG                      IMAGE ID\n");
+    for (const i of images) {
+      const [repo, tag] = i.name.split(/:(?=[^:]*$)/);
+      io.out(`${(repo ?? "").padEnd(26)} ${(tag ?? "latest").padEnd(24)} ${imageId(i)}\n`);
+    }
+    return 0;
+  }
+  if (sub === "image" && rest[0] === "inspect") return inspect(images, rest.slice(1), io);
+  if (sub === "run") return run(flavor, stateDir, rest, io);
+  io.err(`Error: ${flavor} (simulated) knows run, image inspect, images and --version\n`);
+  return 125;
+}
+
+const imageId = (i: SimImage) => (inspectOf(i) as { Id: string }).Id.slice(7, 19);
+
+function inspect(images: readonly SimImage[], names: string[], io: Io): number {
+  const found = names.map((n) => images.find((i) => i.name === n));
+  const missing = names.find((_, k) => !found[k]);
+  if (missing !== undefined || names.length === 0) {
+    io.out("[]\n");
+    io.err(`Error: ${missing ?? "an image"}: image not known\n`);
+    return 125;
+  }
+  io.out(
+    `${JSON.stringify(
+      found.map((i) => inspectOf(i!)),
+      null,
+      4,
+    )}\n`,
+  );
+  return 0;
+}
+
+interface RunArgs {
+  devices: string[];
+  env: Record<string, string>;
+  image: string;
+  command: string[];
+}
+
+const VALUE_FLAGS = new Set(["--device", "--gpus", "-e", "--env", "-v", "--volume", "--name"]);
+const VALUE_IGNORED = new Set(["--security-opt", "--network", "--hooks-dir", "-w", "--workdir"]);
+
+function parseRun(flavor: Flavor, args: string[]): RunArgs | string {
+  const r: RunArgs = { devices: [], env: {}, image: "", command: [] };
+  let k = 0;
+  while (k < args.length) {
+    const a = args[k]!;
+    if (!a.startsWith("-")) break;
+    k++;
+    if (a === "--rm" || a === "-i" || a === "-t" || a === "--init") continue;
+    const [flag, inline] = a.includes("=")
+      ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)]
+      : [a, undefined];
+    if (!VALUE_FLAGS.has(flag!) && !VALUE_IGNORED.has(flag!)) return `unknown flag: ${a}`;
+    const v = inline ?? args[k++];
+    if (v === undefined) return `flag needs an argument: ${flag}`;
+    if (flag === "--device") {
+      if (!v.startsWith("nvidia.com/gpu="))
+        return `only CDI devices nvidia.com/gpu=… are simulated, got ${v}`;
+      r.devices.push(v.slice("nvidia.com/gpu=".length));
+    } else if (flag === "--gpus") {
+      if (flavor !== "docker") return "unknown flag: --gpus";
+      const list =
+        v === "all"
+          ? ["all"]
+          : v
+              .replace(/^"?device=/, "")
+              .replace(/"$/, "")
+              .split(",");
+      r.devices.push(...list);
+    } else if (flag === "-e" || flag === "--env") {
+      const eq = v.indexOf("=");
+      if (eq > 0) r.env[v.slice(0, eq)] = v.slice(eq + 1);
+    }
+  }
+  r.image = args[k] ?? "";
+  r.command = args.slice(k + 1);
+  if (!r.image) return `"${flavor} run" requires at least 1 argument`;
+  return r;
+}
+
+const majorMinor = (v: string) => {
+  const m = /^(\d+)\.(\d+)/.exec(v);
+  return m ? Number(m[1]) * 1000 + Number(m[2]) : null;
+};
+
+async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Promise<number> {
+  const parsed = parseRun(flavor, args);
+  if (typeof parsed === "string") {
+    io.err(`Error: ${parsed}\n`);
+    return 125;
+  }
+  const { images, seesAll } = readContainers(stateDir);
+  const state = readState(stateDir);
+  const image = images.find((i) => i.name === parsed.image);
+  const refuse = (reason: string, code: number) => {
+    recordStart(stateDir, {
+      runtime: flavor,
+      image: parsed.image,
+      devices: parsed.devices,
+      outcome: "refused",
+      reason,
+      atMs: Date.now(),
+    });
+    io.err(`Error: ${reason}\n`);
+    return code;
+  };
+  if (!image)
+    return refuse(`${parsed.image}: image not known locally and no registry is reachable`, 125);
+  const fence: string[] = [];
+  for (const d of parsed.devices) {
+    const hit = resolveDevice(state, d);
+    if (!hit)
+      return refuse(
+        flavor === "podman"
+          ? `setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=${d}`
+          : `failed to create task for container: nvidia-container-cli: device error: ${d}: unknown device`,
+        125,
+      );
+    fence.push(...hit);
+  }
+  // The toolkit's hook checks NVIDIA_REQUIRE_CUDA against the driver before the command runs.
+  const need = majorMinor(image.cuda);
+  const have = majorMinor(state.cuda);
+  if (need !== null && have !== null && need > have) {
+    const [ma, mi] = image.cuda.split(".");
+    return refuse(
+      `OCI runtime error: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=${ma}.${mi}, please update your driver to a newer version, or use an earlier cuda container`,
+      126,
+    );
+  }
+  await new Promise((r) => setTimeout(r, START_COST_S * 1000));
+  const given = seesAll ? allDevices(state) : fence;
+  recordStart(stateDir, {
+    runtime: flavor,
+    image: image.name,
+    devices: given,
+    outcome: "started",
+    atMs: Date.now(),
+  });
+  return exec(parsed, image, stateDir, given);
+}
+
+/** The command as a process of the node with the container's environment, fenced. */
+function exec(r: RunArgs, image: SimImage, stateDir: string, fence: string[]): Promise<number> {
+  if (r.command.length === 0) return Promise.resolve(0);
+  const env: NodeJS.ProcessEnv = {
+    // The node's PATH stands for the image's plus the toolkit's injected nvidia-smi.
+    PATH: process.env.PATH,
+    HOME: "/root",
+    CUDA_VERSION: image.cuda,
+    NVIDIA_VISIBLE_DEVICES: fence.join(","),
+    SLICECHECK_SIM_STATE: stateDir,
+    [FENCE_VAR]: fence.length ? fence.join(",") : "none",
+    ...r.env,
+  };
+  return new Promise((resolve) => {
+    const child = spawn(r.command[0]!, r.command.slice(1), { env, stdio: "inherit" });
+    const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
+    process.on("SIGTERM", forward("SIGTERM"));
+    process.on("SIGINT", forward("SIGINT"));
+    child.on("error", (e) => {
+      process.stderr.write(
+        `Error: crun: executable file \`${r.command[0]}\` not found: ${e.message}\n`,
+      );
+      resolve(127);
+    });
+    child.on("exit", (code, sig) =>
+      resolve(code ?? 128 + (sig === "SIGKILL" ? 9 : sig === "SIGINT" ? 2 : 15)),
+    );
+  });
+}

@@ -1,0 +1,196 @@
+// The containers suite's work on one node before any workload: which runtime, which image each
+// instance runs and its CUDA (from `image inspect`), the images the driver cannot run refused
+// before any container starts, then per instance one probe container (its CUDA and its
+// `nvidia-smi -L`) timed against the same probe started bare.
+import { dirname } from "node:path";
+import {
+  containers,
+  judgeImageCuda,
+  type SuiteInstance,
+  type SuiteNode,
+  type SuiteRun,
+} from "slicecheck/suite";
+
+type Runtime = containers.ContainerRuntime;
+
+/** Why the image cannot run on this driver (the toolkit's own rule, judgeImageCuda), or null.
+ * Whether the image carries cuda-compat is not read, so a newer image is refused: the runtime
+ * refuses it too unless it carries them, and that case says so in its message. */
+function tooNew(image: string, imageCuda: string | null, driverCuda: string | null): string | null {
+  const v = judgeImageCuda(driverCuda, imageCuda, false);
+  return v.verdict === "refused"
+    ? `image ${image}: ${v.message}; no container of it started`
+    : null;
+}
+
+export interface Probe {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  /** Seconds from the request to its answer, on this machine's clock (SSH included). */
+  seconds: number;
+}
+
+export interface InstancePlan {
+  image: string | null;
+  /** The image's CUDA_VERSION; null when unknown (not a CUDA image, or inspect failed). */
+  imageCuda: string | null;
+  /** Why no container may start for it (IMAGE_CUDA_TOO_NEW's message), or null. */
+  tooNew: string | null;
+  /** Why the image could not be read on the node, or null. */
+  imageProblem: string | null;
+  cdiIndex: number | null;
+  container: Probe | null;
+  bare: Probe | null;
+}
+
+export interface NodePlan {
+  runtime: Runtime | null;
+  /** Why nothing can run in containers here (no runtime…); null when planned. */
+  problem: string | null;
+  instances: Map<string, InstancePlan>;
+  /** The built-in stress on the node (mounted into each container). */
+  program: string | null;
+}
+
+/** The probe: the image's CUDA as the container sees it, and the devices it can list. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's ${…}, expanded in the container
+export const PROBE = ["sh", "-c", 'echo "CUDA_VERSION=${CUDA_VERSION:-none}"; nvidia-smi -L'];
+
+async function timed(
+  node: SuiteNode,
+  argv: string[],
+  env?: Record<string, string>,
+): Promise<Probe> {
+  const t0 = Date.now();
+  const r = await node.exec(argv, { timeoutS: 120, ...(env ? { env } : {}) });
+  return { ...r, seconds: (Date.now() - t0) / 1000 };
+}
+
+/** The inventory's runtime, else the first on the node's PATH. */
+async function runtimeOf(
+  node: SuiteNode,
+): Promise<{ runtime: Runtime | null; problem: string | null }> {
+  const named = node.containers?.runtime ?? null;
+  const look = named ? [named] : containers.RUNTIMES;
+  const r = await node.exec({
+    shell: look.map((n) => `command -v ${n} >/dev/null 2>&1 && echo ${n}`).join("; "),
+  });
+  const found = r.stdout.split("\n").filter(Boolean);
+  const runtime = containers.pickRuntime(found);
+  if (!runtime)
+    return {
+      runtime: null,
+      problem: named
+        ? `${node.name}: the inventory's container_runtime ${named} is not on the node's PATH`
+        : `${node.name}: no container runtime (${containers.RUNTIMES.join(", ")}) on the node's PATH`,
+    };
+  if (runtime === "enroot")
+    return {
+      runtime,
+      problem: `${node.name}: enroot is named, but the containers suite drives docker and podman only so far`,
+    };
+  return { runtime, problem: null };
+}
+
+/** Each distinct image's CUDA, or why it could not be read. */
+async function imageCudas(node: SuiteNode, runtime: Runtime, images: Set<string>) {
+  const out = new Map<string, { cuda: string | null; problem: string | null }>();
+  for (const image of images) {
+    const r = await node.exec([runtime, "image", "inspect", image]);
+    out.set(
+      image,
+      r.exitCode === 0
+        ? { cuda: containers.imageCudaOf(r.stdout), problem: null }
+        : {
+            cuda: null,
+            problem: `${runtime} image inspect ${image}: ${r.stderr.trim() || `exit ${r.exitCode}`}`,
+          },
+    );
+  }
+  return out;
+}
+
+export async function planNode(run: SuiteRun, node: SuiteNode): Promise<NodePlan> {
+  const plan: NodePlan = { runtime: null, problem: null, instances: new Map(), program: null };
+  if (node.error) return { ...plan, problem: node.error };
+  const rt = await runtimeOf(node);
+  if (!rt.runtime || rt.problem) return { ...plan, ...rt };
+  const runtime = rt.runtime;
+  const chosen = new Map<string, string | null>();
+  for (const inst of node.instances)
+    chosen.set(
+      inst.uuid,
+      containers.imageFor(inst, run.options.containers ?? {}, node.containers?.images ?? {}),
+    );
+  const images = new Set([...chosen.values()].filter((x): x is string => x !== null));
+  if (images.size === 0)
+    return {
+      ...plan,
+      runtime,
+      problem: `${node.name}: no image for any instance; name one per profile under containers: in slicecheck.config.yaml or the inventory`,
+    };
+  const cudas = await imageCudas(node, runtime, images);
+  // Every image judged against the driver before any container starts.
+  for (const inst of node.instances) {
+    const image = chosen.get(inst.uuid) ?? null;
+    const c = image ? cudas.get(image) : undefined;
+    plan.instances.set(inst.uuid, {
+      image,
+      imageCuda: c?.cuda ?? null,
+      imageProblem: c?.problem ?? null,
+      tooNew: image ? tooNew(image, c?.cuda ?? null, node.cuda) : null,
+      cdiIndex: null,
+      container: null,
+      bare: null,
+    });
+  }
+  const listing = await node.exec(["nvidia-smi", "-L"]);
+  for (const inst of node.instances) {
+    const p = plan.instances.get(inst.uuid)!;
+    if (!p.image || p.tooNew || p.imageProblem) continue;
+    p.cdiIndex = containers.migIndexOf(listing.stdout, inst);
+    p.bare = await timed(node, PROBE, { CUDA_VISIBLE_DEVICES: inst.uuid });
+    p.container = await timed(node, containers.runArgv(runtime, inst, p.cdiIndex, p.image, PROBE));
+  }
+  plan.program = await run.program(node, "stress");
+  return { ...plan, runtime };
+}
+
+/** Why the stress does not run in the instance's container (its image refused, its probe
+ * container failed or saw other devices), or null: it runs. */
+export function whyNotRun(plan: NodePlan, inst: SuiteInstance): string | null {
+  if (plan.problem) return plan.problem;
+  const p = plan.instances.get(inst.uuid);
+  if (!p?.image) return "no image for its profile";
+  if (p.tooNew)
+    return `its image was refused before any container started (${p.image}, CUDA ${p.imageCuda})`;
+  if (p.imageProblem) return p.imageProblem;
+  if (p.container?.exitCode !== 0) return "its probe container did not start";
+  try {
+    const others = containers.seesOthers(p.container.stdout, inst.uuid, inst.gpuUuid);
+    return others ? `its probe container saw other devices: ${others}` : null;
+  } catch {
+    // An unreadable listing: its own check is broken, and nothing runs in that container.
+    return "its probe container's nvidia-smi -L could not be read";
+  }
+}
+
+/** The instances whose container started and saw only its instance: they run the stress. */
+export const runnable = (plan: NodePlan, inst: SuiteInstance): boolean =>
+  whyNotRun(plan, inst) === null;
+
+/** The argv of the stress in the instance's container (the program's folder mounted). */
+export function wrapOf(plan: NodePlan) {
+  return (inst: SuiteInstance, program: string, args: readonly string[]): string[] => {
+    const p = plan.instances.get(inst.uuid);
+    return containers.runArgv(
+      plan.runtime!,
+      inst,
+      p?.cdiIndex ?? null,
+      p?.image ?? "",
+      [program, ...args],
+      program.startsWith("/") ? [dirname(program)] : [],
+    );
+  };
+}

@@ -1,0 +1,158 @@
+// The containers suite end to end (real sshd, one simulated H100 on driver 550, CUDA 12.4):
+// three instances of one GPU, the 3g in a CUDA 12.4 image and the 2g in a CUDA 12.2 image at
+// the same time, each seeing only its instance; the 1g's CUDA 13.0 image is refused before any
+// container of it starts; a runtime that gives containers every device fails
+// CONTAINER_SEES_OTHERS; a named runtime the node lacks is not assessed, never passed.
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { readStarts } from "../../sim/src/containers/images.js";
+import { readState } from "../../sim/src/nvsmi/state.js";
+import { cli } from "../helpers/cli.js";
+import { useCluster } from "../helpers/cluster.js";
+
+interface Check {
+  suite: string;
+  title: string;
+  status: string;
+  code: string;
+  message: string;
+  figures: Record<string, unknown>;
+  instance: { profile: string; uuid: string } | null;
+}
+
+const IMAGES = {
+  "3g.40gb": "nvidia/cuda:12.4.1-base-ubuntu22.04",
+  "2g.20gb": "nvidia/cuda:12.2.0-base-ubuntu22.04",
+  "1g.10gb": "nvidia/cuda:13.0.0-base-ubuntu24.04",
+};
+
+describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, a too-new image refused (real sshd, simulated)", function () {
+  this.timeout(240_000);
+  const c = useCluster([{ gpu: "H100-80GB", gpus: 1, driver: "550.127.05" }]);
+  const stateDir = () => join(c.dir, ".sim.d/nodes/sim01/state");
+  /** The inventory with `containers:` (and more) in its defaults. */
+  const inventory = (extra: Record<string, unknown>, name: string) => {
+    const inv = parse(readFileSync(c.inventoryPath, "utf8")) as {
+      defaults?: Record<string, unknown>;
+    };
+    inv.defaults = { ...inv.defaults, containers: IMAGES, ...extra };
+    const file = join(c.dir, name);
+    writeFileSync(file, stringify(inv));
+    return file;
+  };
+  const run = async (inv: string, label: string) => {
+    const r = await cli(
+      "run",
+      "-i",
+      inv,
+      "--suites",
+      "containers",
+      "--layout",
+      "test/fixtures/containers-layout.yaml",
+      "-c",
+      "three-profiles",
+      "--duration",
+      "2",
+      "--out",
+      join(c.dir, label),
+      "--json",
+    );
+    const checks = (JSON.parse(r.stdout) as { checks: Check[] }).checks.filter(
+      (x) => x.suite === "containers",
+    );
+    return { ...r, checks };
+  };
+  const of = (checks: Check[], profile: string, title: RegExp) =>
+    checks.find((x) => x.instance?.profile === profile && title.test(x.title));
+
+  it("runs the 12.4 and 12.2 containers at once, each seeing only its instance; refuses the 13.0 image before it starts", async () => {
+    const r = await run(inventory({}, "inv.yaml"), "side");
+    assert.equal(r.code, 1, r.stderr);
+    for (const [profile, cuda] of [
+      ["3g.40gb", "12.4.1"],
+      ["2g.20gb", "12.2.0"],
+    ] as const) {
+      const start = of(r.checks, profile, /sees exactly its instance/);
+      assert.deepEqual([start?.status, start?.code], ["passed", "OK"], JSON.stringify(start));
+      assert.equal(start?.figures.cudaInside, cuda);
+      // The modelled start cost is a floor (0.5 s); the bare probe's time is the figure beside it.
+      assert.ok(Number(start?.figures.containerStartS) >= 0.5, JSON.stringify(start?.figures));
+      assert.ok(Number(start?.figures.bareStartS) > 0, JSON.stringify(start?.figures));
+      const stress = of(r.checks, profile, /computes in its container/);
+      assert.deepEqual([stress?.status, stress?.code], ["passed", "OK"], JSON.stringify(stress));
+      assert.ok(Number(stress?.figures.tflops) > 0);
+    }
+    const together = r.checks.find((x) => /at the same time/.test(x.title));
+    assert.equal(together?.status, "passed", JSON.stringify(together));
+    assert.equal(together?.figures.cudaVersions, "12.4.1, 12.2.0");
+    assert.ok(Number(together?.figures.overlapS) > 1);
+
+    const refused = of(r.checks, "1g.10gb", /sees exactly its instance/);
+    assert.deepEqual([refused?.status, refused?.code], ["failed", "IMAGE_CUDA_TOO_NEW"]);
+    assert.deepEqual([refused?.figures.imageCuda, refused?.figures.driverCuda], ["13.0.0", "12.4"]);
+    assert.match(
+      refused?.message ?? "",
+      /nvidia\/cuda:13\.0\.0-base: image CUDA 13\.0\.0 is newer than the driver's CUDA 12\.4.*cuda-compat-13-0.*no container of it started/,
+    );
+    assert.equal(of(r.checks, "1g.10gb", /computes in its container/)?.status, "skipped");
+
+    // The runtime's own record: no container of the 13.0 image was ever asked for, and every
+    // started container got its parent GPU and exactly one MIG device.
+    const starts = readStarts(stateDir());
+    assert.ok(!starts.some((s) => s.image === IMAGES["1g.10gb"]), JSON.stringify(starts));
+    const gpu = readState(stateDir()).gpus[0]!;
+    const mine = ["3g.40gb", "2g.20gb"].map((p) => of(r.checks, p, /sees exactly/)?.instance?.uuid);
+    const started = starts.filter((s) => s.outcome === "started");
+    assert.equal(started.length, 4, "a probe and a stress container for each of the two instances");
+    for (const s of started) assert.equal(s.devices.length, 2, JSON.stringify(s));
+    // The probes one after the other, then the two stress containers together (either first).
+    const migOf = (k: number) => started[k]!.devices[1];
+    assert.deepEqual([migOf(0), migOf(1)], mine);
+    assert.deepEqual([migOf(2), migOf(3)].sort(), [...mine].sort());
+    for (const s of started) assert.equal(s.devices[0], gpu.uuid);
+  });
+
+  it("a runtime that gives containers every device fails CONTAINER_SEES_OTHERS", async () => {
+    const f = (...a: string[]) =>
+      cli("sim", "fault", "sim01", ...a, "--inventory", c.inventoryPath);
+    assert.equal((await f("container-sees-all")).code, 0);
+    const r = await run(inventory({}, "inv.yaml"), "all");
+    assert.equal((await f("--clear")).code, 0);
+    assert.equal(r.code, 1, r.stderr);
+    for (const profile of ["3g.40gb", "2g.20gb"]) {
+      const start = of(r.checks, profile, /sees exactly its instance/);
+      assert.deepEqual(
+        [start?.status, start?.code],
+        ["failed", "CONTAINER_SEES_OTHERS"],
+        JSON.stringify(start),
+      );
+      assert.match(start?.message ?? "", /sees 3 MIG devices/);
+    }
+  });
+
+  it("docker's legacy path (--gpus device=MIG UUID) gives each container its instance the same way", async () => {
+    const before = readStarts(stateDir()).length;
+    const r = await run(inventory({ container_runtime: "docker" }, "inv-docker.yaml"), "docker");
+    assert.equal(r.code, 1, r.stderr);
+    for (const profile of ["3g.40gb", "2g.20gb"])
+      for (const title of [/sees exactly its instance/, /computes in its container/])
+        assert.equal(of(r.checks, profile, title)?.status, "passed", profile);
+    const mine = of(r.checks, "3g.40gb", /sees exactly/)?.instance?.uuid;
+    // docker names the MIG device by UUID, not by CDI index: the runtime resolved that name.
+    const started = readStarts(stateDir()).slice(before);
+    assert.ok(started.length > 0 && started.every((x) => x.runtime === "docker"));
+    assert.ok(
+      started.some((x) => x.devices[1] === mine),
+      JSON.stringify(started),
+    );
+  });
+
+  it("a named runtime the node lacks: every check not assessed with the reason, none passed", async () => {
+    const r = await run(inventory({ container_runtime: "enroot" }, "inv-enroot.yaml"), "none");
+    assert.ok(r.checks.length > 0);
+    assert.deepEqual([...new Set(r.checks.map((x) => x.status))], ["skipped"]);
+    assert.match(r.checks[0]!.message, /container_runtime enroot is not on the node's PATH/);
+  });
+});
