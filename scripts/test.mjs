@@ -29,30 +29,35 @@ export const E2E =
   /helpers\/(cluster|slurm-cluster|slurmdbd|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
 /** The end-to-end files that take longest (measured from a clean-clone CI run's per-test times on
- * 2 cores, 3 December 2026), started first so that no long file
+ * 2 cores, 3 December 2026, evening), started first so that no long file
  * begins last while the other workers sit idle. Only an order: a file missing here still runs,
  * and a name here that no longer exists is ignored. */
 const SLOW_FIRST = [
-  "test/harness/via-slurm.test.ts",
   // Its five runs are in its before hook, which per-test times leave out.
   "test/report/signoff.test.ts",
   "test/chaos/isolation.test.ts",
-  "test/demo.test.ts",
-  "test/harness/lifecycle.test.ts",
-  "test/harness/stalls.test.ts",
+  "test/harness/via-slurm.test.ts",
   "test/chaos/soft-partitioning.test.ts",
-  "test/suites/slurm.test.ts",
+  "test/chaos/latency.test.ts",
+  "test/demo.test.ts",
+  "test/harness/stalls.test.ts",
+  "test/harness/lifecycle.test.ts",
+  "test/chaos/vgpu-guest.test.ts",
   "test/harness/lease.test.ts",
-  "test/suites/slurm-parallel.test.ts",
-  "test/harness/slurm-drain.test.ts",
+  "test/suites/slurm.test.ts",
   "test/harness/via-slurm-constrain.test.ts",
   "test/report/counts.test.ts",
-  "test/cli/run-progress.test.ts",
+  "test/harness/slurm-drain.test.ts",
   "test/cli/hung-nvidia-smi.test.ts",
+  "test/cli/run-progress.test.ts",
+  "test/suites/slurm-parallel.test.ts",
   "test/chaos/parallel-nodes.test.ts",
-  "test/chaos/vgpu-guest.test.ts",
+  "test/report/report.test.ts",
   "test/harness/late-exit.test.ts",
+  "test/suites/containers.test.ts",
+  "test/suites/training.test.ts",
   "test/cli/apply.test.ts",
+  "test/cli/cdi.test.ts",
 ];
 
 /** Where the tests are: the product's, and the simulator package's own. */
