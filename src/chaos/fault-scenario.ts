@@ -29,6 +29,8 @@ export interface StepExtra {
 
 export interface FaultDeps {
   durationS: number;
+  /** The victims' latency is measured too: the fault strikes again while they serve. */
+  latency: boolean;
   transports: Transport[];
   step: (
     insts: Instance[],
@@ -125,7 +127,7 @@ export async function faultScenario(
   const xids = xidsIn(after.slice(before.length), bus);
   d.event(p.gpu, "dmesg", "ok", { scenario: ref.scenario, xids, ...tag });
 
-  await latencyWindow(p, fault, ref, attempt, d);
+  if (d.latency) await latencyWindow(p, fault, ref, attempt, d);
 
   await d.step(
     [p.aggressor],

@@ -31,6 +31,9 @@ export interface IsolationOptions<V> extends JudgeOptions {
   judge: ScenarioJudge<V>;
   runId: string;
   faults: readonly FaultName[];
+  /** The faults whose victims' latency is measured too (a second strike while they serve);
+   * DEFAULT_LATENCY_FAULTS when absent. */
+  latencyFaults?: readonly FaultName[];
   durationS: number;
   /** At most this many aggressors per GPU (the first instances); all when absent. */
   aggressors?: number;

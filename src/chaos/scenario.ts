@@ -20,6 +20,7 @@ import {
   type ScenarioRef,
   scenarioKey,
 } from "./history.js";
+import { DEFAULT_LATENCY_FAULTS } from "./isolation.js";
 import {
   errText,
   exclusiveRef,
@@ -321,6 +322,7 @@ export class NodeScenarios<V> {
     });
     // The victims' latency alone, in a window of its own (a serve beside the stress would
     // share its instance): what victimsLatencyUnaffected compares the fault's window with.
+    if (!this.o.faults.some((f) => this.measuresLatency(f))) return;
     await this.step(p.victims, serveSpec(D), "serve-baseline", "victim", scenario, {
       graceS: victimGraceS(D),
       attempt,
@@ -382,6 +384,11 @@ export class NodeScenarios<V> {
   }
 
   /** fault-scenario.ts: the fault beside the victims' load, the kernel log, the recovery. */
+  /** Whether this fault's victims also serve through a second strike (--latency-faults). */
+  private measuresLatency(fault: FaultName): boolean {
+    return (this.o.latencyFaults ?? DEFAULT_LATENCY_FAULTS).includes(fault);
+  }
+
   private scenario(
     p: PlanEntry,
     fault: FaultName,
@@ -391,6 +398,7 @@ export class NodeScenarios<V> {
   ): Promise<void> {
     return faultScenario(p, fault, ref, bus, attempt, {
       durationS: this.o.durationS,
+      latency: this.measuresLatency(fault),
       transports: this.transports,
       step: (insts, spec, op, process, scenario, extra) =>
         this.step(insts, spec, op, process, scenario, extra),

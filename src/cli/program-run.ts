@@ -68,6 +68,10 @@ function whatRunsOptions(cmd: Command): Command {
       "isolation: faults to inject: oom, crash, kill, hang, noisy (default all)",
     )
     .option(
+      "--latency-faults <list>",
+      "isolation: faults under which the victims' request latency is measured too, each struck a second time while they serve (default oom,crash,noisy; none to skip)",
+    )
+    .option(
       "--tolerance <pct>",
       "isolation and regression: allowed throughput loss in percent, 5 or 5% (default 5)",
       parsePercent("--tolerance"),

@@ -16,6 +16,7 @@ function isolationService(st: RunState) {
     isolationOf(s, node, {
       runId: o.runId,
       faults: o.faults,
+      latencyFaults: o.latencyFaults,
       durationS: o.durationS,
       aggressors: o.aggressors ?? undefined,
       tenants: o.tenants,

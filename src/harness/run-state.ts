@@ -23,6 +23,9 @@ export interface HarnessRunOptions {
   durationS: number;
   tolerance: number;
   faults: FaultName[];
+  /** isolation: the faults whose victims' latency is measured too (--latency-faults); the
+   * default set when absent. */
+  latencyFaults?: FaultName[];
   aggressors: number | null;
   /** nccl: the all_reduce floor across whole GPUs, GB/s (`--busbw-floor`); null: default. */
   busbwFloorGBs?: number | null;

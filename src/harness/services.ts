@@ -275,8 +275,10 @@ function waitersFor(
 function scenarioView(
   p: PlannedScenario,
   fault: string,
-  result: () => Promise<ScenarioOutcome>,
+  waiter: { p: Promise<ScenarioOutcome> },
+  latencyFaults: readonly string[] | undefined,
 ): ScenarioView {
+  const result = () => waiter.p;
   return {
     gpu: p.gpu,
     mode: p.mode,
@@ -291,7 +293,8 @@ function scenarioView(
           : `${p.mode} process A (whole GPU)`,
     },
     fault,
-    verdictNames: p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault),
+    verdictNames:
+      p.mode === "exclusive" ? ["exclusive"] : verdictNamesOf(p.route, fault, { latencyFaults }),
     result,
   };
 }
@@ -359,7 +362,7 @@ export function isolationOf(
   const scenarios: ScenarioView[] = plan.flatMap((p) =>
     kindsOf(p).map((fault) =>
       // Asking does not start the node: the run's slot does (HarnessContext, gatedPlan).
-      scenarioView(p, fault, () => waiting.get(key(p.gpu, p.aggressorLabel, fault))!.p),
+      scenarioView(p, fault, waiting.get(key(p.gpu, p.aggressorLabel, fault))!, o.latencyFaults),
     ),
   );
   return {

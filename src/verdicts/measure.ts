@@ -21,6 +21,9 @@ export type { ScenarioRef } from "../chaos/history.js";
 export interface VerdictOptions {
   /** Allowed relative throughput loss of a victim against its own baseline (0.05 = 5 %). */
   tolerance?: number;
+  /** The faults whose victims' latency was measured (--latency-faults); the scenario runner's
+   * default (chaos DEFAULT_LATENCY_FAULTS) when absent. */
+  latencyFaults?: readonly string[];
 }
 
 /** Fewer interval samples than this in a window cannot give a spread: the window is spoiled. */

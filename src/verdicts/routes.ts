@@ -251,8 +251,10 @@ export function judgeRoute(
   o: VerdictOptions = {},
 ): Verdict[] {
   if (ref.fault === "tenants") return [slowdownPerTenants(h, ref, route)];
-  // The latency verdict (issue 22 item 3) beside the four of judgeScenario.
-  const all = [...judgeScenario(h, ref, o), victimsLatencyUnaffected(h, ref, o)];
+  // The latency verdict (issue 22 item 3) beside the four of judgeScenario, where it was
+  // measured: a fault outside --latency-faults has no latency window, so no verdict on it.
+  const latency = measuresLatency(ref.fault, o) ? [victimsLatencyUnaffected(h, ref, o)] : [];
+  const all = [...judgeScenario(h, ref, o), ...latency];
   const p = promisesOf(route);
   if (p.compute && p.fault) return all;
   const out = all.map((v) =>
@@ -276,14 +278,23 @@ export function judgeRoute(
 }
 
 /** The verdict names a route's scenario of `kind` answers with (a suite names its tests first). */
-export function verdictNamesOf(route: Route, kind: string): string[] {
+/** The faults the scenario runner measures latency under by default (chaos/isolation.ts
+ * DEFAULT_LATENCY_FAULTS; repeated here because verdicts sit below chaos, and a test keeps the
+ * two equal). */
+export const LATENCY_FAULTS_DEFAULT: readonly string[] = ["oom", "crash", "noisy"];
+
+export function measuresLatency(fault: string, o: VerdictOptions = {}): boolean {
+  return (o.latencyFaults ?? LATENCY_FAULTS_DEFAULT).includes(fault);
+}
+
+export function verdictNamesOf(route: Route, kind: string, o: VerdictOptions = {}): string[] {
   if (kind === "tenants") return ["slowdownPerTenants"];
   const base = [
     "victimsUnaffected",
     "faultContained",
     "xidAttributed",
     "recovered",
-    LATENCY_VERDICT,
+    ...(measuresLatency(kind, o) ? [LATENCY_VERDICT] : []),
   ];
   return memoryCapOf(route) !== null ? [...base, "memoryIsolated"] : base;
 }

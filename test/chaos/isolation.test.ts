@@ -105,8 +105,8 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     }
     assert.equal(
       s.rows.length - rollups.length - routes.length,
-      2 * 5 * 5,
-      "five verdicts (four, and the victims' latency) for each of five faults on two nodes",
+      2 * (5 * 4 + 3),
+      "four verdicts for each of five faults on two nodes, and the victims' latency under the three of --latency-faults' default (oom, crash, noisy)",
     );
     for (const node of ["sim01", "sim02"]) {
       const mine = s.rows.filter((x) => x.node === node);

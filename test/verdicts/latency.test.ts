@@ -4,10 +4,11 @@
 // every route, never passed.
 import assert from "node:assert/strict";
 import type { ChaosEvent, EventData } from "../../src/chaos/history.js";
+import { DEFAULT_LATENCY_FAULTS, parseLatencyFaults } from "../../src/chaos/isolation.js";
 import type { Route } from "../../src/chaos/routes.js";
 import type { ScenarioRef } from "../../src/verdicts/isolation.js";
 import { LATENCY_VERDICT, victimsLatencyUnaffected } from "../../src/verdicts/latency.js";
-import { judgeRoute, verdictNamesOf } from "../../src/verdicts/routes.js";
+import { judgeRoute, LATENCY_FAULTS_DEFAULT, verdictNamesOf } from "../../src/verdicts/routes.js";
 
 const A = "gpu0/gi1/ci0";
 const V = "gpu0/gi2/ci0";
@@ -71,9 +72,31 @@ const latency = (route: Route, h: ChaosEvent[]) =>
   judgeRoute(route, h, ref).find((v) => v.name === LATENCY_VERDICT)!;
 
 describe("victims' latency unaffected (pure)", () => {
-  it("is among every fault scenario's verdicts, on every route", () => {
+  it("is among the verdicts of the --latency-faults' faults only, on every route", () => {
     assert.ok(verdictNamesOf({ kind: "mig" }, "oom").includes(LATENCY_VERDICT));
     assert.ok(verdictNamesOf({ kind: "time-slicing" }, "crash").includes(LATENCY_VERDICT));
+    // A hang waits for its own deadline: struck twice by default would double its cost.
+    assert.ok(!verdictNamesOf({ kind: "mig" }, "hang").includes(LATENCY_VERDICT));
+    assert.ok(
+      verdictNamesOf({ kind: "mig" }, "hang", { latencyFaults: ["hang"] }).includes(
+        LATENCY_VERDICT,
+      ),
+    );
+    assert.ok(
+      !verdictNamesOf({ kind: "mig" }, "oom", { latencyFaults: [] }).includes(LATENCY_VERDICT),
+    );
+    // The runner's default and the judge's are one list (verdicts sits below chaos).
+    assert.deepEqual([...LATENCY_FAULTS_DEFAULT], [...DEFAULT_LATENCY_FAULTS]);
+    assert.deepEqual(parseLatencyFaults(undefined), [...DEFAULT_LATENCY_FAULTS]);
+    assert.deepEqual(parseLatencyFaults("none"), []);
+    assert.throws(() => parseLatencyFaults("meteor"), /--latency-faults: unknown fault 'meteor'/);
+  });
+
+  it("judges no latency for a fault whose victims did not serve through it", () => {
+    const names = judgeRoute({ kind: "mig" }, oom(0.121), ref, { latencyFaults: [] }).map(
+      (v) => v.name,
+    );
+    assert.ok(!names.includes(LATENCY_VERDICT), names.join(", "));
   });
 
   it("passes a victim that kept its p99 beside a neighbour's OOM", () => {

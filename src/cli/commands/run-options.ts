@@ -43,6 +43,8 @@ export interface RunCliOptions extends NodeOptions {
   drain?: boolean;
   drainTimeout?: number;
   reportToSlurm?: boolean;
+  /** isolation: `--latency-faults LIST|none`. */
+  latencyFaults?: string;
   /** Set by `rollout`, not a flag: a drained node is resumed only when all its checks passed. */
   resumeOnlyOnPass?: boolean;
   /** Set by `rollout`, not a flag: its id, in the drain reasons of its runs. */

@@ -2,7 +2,7 @@
 // about the input is checked here, before any node is touched; the end of the run lists every
 // failed and broken check with its reason, then the verdict.
 import { join } from "node:path";
-import { parseFaults } from "../../chaos/isolation.js";
+import { parseFaults, parseLatencyFaults } from "../../chaos/isolation.js";
 import { runHarness } from "../../harness/run.js";
 import { declareSuites } from "../../harness/suite-declare.js";
 import { resolveSuites } from "../../harness/suites.js";
@@ -42,6 +42,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
   checkRunPaths(o, dbPath(o.db));
   const resolved = resolveSuites(o.suites);
   const faults = parseFaults(o.faults);
+  const latencyFaults = parseLatencyFaults(o.latencyFaults);
   const tenants = tenantsOption(o.tenants);
   const config = o.layout ? selectConfig(await loadLayoutInput(o.layout), o.config) : null;
   if (config && o.layout) validateOffline(config, o.layout);
@@ -80,6 +81,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     durationS: o.duration,
     tolerance: o.tolerance ?? 0.05,
     faults,
+    latencyFaults,
     aggressors: o.aggressors ?? null,
     busbwFloorGBs: o.busbwFloor ?? null,
     tenants,
