@@ -34,7 +34,8 @@ export async function startCluster(
     inventory: loadInventory(inventoryPath, { sshConfig: null }),
     async stop() {
       await simDown(inventoryPath);
-      rmSync(dir, { recursive: true, force: true });
+      // Retried: a simulated workload the run killed may still be writing its state as sshd goes.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }

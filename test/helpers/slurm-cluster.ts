@@ -43,7 +43,7 @@ export function useSlurmCluster(nodes: number): SlurmTestCluster {
     this.timeout(60_000);
     if (!handle.inventoryPath) return;
     await simDown(handle.inventoryPath);
-    rmSync(handle.dir, { recursive: true, force: true });
+    rmSync(handle.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
   return handle;
 }
