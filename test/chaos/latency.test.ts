@@ -34,7 +34,9 @@ describe("serving suite and latency isolation (real sshd, simulated H100)", func
     const r = await cli(
       "run",
       ...["-i", c.inventoryPath, "--suites", "isolation", "--faults", "oom"],
-      ...["--duration", "1.5", "--out", out, ...extra],
+      // No per-tenant slowdown series (--tenants): this file judges latency, and the soft
+      // routes' tenant counts are soft-partitioning.test.ts's.
+      ...["--duration", "1.5", "--tenants", "none", "--out", out, ...extra],
     );
     const s = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
     return { r, s };

@@ -30,7 +30,8 @@ describe("isolation scenarios on soft routes (time-slicing, MPS, MPS with limits
     const r = await cli(
       "run",
       ...["-i", c.inventoryPath, "--suites", "isolation", "--faults", "noisy,crash,oom"],
-      ...["--tenants", "2,3", "--duration", "1.5", "--out", out],
+      // No latency windows: the soft routes' latency characterisation is latency.test.ts's.
+      ...["--tenants", "2,3", "--latency-faults", "none", "--duration", "1.5", "--out", out],
     );
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /soft routes, not isolation/);
@@ -105,7 +106,7 @@ describe("isolation scenarios on soft routes (time-slicing, MPS, MPS with limits
     const r = await cli(
       "run",
       ...["-i", c.inventoryPath, "--suites", "isolation", "--faults", "oom", "--tenants", "none"],
-      ...["--duration", "1.5", "--out", out],
+      ...["--latency-faults", "none", "--duration", "1.5", "--out", out],
     );
     assert.equal(r.code, 1, `${r.stdout}\n${r.stderr}`);
     const v = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
