@@ -16,9 +16,9 @@ import {
   forEachNode,
   harness,
   type SuiteInstance,
-  type WorkloadResult,
 } from "slicecheck/suite";
 import { brokenIf, workloadFigures } from "./lib/judge.js";
+import { median, perSm } from "./lib/share.js";
 
 // What the run prepares for this suite, and how reports label it.
 const run = harness({
@@ -26,18 +26,6 @@ const run = harness({
   labels: { epic: "MIG partition validation", feature: "Stress" },
 });
 const stress = run.workload("stress");
-
-const perSm = (r: WorkloadResult): number | null => {
-  const t = r.metrics.tflops;
-  const sm = r.instance.sm;
-  return r.status === "passed" && t !== undefined && sm ? t / sm : null;
-};
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 /** The neighbours' per-SM figures (they ran in the same batch, so they are ready together). */
 async function neighboursPerSm(inst: SuiteInstance, all: readonly SuiteInstance[]) {

@@ -1,7 +1,7 @@
 // The share of the GPU an instance's stress got, judged as the stress suite judges it: TFLOP/s
 // per SM against the median of the GPU's other instances (MIG gives each instance its own SMs,
-// so the per-SM figure should match). For suites that run the stress their own way (in
-// containers); suites/stress.ts keeps its own copy of the same rule.
+// so the per-SM figure should match). The stress suite's figures, and the containers suite's,
+// which runs the stress its own way.
 import { type CheckHandle, fail, type SuiteInstance, type WorkloadResult } from "slicecheck/suite";
 
 export const perSm = (r: WorkloadResult): number | null => {
@@ -10,7 +10,7 @@ export const perSm = (r: WorkloadResult): number | null => {
   return r.status === "passed" && t !== undefined && sm ? t / sm : null;
 };
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
