@@ -166,6 +166,34 @@ static inline bool sc_parse_double(const char* text, double* out) {
   return true;
 }
 
+// The options of a timed workload (stress, serve): --duration S, --interval S, --plant-error and
+// --help, each checked strictly. Returns -1 to go on, or the exit code after printing the help.
+struct ScTimedOptions {
+  double duration = 10;
+  double interval = 1;
+  bool plant_error = false;
+};
+static inline int sc_timed_options(int argc, char** argv, ScTimedOptions* o) {
+  for (int i = 1; i < argc; ++i) {
+    const char* v = nullptr;
+    if (sc_is_help(argv[i])) {
+      fputs(sc_usage, stdout);
+      return SC_EXIT_OK;
+    } else if ((v = sc_option(argc, argv, &i, "--duration"))) {
+      if (!sc_parse_double(v, &o->duration) || o->duration <= 0)
+        sc_usage_error("--duration needs seconds > 0, got", v);
+    } else if ((v = sc_option(argc, argv, &i, "--interval"))) {
+      if (!sc_parse_double(v, &o->interval) || o->interval <= 0)
+        sc_usage_error("--interval needs seconds > 0, got", v);
+    } else if (strcmp(argv[i], "--plant-error") == 0) {
+      o->plant_error = true;
+    } else {
+      sc_usage_error("unknown argument", argv[i]);
+    }
+  }
+  return -1;
+}
+
 // Bytes: a decimal integer with an optional binary suffix K, M, G or T (1G = 2^30).
 static inline bool sc_parse_bytes(const char* text, unsigned long long* out) {
   if (text == nullptr || *text < '0' || *text > '9') return false;

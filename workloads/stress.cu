@@ -86,26 +86,12 @@ static double run_once(const Launch& l, unsigned long long plant) {
 }
 
 int main(int argc, char** argv) {
-  double duration = 10, interval = 1;
-  bool plant_error = false;
   sc_cli("stress", kUsage);
-  for (int i = 1; i < argc; ++i) {
-    const char* v = nullptr;
-    if (sc_is_help(argv[i])) {
-      fputs(kUsage, stdout);
-      return SC_EXIT_OK;
-    } else if ((v = sc_option(argc, argv, &i, "--duration"))) {
-      if (!sc_parse_double(v, &duration) || duration <= 0)
-        sc_usage_error("--duration needs seconds > 0, got", v);
-    } else if ((v = sc_option(argc, argv, &i, "--interval"))) {
-      if (!sc_parse_double(v, &interval) || interval <= 0)
-        sc_usage_error("--interval needs seconds > 0, got", v);
-    } else if (strcmp(argv[i], "--plant-error") == 0) {
-      plant_error = true;
-    } else {
-      sc_usage_error("unknown argument", argv[i]);
-    }
-  }
+  ScTimedOptions opts;
+  const int done = sc_timed_options(argc, argv, &opts);
+  if (done >= 0) return done;
+  const double duration = opts.duration, interval = opts.interval;
+  const bool plant_error = opts.plant_error;
   sc_install_signals();
   cudaDeviceProp prop = sc_open_device("stress");
 

@@ -2,10 +2,9 @@
 // one line per node redrawn in place (log-update) with a bar of the time observed, its samples
 // and the time left; elsewhere (a CI log, a pipe) a plain line per node at every quarter of the
 // duration, so a long observation's log stays short. --json prints none.
-import { createLogUpdate } from "log-update";
 import { formatEta } from "../harness/progress.js";
 import type { Out } from "./context.js";
-import type { ViewMode } from "./progress-view.js";
+import { liveUpdate, type ViewMode } from "./progress-view.js";
 
 export interface ObserveProgress {
   tick(node: string, elapsedMs: number, samples: number): void;
@@ -46,18 +45,7 @@ export function observeProgress(
       stop: () => {},
     };
   }
-  const stream = io.errStream ?? process.stderr;
-  // As progress-view.ts: a terminal without a size gets 80 columns, the cursor stays visible.
-  const sized = {
-    get columns() {
-      return stream.columns || 80;
-    },
-    get rows() {
-      return stream.rows || 24;
-    },
-    write: (chunk: string) => stream.write(chunk),
-  };
-  const live = createLogUpdate(sized as unknown as NodeJS.WriteStream, { showCursor: true });
+  const live = liveUpdate(io.errStream ?? process.stderr);
   const draw = () => live(nodes.map(line).join("\n"));
   return {
     tick: (n, elapsedMs, samples) => {

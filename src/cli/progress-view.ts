@@ -45,21 +45,7 @@ export function progressView(mode: ViewMode, io: Out, now = Date.now): ProgressV
       message: (l) => io.err(`${stamp()} ${l}`),
       stop: () => {},
     };
-  const stream = io.errStream ?? process.stderr;
-  // The cursor stays visible: hiding it installs exit and signal handlers (cli-cursor), and a
-  // run's SIGINT handling must stay the harness's own.
-  // A pseudo-terminal without a window size (script(1), `docker run -t` in CI) reports 0
-  // columns, and log-update would wrap every line away to nothing: such a terminal gets 80.
-  const sized = {
-    get columns() {
-      return stream.columns || 80;
-    },
-    get rows() {
-      return stream.rows || 24;
-    },
-    write: (chunk: string) => stream.write(chunk),
-  };
-  const live = createLogUpdate(sized as unknown as NodeJS.WriteStream, { showCursor: true });
+  const live = liveUpdate(io.errStream ?? process.stderr);
   const draw = () => {
     const t = now();
     const names = model.names();
@@ -85,4 +71,24 @@ export function progressView(mode: ViewMode, io: Out, now = Date.now): ProgressV
       live.clear();
     },
   };
+}
+
+/**
+ * A block of lines redrawn in place on the terminal. The cursor stays visible: hiding it
+ * installs exit and signal handlers (cli-cursor), and a run's SIGINT handling must stay the
+ * harness's own. A pseudo-terminal without a window size (script(1), `docker run -t` in CI)
+ * reports 0 columns, and log-update would wrap every line away to nothing: such a terminal
+ * gets 80.
+ */
+export function liveUpdate(stream: NodeJS.WriteStream): ReturnType<typeof createLogUpdate> {
+  const sized = {
+    get columns() {
+      return stream.columns || 80;
+    },
+    get rows() {
+      return stream.rows || 24;
+    },
+    write: (chunk: string) => stream.write(chunk),
+  };
+  return createLogUpdate(sized as unknown as NodeJS.WriteStream, { showCursor: true });
 }

@@ -44,7 +44,9 @@ describe("advise on a real sacct (slurmdbd + MariaDB, real jobs)", function () {
     for (const j of r.jobs) {
       assert.equal(j.state, "COMPLETED");
       assert.ok(j.lines >= 2, `${j.id} folded its steps: ${text}`);
-      assert.ok(j.elapsedS >= 1 && j.elapsedS < 60, `${j.id} elapsed ${j.elapsedS}`);
+      // Elapsed read from sacct's [DD-]HH:MM:SS: at least the job's own sleep. No upper bound: how
+      // long a job takes on a loaded machine is the bench's business, not a test's.
+      assert.ok(j.elapsedS >= 1, `${j.id} elapsed ${j.elapsedS}`);
       assert.equal(j.gpuMemUsedBytes, null);
     }
 
