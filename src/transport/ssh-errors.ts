@@ -33,7 +33,8 @@ export function replaceKeyAdvice(host: string, port: number, knownHosts: string)
   return `Verify the node's key out of band (on its console: ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub, and the others; compare with ssh-keyscan -p ${port} ${host} | ssh-keygen -lf -), then replace the entry: ssh-keygen -R '${name}' -f ${knownHosts} && ssh-keyscan -p ${port} ${host} >> ${knownHosts}`;
 }
 
-type ConnectError = Error & { level?: string; code?: string };
+/** An error as ssh2 raises it: `level` says where (client-timeout, client-socket, protocol). */
+export type ConnectError = Error & { level?: string; code?: string };
 
 /** The error's context: the node and the phase it failed in, for scripts and retries. */
 function ctx(f: ConnectFailure, phase: string, extra: Record<string, unknown> = {}) {
