@@ -28,11 +28,6 @@ export const MAX_FUNCTION_LINES = 80;
  */
 export const GRANDFATHERED = new Map([
   ["src/transport/managed.ts ManagedExecutor.exec", 136],
-  ["src/transport/ssh-errors.ts mapConnectError", 96],
-  ["src/transport/ssh.ts SshTransport.connectHop", 93],
-  ["src/transport/ssh.ts <anonymous>", 85],
-  ["src/verdicts/health.ts healthChecks", 245],
-  ["src/verdicts/victims.ts judgeVictims", 148],
   ["src/workloads/build-script.ts renderBuildScript", 150],
   ["src/workloads/launcher.ts runOne", 115],
   ["sim/src/cluster.ts simUp", 91],

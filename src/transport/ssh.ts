@@ -13,7 +13,7 @@ import { checkHostKey, type HostKeyVerdict, recordHostKey } from "./known-hosts.
 import { ManagedExecutor } from "./managed.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
 import { KEEPALIVE_COUNT_MAX, KEEPALIVE_INTERVAL_MS } from "./remote-scripts.js";
-import { type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
+import { type ConnectError, type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
 import { consumeStreams } from "./streams.js";
 import type {
   Command,
@@ -240,80 +240,34 @@ export class SshTransport implements Transport, RawShell {
     const where = `${this.node.name}${via} ${hop.user}@${hop.host}:${hop.port}`;
     return new Promise((resolve, reject) => {
       const client = new Client();
-      const seen: HandshakeProgress = {
-        tcp: sock !== undefined,
-        ident: false,
-        hostKey: false,
-        kex: false,
+      const at: HopAttempt = {
+        seen: { tcp: sock !== undefined, ident: false, hostKey: false, kex: false },
+        verdict: null,
+        presented: null,
+        settled: false,
       };
-      let verdict: HostKeyVerdict | null = null;
-      let presented: Buffer | null = null;
-      const cfg: ConnectConfig = {
-        host: hop.host,
-        port: hop.port,
-        username: hop.user,
-        readyTimeout: this.node.connectTimeoutS * 1000,
-        keepaliveInterval: this.opts.keepaliveMs ?? KEEPALIVE_INTERVAL_MS,
-        keepaliveCountMax: KEEPALIVE_COUNT_MAX,
-        agent: process.env.SSH_AUTH_SOCK,
-        // Only to learn how far the handshake got (the server's identification line has no
-        // event of its own); once the client is ready the traces are dropped unread.
-        debug: (msg: string) => {
-          if (!settled && !seen.ident && msg.startsWith("Remote ident")) seen.ident = true;
-        },
-        hostVerifier: (key: Buffer) => {
-          seen.hostKey = true;
-          presented = key;
-          verdict = checkHostKey(hop.knownHosts, hop.host, hop.port, key);
-          if (verdict.status === "unknown" && hop.hostKeyPolicy === "accept-new") {
-            recordHostKey(hop.knownHosts, hop.host, hop.port, key);
-            verdict = { status: "known" };
-          }
-          return verdict.status === "known";
-        },
-        ...keyConfig(hop, where),
-      };
-      if (sock) cfg.sock = sock as ConnectConfig["sock"];
-      let settled = false;
-      const fail = (e: Error & { level?: string; code?: string }) => {
-        if (settled) return;
-        settled = true;
+      // Built before any handler: a key file that cannot be read rejects with its own error.
+      const cfg = this.hopConfig(hop, sock, where, at);
+      const fail = (e: ConnectError) => {
+        if (at.settled) return;
+        at.settled = true;
         client.end();
         reject(
           mapConnectError(e, {
             where,
             hop,
-            verdict,
-            key: presented,
+            verdict: at.verdict,
+            key: at.presented,
             node: this.node.name,
-            seen,
+            seen: at.seen,
             timeoutS: this.node.connectTimeoutS,
           }),
         );
       };
-      client.on("connect", () => {
-        seen.tcp = true;
-      });
-      client.on("handshake", () => {
-        seen.kex = true;
-      });
-      // ssh2 can emit several errors for one failure (a timeout, then "Connection lost before
-      // handshake" when it destroys the socket), and more at any later time: every error of
-      // the client's whole life is handled here, or one bad node would crash the controller.
-      client.on("error", (e: Error & { level?: string; code?: string }) => {
-        if (!settled) fail(e);
-        else if (this.isLive(client)) this.onLost(e.message);
-      });
-      // A server that closes after its identification closes without any error event.
-      client.on("close", () => {
-        if (!settled)
-          fail(Object.assign(new Error("connection closed by the server"), { level: "closed" }));
-        else if (this.isLive(client))
-          this.onLost(`connection closed by ${hop.host}:${hop.port}${via}`);
-      });
+      this.watchHop(client, at, fail, `${hop.host}:${hop.port}${via}`);
       client.once("ready", () => {
-        if (settled) return;
-        settled = true;
+        if (at.settled) return;
+        at.settled = true;
         resolve(client);
       });
       try {
@@ -322,6 +276,63 @@ export class SshTransport implements Transport, RawShell {
         // ssh2 parses the private key synchronously: a wrong passphrase throws here.
         fail(e as Error);
       }
+    });
+  }
+
+  /** ssh2's settings for one hop; its debug and host key callbacks record in `at` how far the
+   * handshake got and what key was presented, for the error a failure is mapped to. */
+  private hopConfig(
+    hop: Hop,
+    sock: NodeJS.ReadableStream | undefined,
+    where: string,
+    at: HopAttempt,
+  ): ConnectConfig {
+    const cfg: ConnectConfig = {
+      host: hop.host,
+      port: hop.port,
+      username: hop.user,
+      readyTimeout: this.node.connectTimeoutS * 1000,
+      keepaliveInterval: this.opts.keepaliveMs ?? KEEPALIVE_INTERVAL_MS,
+      keepaliveCountMax: KEEPALIVE_COUNT_MAX,
+      agent: process.env.SSH_AUTH_SOCK,
+      // Only to learn how far the handshake got (the server's identification line has no
+      // event of its own); once the client is ready the traces are dropped unread.
+      debug: (msg: string) => {
+        if (!at.settled && !at.seen.ident && msg.startsWith("Remote ident")) at.seen.ident = true;
+      },
+      hostVerifier: (key: Buffer) => verifyHostKey(hop, key, at),
+      ...keyConfig(hop, where),
+    };
+    if (sock) cfg.sock = sock as ConnectConfig["sock"];
+    return cfg;
+  }
+
+  /** A hop client's events, for its whole life: while its attempt is open they say how far it
+   * got, or fail it; once settled, an error or close of a live chain's client is the loss of
+   * the connection. ssh2 can emit several errors for one failure (a timeout, then "Connection
+   * lost before handshake" when it destroys the socket), and more at any later time: every
+   * one is handled here, or one bad node would crash the controller. */
+  private watchHop(
+    client: SshClient,
+    at: HopAttempt,
+    fail: (e: ConnectError) => void,
+    peer: string,
+  ): void {
+    client.on("connect", () => {
+      at.seen.tcp = true;
+    });
+    client.on("handshake", () => {
+      at.seen.kex = true;
+    });
+    client.on("error", (e: ConnectError) => {
+      if (!at.settled) fail(e);
+      else if (this.isLive(client)) this.onLost(e.message);
+    });
+    // A server that closes after its identification closes without any error event.
+    client.on("close", () => {
+      if (!at.settled)
+        fail(Object.assign(new Error("connection closed by the server"), { level: "closed" }));
+      else if (this.isLive(client)) this.onLost(`connection closed by ${peer}`);
     });
   }
 
@@ -354,6 +365,30 @@ export class SshTransport implements Transport, RawShell {
     for (const reject of this.inflight) reject(this.lostError);
     this.inflight.clear();
   }
+}
+
+/** One hop's connection attempt: how far it got, the host key it was shown and known_hosts'
+ * verdict on it (what mapConnectError explains a failure with), and whether it is decided. */
+interface HopAttempt {
+  seen: HandshakeProgress;
+  verdict: HostKeyVerdict | null;
+  presented: Buffer | null;
+  /** Resolved or rejected: later events are the established connection's, not the attempt's. */
+  settled: boolean;
+}
+
+/** known_hosts' verdict on a presented host key, kept in `at`; under accept-new an unknown key
+ * is recorded and accepted, a changed or revoked one never. */
+function verifyHostKey(hop: Hop, key: Buffer, at: HopAttempt): boolean {
+  at.seen.hostKey = true;
+  at.presented = key;
+  // Kept before recording: a key that cannot be recorded still fails as unknown.
+  at.verdict = checkHostKey(hop.knownHosts, hop.host, hop.port, key);
+  if (at.verdict.status === "unknown" && hop.hostKeyPolicy === "accept-new") {
+    recordHostKey(hop.knownHosts, hop.host, hop.port, key);
+    at.verdict = { status: "known" };
+  }
+  return at.verdict.status === "known";
 }
 
 function keyConfig(hop: Hop, where: string): Pick<ConnectConfig, "privateKey" | "passphrase"> {

@@ -2,9 +2,20 @@
 // The readers (src/report/health-read.ts) and the run command gather the facts.
 import type { NodeReport } from "../mig/apply/index.js";
 import { splitLostGpus } from "../nvsmi/lost.js";
-import { parseXid } from "../nvsmi/xid.js";
 import { VERDICT_SUITE } from "../util/suite-registry.js";
 import type { ExtraCheck } from "./checks.js";
+import {
+  type Base,
+  type GpuRef,
+  type InjectedFault,
+  type KernelEvents,
+  newKernelEvents,
+  xidBus,
+  xidCheck,
+} from "./health-xid.js";
+
+// Where the Xid rules lived before health-xid.ts: their importers keep this path.
+export { CRITICAL_XIDS, FAULT_XIDS, type InjectedFault, xidBus } from "./health-xid.js";
 
 /** `layout`: one check per node and GPU, from `assertLayout` right after the apply. */
 /**
@@ -94,47 +105,6 @@ export function parseHealthQuery(stdout: string): GpuHealthRow[] {
     });
 }
 
-/** `00000000:1B:00.0` (nvidia-smi) → `0000:1b:00` (the Xid line's form). */
-export function xidBus(pciBusId: string): string {
-  const m = /([0-9a-f]+):([0-9a-f]{2}):([0-9a-f]{2})(?:\.\d)?$/i.exec(pciBusId);
-  if (!m) return pciBusId.toLowerCase();
-  return `${m[1]!.slice(-4).padStart(4, "0")}:${m[2]}:${m[3]}`.toLowerCase();
-}
-
-/**
- * Xids that fail health whatever the run did, since no fault slicecheck injects produces them:
- * memory (48 DBE, 63/64 row remapping/retirement, 92 excessive SBE, 94/95 contained and
- * uncontained errors), internal micro-controllers and engines (56-58, 62 PMU halt, 65, 68, 69,
- * 73), NVLink (74), the bus (79 fallen off the bus, 80, 81) and GSP (119/120). The list is the
- * one Azure's GPU Xid health check treats as critical (the `XID_EC="48 56 57 58 62 63 64 65 68
- * 69 73 74 79 80 81 92 119 120"` of its check script, as azurehpc-health-checks ships it), plus
- * 94/95 (reference workloads.md 4.4-4.5: memory errors; 95 needs a GPU reset). A critical Xid is
- * never excused by an injected fault.
- */
-export const CRITICAL_XIDS: ReadonlySet<number> = new Set([
-  48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 94, 95, 119, 120,
-]);
-
-/** Xids that a fault the isolation suite injects produces, on the aggressor's own GI/CI: the
- * crasher's illegal address (31), its trap (13) and the channel teardown after it (43). OOM,
- * kill, hang and noisy neighbours produce none. */
-export const FAULT_XIDS: Readonly<Record<string, readonly number[]>> = {
-  crash: [13, 31, 43],
-  oom: [],
-  kill: [],
-  hang: [],
-  noisy: [],
-};
-
-/** A fault the isolation suite injected in this run, where and by whom. */
-export interface InjectedFault {
-  gpu: number;
-  fault: string;
-  /** The aggressor's GI/CI; null where it had none (soft partitioning). */
-  gpuInstanceId: number | null;
-  computeInstanceId: number | null;
-}
-
 export interface NodeHealthFacts {
   node: string;
   /** nvidia-smi's exit code and output of the query; null exit: it could not be run at all. */
@@ -150,174 +120,93 @@ export interface NodeHealthFacts {
   gpus?: readonly { index: number; instances: readonly string[] }[];
 }
 
+/** What nvidia-smi said: the answering GPUs' rows, the lines of those it reports lost, and why
+ * its output could not be read. */
+interface SmiAnswer {
+  rows: GpuHealthRow[];
+  lost: { pci: string; why: string; line: string }[];
+  parseProblem: string | null;
+}
+
+/** A GPU nvidia-smi reported lost, with its index where it can be told. */
+type LostGpu = SmiAnswer["lost"][number] & { index: number | null };
+
 /** `health`: per GPU: driver answers, persistence mode, ECC errors, new Xids, and the GPU as
  * one failure domain. */
 export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
   const base = { suite: VERDICT_SUITE.health, node: f.node };
-  let rows: GpuHealthRow[] = [];
-  let parseProblem: string | null = null;
-  const lostLines: { pci: string; why: string; line: string }[] = [];
-  if (f.smiExit === 0 || f.smiExit === 15) {
-    const split = splitLostGpus(f.smiOutput);
-    lostLines.push(...split.lost.map((l) => ({ pci: l.pciBusId, why: l.why, line: l.line })));
-    try {
-      rows = parseHealthQuery(split.rest);
-    } catch (e) {
-      parseProblem = (e as Error).message;
-    }
-  }
-  const answered = f.smiExit === 0 || (f.smiExit === 15 && lostLines.length > 0);
-  if (!answered || parseProblem || rows.length + lostLines.length === 0) {
-    return [
-      {
-        ...base,
-        gpu: null,
-        title: `${f.node} driver answers`,
-        status: f.smiExit === null || parseProblem ? "broken" : "failed",
-        message:
-          f.smiExit === null
-            ? `nvidia-smi could not be run on ${f.node}: ${f.smiOutput}`
-            : parseProblem
-              ? `nvidia-smi on ${f.node}: ${parseProblem}`
-              : `nvidia-smi on ${f.node} exited ${f.smiExit}: ${f.smiOutput.trim().slice(0, 300)}`,
-        parameters: {},
-        attachment: { name: "nvidia-smi", content: f.smiOutput },
-      },
-    ];
-  }
-  const before = new Set(f.dmesgBefore ?? []);
-  const newLines = (f.dmesgAfter ?? []).filter((l) => !before.has(l));
-  let newXids: {
-    bus: string;
-    xid: number;
-    gi: number | null;
-    ci: number | null;
-    line: string;
-  }[] = [];
-  let offBus: { bus: string | null; line: string }[] = [];
-  let xidProblem: string | null = null;
+  const smi = readSmi(f);
+  const silent = noAnswer(f, base, smi);
+  if (silent) return [silent];
+  const k = newKernelEvents(f.dmesgBefore, f.dmesgAfter);
+  const out: ExtraCheck[] = [];
+  for (const g of lostGpusOf(f, smi)) out.push(...lostGpuChecks(f, base, k, g));
+  for (const g of smi.rows) out.push(...answeringGpuChecks(f, base, k, g));
+  return out;
+}
+
+/** nvidia-smi's output, read only where it exited 0, or 15 (a GPU lost, the others listed):
+ * after any other exit its output is an error to quote, not rows. */
+function readSmi(f: NodeHealthFacts): SmiAnswer {
+  if (f.smiExit !== 0 && f.smiExit !== 15) return { rows: [], lost: [], parseProblem: null };
+  const split = splitLostGpus(f.smiOutput);
+  const lost = split.lost.map((l) => ({ pci: l.pciBusId, why: l.why, line: l.line }));
   try {
-    for (const line of newLines) {
-      const p = parseXid(line);
-      newXids.push(
-        ...p.events.map((e) => ({
-          bus: e.pci.toLowerCase(),
-          xid: e.xid,
-          gi: e.gpuInstanceId,
-          ci: e.computeInstanceId,
-          line,
-        })),
-      );
-      offBus.push(...p.fallenOffBus.map((e) => ({ bus: e.pci ? xidBus(e.pci) : null, line })));
-    }
+    return { rows: parseHealthQuery(split.rest), lost, parseProblem: null };
   } catch (e) {
-    xidProblem = (e as Error).message;
-    newXids = [];
-    offBus = [];
+    return { rows: [], lost, parseProblem: (e as Error).message };
   }
+}
+
+/** The one check of a node whose driver gave no usable answer, or null where it answered: exit
+ * 15 counts as an answer only with a lost GPU's line to show for it. Broken where nvidia-smi
+ * could not be run or read (the harness's failure), failed where it ran and refused. */
+function noAnswer(f: NodeHealthFacts, base: Base, smi: SmiAnswer): ExtraCheck | null {
+  const { rows, lost, parseProblem } = smi;
+  const answered = f.smiExit === 0 || (f.smiExit === 15 && lost.length > 0);
+  if (answered && !parseProblem && rows.length + lost.length > 0) return null;
+  return {
+    ...base,
+    gpu: null,
+    title: `${f.node} driver answers`,
+    status: f.smiExit === null || parseProblem ? "broken" : "failed",
+    message:
+      f.smiExit === null
+        ? `nvidia-smi could not be run on ${f.node}: ${f.smiOutput}`
+        : parseProblem
+          ? `nvidia-smi on ${f.node}: ${parseProblem}`
+          : `nvidia-smi on ${f.node} exited ${f.smiExit}: ${f.smiOutput.trim().slice(0, 300)}`,
+    parameters: {},
+    attachment: { name: "nvidia-smi", content: f.smiOutput },
+  };
+}
+
+/** The lost GPUs in bus order, each with its index where it can be told. */
+function lostGpusOf(f: NodeHealthFacts, smi: SmiAnswer): LostGpu[] {
   // A GPU nvidia-smi cannot reach is left out of its rows: GPUs enumerate in PCI bus order, so
   // the missing indices, in order, are the lost GPUs' buses, in order.
-  const answeredIdx = new Set(rows.map((r) => r.index));
+  const answeredIdx = new Set(smi.rows.map((r) => r.index));
   const missing = (f.gpus ?? [])
     .map((g) => g.index)
     .filter((i) => !answeredIdx.has(i))
     .sort((a, b) => a - b);
-  const lostSorted = [...lostLines].sort((a, b) => xidBus(a.pci).localeCompare(xidBus(b.pci)));
-  const lostGpus = lostSorted.map((l, k) => ({
+  const lostSorted = [...smi.lost].sort((a, b) => xidBus(a.pci).localeCompare(xidBus(b.pci)));
+  // Only a one-to-one match names them: otherwise which index went with which bus is a guess.
+  return lostSorted.map((l, k) => ({
     index: missing.length === lostSorted.length ? (missing[k] ?? null) : null,
     ...l,
   }));
-  const out: ExtraCheck[] = [];
-  const domain = (
-    gpu: number | null,
-    bus: string,
-    name: string,
-    evidence: string[],
-    up: boolean,
-  ) => {
-    const insts = f.gpus?.find((g) => g.index === gpu)?.instances ?? [];
-    const title = `${name} failure domain`;
-    const params = { bus };
-    if (up)
-      return out.push({
-        ...base,
-        gpu,
-        title,
-        status: "passed",
-        message: `${name} is on the bus: its ${insts.length} instance(s) share it as one failure domain (MIG isolates them at runtime; a whole-GPU fault takes them all)`,
-        parameters: params,
-        attachment: null,
-      });
-    out.push({
-      ...base,
-      gpu,
-      title,
-      status: "failed",
-      code: "GPU_LOST",
-      message: `${name} (${bus}) is lost: every instance on it is lost with it${insts.length ? ` (${insts.length}: ${insts.join(", ")})` : ""}. MIG is runtime isolation, not redundancy: a whole-GPU fault takes down every tenant of the GPU at once`,
-      parameters: { ...params, instancesLost: String(insts.length) },
-      attachment: { name: "evidence", content: evidence.join("\n") },
-    });
-  };
-  const xidCheck = (gpu: number | null, bus: string, name: string, gbase: object) => {
-    const title = `${name} logged no new Xid`;
-    if (f.dmesgBefore === null || f.dmesgAfter === null || xidProblem) {
-      out.push({
-        ...base,
-        ...gbase,
-        gpu,
-        title,
-        status: "broken",
-        message: `could not read the kernel log of ${f.node}${xidProblem ? `: ${xidProblem}` : ""}`,
-        attachment: null,
-      } as ExtraCheck);
-      return;
-    }
-    const mine = newXids.filter((x) => x.bus === bus);
-    const log = mine.map((x) => x.line).join("\n");
-    const faults = f.injected.filter((i) => i.gpu === gpu);
-    // Excused: only an Xid the injected fault kind produces, on that fault's aggressor.
-    const excuse = (x: (typeof mine)[number]) =>
-      !CRITICAL_XIDS.has(x.xid) &&
-      faults.find(
-        (i) =>
-          (FAULT_XIDS[i.fault] ?? []).includes(x.xid) &&
-          x.gi === i.gpuInstanceId &&
-          (x.ci === null || i.computeInstanceId === null || x.ci === i.computeInstanceId),
-      );
-    const critical = mine.filter((x) => CRITICAL_XIDS.has(x.xid));
-    const unexcused = mine.filter((x) => !excuse(x));
-    const attachment = mine.length ? { name: "new Xid lines", content: log } : null;
-    const common = { ...base, ...gbase, gpu, title, attachment };
-    if (mine.length === 0)
-      out.push({ ...common, status: "passed", message: "no new Xid" } as ExtraCheck);
-    else if (critical.length > 0)
-      out.push({
-        ...common,
-        status: "failed",
-        code: "XID",
-        message: `critical Xid ${[...new Set(critical.map((x) => x.xid))].join(", ")} on ${name} (${bus}) during the run, never excused by an injected fault: ${critical[0]!.line}`,
-      } as ExtraCheck);
-    else if (unexcused.length > 0)
-      out.push({
-        ...common,
-        status: "failed",
-        code: "XID",
-        message: `${unexcused.length} new Xid line(s) on ${name} (${bus}) during the run that no fault injected in it explains${faults.length ? ` (injected: ${faults.map((i) => `${i.fault} on GI ${i.gpuInstanceId ?? "-"}`).join(", ")})` : ""}: ${unexcused[0]!.line}`,
-      } as ExtraCheck);
-    else
-      out.push({
-        ...common,
-        status: "passed",
-        message: `${mine.length} new Xid line(s); note: each is one the isolation suite's injected fault produces on its aggressor (${[...new Set(mine.map((x) => x.xid))].join(", ")})`,
-      } as ExtraCheck);
-  };
-  for (const g of lostGpus) {
-    const bus = xidBus(g.pci);
-    const name = `${f.node} GPU ${g.index ?? bus}`;
-    const gbase = { parameters: { "pci bus": bus } };
-    const see = `${name} is lost (${g.why}); see its failure domain check`;
-    out.push({
+}
+
+/** A lost GPU's checks: its driver's words fail it, the checks that need the driver cannot be
+ * made, and its failure domain (every instance on it) is lost. */
+function lostGpuChecks(f: NodeHealthFacts, base: Base, k: KernelEvents, g: LostGpu) {
+  const bus = xidBus(g.pci);
+  const name = `${f.node} GPU ${g.index ?? bus}`;
+  const gbase = { parameters: { "pci bus": bus } };
+  const see = `${name} is lost (${g.why}); see its failure domain check`;
+  const out: ExtraCheck[] = [
+    {
       ...base,
       ...gbase,
       gpu: g.index,
@@ -327,30 +216,32 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
       // The driver's own words, with the GPU's bus id: what a reviewer checks on the node.
       message: `${name} (${bus}) is lost: the driver says "${g.why}" (nvidia-smi: ${g.line})`,
       attachment: { name: "nvidia-smi", content: f.smiOutput },
-    });
-    for (const t of ["persistence mode", "has no uncorrected ECC errors"])
-      out.push({
-        ...base,
-        ...gbase,
-        gpu: g.index,
-        title: `${name} ${t}`,
-        status: "broken",
-        message: see,
-        attachment: null,
-      });
-    xidCheck(g.index, bus, name, gbase);
-    domain(
-      g.index,
-      bus,
-      name,
-      [g.line, ...offBus.filter((o) => o.bus === bus).map((o) => o.line)],
-      false,
-    );
-  }
-  for (const g of rows) {
-    const gbase = { parameters: { "driver version": g.driver } };
-    const name = `${f.node} GPU ${g.index}`;
+    },
+  ];
+  for (const t of ["persistence mode", "has no uncorrected ECC errors"])
     out.push({
+      ...base,
+      ...gbase,
+      gpu: g.index,
+      title: `${name} ${t}`,
+      status: "broken",
+      message: see,
+      attachment: null,
+    });
+  out.push(xidCheck(k, { base, gbase, gpu: g.index, bus, name, injected: f.injected }));
+  const evidence = [g.line, ...k.offBus.filter((o) => o.bus === bus).map((o) => o.line)];
+  out.push(domainCheck(f, base, { gpu: g.index, bus, name }, evidence, false));
+  return out;
+}
+
+/** An answering GPU's checks: driver, persistence (reported only), ECC, Xids, and its failure
+ * domain, lost all the same where the kernel says it fell off the bus. */
+function answeringGpuChecks(f: NodeHealthFacts, base: Base, k: KernelEvents, g: GpuHealthRow) {
+  const gbase = { parameters: { "driver version": g.driver } };
+  const name = `${f.node} GPU ${g.index}`;
+  const bus = xidBus(g.pciBusId);
+  const out: ExtraCheck[] = [
+    {
       ...base,
       ...gbase,
       gpu: g.index,
@@ -358,8 +249,8 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
       status: "passed",
       message: `nvidia-smi answered on ${f.node}: driver ${g.driver}`,
       attachment: null,
-    });
-    out.push({
+    },
+    {
       ...base,
       ...gbase,
       gpu: g.index,
@@ -367,33 +258,76 @@ export function healthChecks(f: NodeHealthFacts): ExtraCheck[] {
       status: "passed",
       message: `persistence mode ${/^enabled$/i.test(g.persistence) ? "On" : "Off"} (${g.persistence}); reported, not required`,
       attachment: { name: "persistence mode", content: g.persistence },
-    });
-    const ecc = g.eccUncorrected;
-    const eccCount = /^\d+$/.test(ecc) ? Number(ecc) : null;
-    const bus = xidBus(g.pciBusId);
-    const eccBad = eccCount !== null && eccCount > 0;
-    out.push({
-      ...base,
-      ...gbase,
-      gpu: g.index,
-      title: `${name} has no uncorrected ECC errors`,
-      status: eccBad ? "failed" : "passed",
-      ...(eccBad ? { code: "ECC_UNCORRECTED" } : {}),
-      message:
-        eccCount === null
-          ? `uncorrected volatile ECC errors: ${ecc || "(empty)"}; note: this GPU does not report the count`
-          : eccBad
-            ? `${name} (${bus}): ${eccCount} uncorrected volatile ECC error(s)`
-            : `uncorrected volatile ECC errors: ${eccCount}`,
-      attachment: null,
-    });
-    xidCheck(g.index, bus, name, gbase);
-    // The driver still answers for it, but the kernel says it fell off the bus: lost all the same.
-    const fell = [
-      ...offBus.filter((o) => o.bus === bus).map((o) => o.line),
-      ...newXids.filter((x) => x.bus === bus && x.xid === 79).map((x) => x.line),
-    ];
-    domain(g.index, bus, name, fell, fell.length === 0);
-  }
+    },
+    eccCheck(base, gbase, g, name, bus),
+    xidCheck(k, { base, gbase, gpu: g.index, bus, name, injected: f.injected }),
+  ];
+  // The driver still answers for it, but the kernel says it fell off the bus: lost all the same.
+  const fell = [
+    ...k.offBus.filter((o) => o.bus === bus).map((o) => o.line),
+    ...k.xids.filter((x) => x.bus === bus && x.xid === 79).map((x) => x.line),
+  ];
+  out.push(domainCheck(f, base, { gpu: g.index, bus, name }, fell, fell.length === 0));
   return out;
+}
+
+/** Uncorrected volatile ECC errors fail a GPU; a GPU that reports no count passes with a note. */
+function eccCheck(
+  base: Base,
+  gbase: { parameters: Record<string, string> },
+  g: GpuHealthRow,
+  name: string,
+  bus: string,
+): ExtraCheck {
+  const ecc = g.eccUncorrected;
+  const eccCount = /^\d+$/.test(ecc) ? Number(ecc) : null;
+  const eccBad = eccCount !== null && eccCount > 0;
+  return {
+    ...base,
+    ...gbase,
+    gpu: g.index,
+    title: `${name} has no uncorrected ECC errors`,
+    status: eccBad ? "failed" : "passed",
+    ...(eccBad ? { code: "ECC_UNCORRECTED" } : {}),
+    message:
+      eccCount === null
+        ? `uncorrected volatile ECC errors: ${ecc || "(empty)"}; note: this GPU does not report the count`
+        : eccBad
+          ? `${name} (${bus}): ${eccCount} uncorrected volatile ECC error(s)`
+          : `uncorrected volatile ECC errors: ${eccCount}`,
+    attachment: null,
+  };
+}
+
+/** The GPU as one failure domain: up, or lost with every instance on it. */
+function domainCheck(
+  f: NodeHealthFacts,
+  base: Base,
+  { gpu, bus, name }: GpuRef,
+  evidence: string[],
+  up: boolean,
+): ExtraCheck {
+  const insts = f.gpus?.find((g) => g.index === gpu)?.instances ?? [];
+  const title = `${name} failure domain`;
+  const params = { bus };
+  if (up)
+    return {
+      ...base,
+      gpu,
+      title,
+      status: "passed",
+      message: `${name} is on the bus: its ${insts.length} instance(s) share it as one failure domain (MIG isolates them at runtime; a whole-GPU fault takes them all)`,
+      parameters: params,
+      attachment: null,
+    };
+  return {
+    ...base,
+    gpu,
+    title,
+    status: "failed",
+    code: "GPU_LOST",
+    message: `${name} (${bus}) is lost: every instance on it is lost with it${insts.length ? ` (${insts.length}: ${insts.join(", ")})` : ""}. MIG is runtime isolation, not redundancy: a whole-GPU fault takes down every tenant of the GPU at once`,
+    parameters: { ...params, instancesLost: String(insts.length) },
+    attachment: { name: "evidence", content: evidence.join("\n") },
+  };
 }

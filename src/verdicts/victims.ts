@@ -31,118 +31,191 @@ interface VictimJudgement {
   soft: boolean;
 }
 
+const NAME = "victimsUnaffected";
+
+type Figures = Verdict["evidence"]["figures"];
+
+/** A measurement that cannot be judged: never re-measured, since noise does not explain it. */
+function broken(why: string, figures: Figures = {}, lines: string[] = []): VictimJudgement {
+  return { verdict: verdict(NAME, "broken", why, figures, lines), soft: false };
+}
+
+/** What the victims' events of one attempt showed, gathered before the verdict is decided. */
+interface Findings {
+  figures: Figures;
+  /** Failures no noise explains: a death, a CUDA error, a wrong result, a lost allocation. */
+  hard: string[];
+  /** Failures noise could explain (slower, stopped progressing): worth a re-measure. */
+  soft: string[];
+  /** Why the measurement itself cannot be trusted: broken, not failed. */
+  disturbed: string[];
+  logLines: string[];
+  /** The lowest throughput ratio of a victim under the fault to its baseline. */
+  worst: number;
+  /** The longest controller stall seen by a victim's load or baseline, ms. */
+  stall: number;
+}
+
 function judgeVictims(
   h: readonly ChaosEvent[],
   ref: ScenarioRef,
   o: VerdictOptions,
   attempt: number,
 ): VictimJudgement {
-  const name = "victimsUnaffected";
-  const broken = (
-    why: string,
-    figures: Verdict["evidence"]["figures"] = {},
-    lines: string[] = [],
-  ) => ({
-    verdict: verdict(name, "broken", why, figures, lines),
-    soft: false,
-  });
   const tol = o.tolerance ?? DEFAULT_TOLERANCE;
   const loads = completions(h, ref.scenario, "load").filter((e) => attemptOf(e) === attempt);
   if (loads.length === 0) return broken("no victim ran during the fault");
   const baselines = baselinesFor(h, ref, attempt);
-  const figures: Verdict["evidence"]["figures"] = { tolerance: tol };
-  const hard: string[] = [];
-  const soft: string[] = [];
-  const disturbed: string[] = [];
-  const logLines: string[] = [];
-  let worst = Number.POSITIVE_INFINITY;
-  let stall = 0;
+  const f: Findings = {
+    figures: { tolerance: tol },
+    hard: [],
+    soft: [],
+    disturbed: [],
+    logLines: [],
+    worst: Number.POSITIVE_INFINITY,
+    stall: 0,
+  };
   for (const load of loads) {
-    const v = load.instance;
-    const base = baselines.find((b) => b.instance === v);
-    figures[`${v} baseline TFLOP/s`] = base?.data.tflops ?? null;
-    figures[`${v} under fault TFLOP/s`] = load.data.tflops ?? null;
-    stall = Math.max(stall, load.data.controllerStallMs ?? 0, base?.data.controllerStallMs ?? 0);
-    if (!base)
-      return broken(`${v}: no baseline throughput to compare with (none was measured)`, figures);
-    const baseWhy =
-      spoiled(base) ??
-      deadlineOverrun(base) ??
-      (base.type !== "ok"
-        ? base.data.timedOut
-          ? "it was killed at its deadline"
-          : `it exited ${base.data.exitCode ?? base.data.signal}`
-        : null);
-    if (baseWhy || !(base.data.tflops !== undefined && base.data.tflops > 0))
-      return broken(
-        `${v}: no baseline throughput to compare with: ${baseWhy ?? "it reported none"}`,
-        figures,
-        tailOf(base.data),
-      );
-    const bs = samplesOf(base.data);
-    const why = spoiled(load);
-    if (why) {
-      disturbed.push(`${v}'s stress under the fault ${why}`);
-      logLines.push(...tailOf(load.data));
-      continue;
-    }
-    if (load.type !== "ok") {
-      const overrun = deadlineOverrun(load);
-      if (overrun) disturbed.push(`${v} was ${overrun}`);
-      else if (load.data.timedOut) {
-        const last = load.data.samples?.at(-1)?.t;
-        soft.push(
-          `${v} stopped progressing${last !== undefined ? ` after ${last.toFixed(1)} s of ${load.data.durationS ?? "?"} s` : ""} and was killed at its deadline`,
-        );
-      } else {
-        hard.push(`${v} died (exit ${load.data.exitCode ?? load.data.signal})`);
-        // Whatever it printed before dying is no throughput: the pictures show it died.
-        figures[`${v} died`] = true;
-      }
-      logLines.push(...tailOf(load.data));
-    }
-    for (const e of load.data.cudaErrors ?? []) {
-      hard.push(`${v} got a CUDA error: ${e.kind}`);
-      logLines.push(e.message);
-    }
-    if ((load.data.errors ?? 0) > 0) hard.push(`${v} computed ${load.data.errors} wrong result(s)`);
-    if (load.type !== "ok") continue;
-    const ls = samplesOf(load.data);
-    const mb = mean(bs);
-    const ml = mean(ls);
-    // The throughput the victim had alone is known only as well as its samples agree: the
-    // allowed drop is the tolerance or the baseline's own noise on a difference of two means,
-    // whichever is larger, so that a noisy baseline is never read as a slowdown.
-    const noise = SPREAD_K * sd(bs) * Math.sqrt(1 / bs.length + 1 / ls.length);
-    const allowed = Math.max(tol * mb, noise);
-    const ratio = ml / mb;
-    worst = Math.min(worst, ratio);
-    figures[`${v} ratio`] = Number(ratio.toFixed(4));
-    figures[`${v} baseline samples`] = bs.length;
-    figures[`${v} samples under fault`] = ls.length;
-    figures[`${v} baseline spread TFLOP/s`] = Number(sd(bs).toFixed(4));
-    figures[`${v} allowed drop`] = Number((allowed / mb).toFixed(4));
-    if (ml > 0) figures[`${v} slowdown`] = Number((mb / ml).toFixed(3));
-    if (mb - ml > allowed)
-      soft.push(
-        `${v} ran at ${pct(ratio)} of its baseline (mean of ${ls.length} samples ${ml.toFixed(2)} vs ${bs.length} baseline samples ${mb.toFixed(2)} TFLOP/s ±${sd(bs).toFixed(2)}; allowed ${pct(allowed / mb)}, tolerance ${pct(tol)})`,
-      );
+    const base = baselines.find((b) => b.instance === load.instance);
+    const unusable = judgeLoad(load, base, tol, f);
+    if (unusable) return unusable;
   }
+  judgeMemoryChecks(h, ref, attempt, loads, f);
+  if (f.stall > 0) f.figures["controller stall ms"] = f.stall;
+  utilizationFigures(h, ref, attempt, f.figures);
+  return decide(h, ref, attempt, loads, f);
+}
+
+/** One victim's load under the fault against its baseline, into `f`; a judgement only where
+ * its baseline cannot be compared with, which makes the whole measurement broken. */
+function judgeLoad(
+  load: ChaosEvent,
+  base: ChaosEvent | undefined,
+  tol: number,
+  f: Findings,
+): VictimJudgement | null {
+  const v = load.instance;
+  f.figures[`${v} baseline TFLOP/s`] = base?.data.tflops ?? null;
+  f.figures[`${v} under fault TFLOP/s`] = load.data.tflops ?? null;
+  f.stall = Math.max(f.stall, load.data.controllerStallMs ?? 0, base?.data.controllerStallMs ?? 0);
+  if (!base)
+    return broken(`${v}: no baseline throughput to compare with (none was measured)`, f.figures);
+  const baseWhy = unusableBaseline(base);
+  if (baseWhy)
+    return broken(
+      `${v}: no baseline throughput to compare with: ${baseWhy}`,
+      f.figures,
+      tailOf(base.data),
+    );
+  const why = spoiled(load);
+  if (why) {
+    f.disturbed.push(`${v}'s stress under the fault ${why}`);
+    f.logLines.push(...tailOf(load.data));
+    return null;
+  }
+  if (load.type !== "ok") loadEnded(load, f);
+  for (const e of load.data.cudaErrors ?? []) {
+    f.hard.push(`${v} got a CUDA error: ${e.kind}`);
+    f.logLines.push(e.message);
+  }
+  if ((load.data.errors ?? 0) > 0) f.hard.push(`${v} computed ${load.data.errors} wrong result(s)`);
+  // A load that did not end well has no throughput worth comparing.
+  if (load.type === "ok") compareThroughput(load, base, tol, f);
+  return null;
+}
+
+/** Why a victim's baseline gives no throughput to compare with, or null where it does. */
+function unusableBaseline(base: ChaosEvent): string | null {
+  const why =
+    spoiled(base) ??
+    deadlineOverrun(base) ??
+    (base.type !== "ok"
+      ? base.data.timedOut
+        ? "it was killed at its deadline"
+        : `it exited ${base.data.exitCode ?? base.data.signal}`
+      : null);
+  if (why) return why;
+  return base.data.tflops !== undefined && base.data.tflops > 0 ? null : "it reported none";
+}
+
+/** A victim's load that did not end well: an overrun deadline disturbs the measurement, a
+ * hang may be noise (soft), a death is not. */
+function loadEnded(load: ChaosEvent, f: Findings): void {
+  const v = load.instance;
+  const overrun = deadlineOverrun(load);
+  if (overrun) f.disturbed.push(`${v} was ${overrun}`);
+  else if (load.data.timedOut) {
+    const last = load.data.samples?.at(-1)?.t;
+    f.soft.push(
+      `${v} stopped progressing${last !== undefined ? ` after ${last.toFixed(1)} s of ${load.data.durationS ?? "?"} s` : ""} and was killed at its deadline`,
+    );
+  } else {
+    f.hard.push(`${v} died (exit ${load.data.exitCode ?? load.data.signal})`);
+    // Whatever it printed before dying is no throughput: the pictures show it died.
+    f.figures[`${v} died`] = true;
+  }
+  f.logLines.push(...tailOf(load.data));
+}
+
+/** A victim's throughput under the fault against its baseline: slower than allowed is soft. */
+function compareThroughput(load: ChaosEvent, base: ChaosEvent, tol: number, f: Findings): void {
+  const v = load.instance;
+  const bs = samplesOf(base.data);
+  const ls = samplesOf(load.data);
+  const mb = mean(bs);
+  const ml = mean(ls);
+  // The throughput the victim had alone is known only as well as its samples agree: the
+  // allowed drop is the tolerance or the baseline's own noise on a difference of two means,
+  // whichever is larger, so that a noisy baseline is never read as a slowdown.
+  const noise = SPREAD_K * sd(bs) * Math.sqrt(1 / bs.length + 1 / ls.length);
+  const allowed = Math.max(tol * mb, noise);
+  const ratio = ml / mb;
+  f.worst = Math.min(f.worst, ratio);
+  f.figures[`${v} ratio`] = Number(ratio.toFixed(4));
+  f.figures[`${v} baseline samples`] = bs.length;
+  f.figures[`${v} samples under fault`] = ls.length;
+  f.figures[`${v} baseline spread TFLOP/s`] = Number(sd(bs).toFixed(4));
+  f.figures[`${v} allowed drop`] = Number((allowed / mb).toFixed(4));
+  if (ml > 0) f.figures[`${v} slowdown`] = Number((mb / ml).toFixed(3));
+  if (mb - ml > allowed)
+    f.soft.push(
+      `${v} ran at ${pct(ratio)} of its baseline (mean of ${ls.length} samples ${ml.toFixed(2)} vs ${bs.length} baseline samples ${mb.toFixed(2)} TFLOP/s ±${sd(bs).toFixed(2)}; allowed ${pct(allowed / mb)}, tolerance ${pct(tol)})`,
+    );
+}
+
+/** The victims' memory checks after an OOM: one cut short disturbs the measurement; one that
+ * could not allocate is a hard failure. An OOM's check must also have run in its window. */
+function judgeMemoryChecks(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  attempt: number,
+  loads: readonly ChaosEvent[],
+  f: Findings,
+): void {
   const memchecks = completions(h, ref.scenario, "memcheck").filter(
     (e) => attemptOf(e) === attempt,
   );
-  if (ref.fault === "oom" && hard.length === 0 && disturbed.length === 0)
-    disturbed.push(...memcheckTiming(h, ref, attempt, loads, memchecks.length));
+  if (ref.fault === "oom" && f.hard.length === 0 && f.disturbed.length === 0)
+    f.disturbed.push(...memcheckTiming(h, ref, attempt, loads, memchecks.length));
   for (const m of memchecks) {
     const failedChecks = (m.data.checks ?? []).filter((c) => !c).length;
-    figures[`${m.instance} memory checks failed`] = failedChecks;
-    if (m.data.incomplete) disturbed.push(`${m.instance}'s memory check ${m.data.incomplete}`);
+    f.figures[`${m.instance} memory checks failed`] = failedChecks;
+    if (m.data.incomplete) f.disturbed.push(`${m.instance}'s memory check ${m.data.incomplete}`);
     else if (m.type !== "ok" || failedChecks > 0 || (m.data.checks ?? []).length === 0) {
-      hard.push(`${m.instance} could not allocate its memory after the aggressor's OOM`);
-      logLines.push(...tailOf(m.data));
+      f.hard.push(`${m.instance} could not allocate its memory after the aggressor's OOM`);
+      f.logLines.push(...tailOf(m.data));
     }
   }
-  if (stall > 0) figures["controller stall ms"] = stall;
+}
+
+/** The victims' SM activity and memory under the fault, as figures only: they explain a
+ * verdict, they do not decide it. */
+function utilizationFigures(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  attempt: number,
+  figures: Figures,
+): void {
   const util = completions(h, ref.scenario, "utilization").find((e) => attemptOf(e) === attempt);
   for (const [v, u] of Object.entries(util?.data.utilization?.victims ?? {})) {
     if (u.smActiveMean !== null) figures[`${v} SM active % under fault`] = u.smActiveMean;
@@ -152,32 +225,40 @@ function judgeVictims(
       figures[`${v} utilization under fault`] = `insufficient (${u.samples} sample(s))`;
   }
   if (util?.data.utilization) figures["utilization source"] = util.data.utilization.source;
+}
+
+/** The verdict from the findings, in order of precedence: a hard failure fails whatever else
+ * happened; then a disturbed measurement (a fault that missed the victims included) is broken;
+ * then a soft failure fails and may be re-measured, unless the controller stalled long enough
+ * to explain it; else the victims passed. */
+function decide(
+  h: readonly ChaosEvent[],
+  ref: ScenarioRef,
+  attempt: number,
+  loads: readonly ChaosEvent[],
+  f: Findings,
+): VictimJudgement {
+  const { figures, hard, soft, disturbed, logLines } = f;
   if (hard.length > 0)
     return {
-      verdict: verdict(name, "failed", [...hard, ...soft].join("; "), figures, logLines),
+      verdict: verdict(NAME, "failed", [...hard, ...soft].join("; "), figures, logLines),
       soft: false,
     };
   disturbed.push(...faultMissed(h, ref, attempt, loads));
   if (disturbed.length > 0)
     return broken(`the measurement was disturbed: ${disturbed.join("; ")}`, figures, logLines);
   if (soft.length > 0) {
-    if (stall >= STALL_MS)
+    if (f.stall >= STALL_MS)
       return broken(
-        `the control machine stalled for ${(stall / 1000).toFixed(1)} s during the measurement, so this cannot be told from a slowdown: ${soft.join("; ")}`,
+        `the control machine stalled for ${(f.stall / 1000).toFixed(1)} s during the measurement, so this cannot be told from a slowdown: ${soft.join("; ")}`,
         figures,
         logLines,
       );
-    return { verdict: verdict(name, "failed", soft.join("; "), figures, logLines), soft: true };
+    return { verdict: verdict(NAME, "failed", soft.join("; "), figures, logLines), soft: true };
   }
-  return {
-    verdict: verdict(
-      name,
-      "passed",
-      `${loads.length} victim(s) unaffected; worst at ${pct(worst === Number.POSITIVE_INFINITY ? 1 : worst)} of baseline`,
-      figures,
-    ),
-    soft: false,
-  };
+  const worst = f.worst === Number.POSITIVE_INFINITY ? 1 : f.worst;
+  const summary = `${loads.length} victim(s) unaffected; worst at ${pct(worst)} of baseline`;
+  return { verdict: verdict(NAME, "passed", summary, figures), soft: false };
 }
 
 /** Why the victims were not exposed to the fault (fault-timing.ts), as a disturbance. Judged

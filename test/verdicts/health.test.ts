@@ -115,4 +115,69 @@ describe("health verdicts (pure)", () => {
     assert.equal(check(cs, /GPU 0 failure domain/).status, "failed");
     assert.equal(check(cs, /GPU 0 has no uncorrected ECC/).status, "failed");
   });
+
+  it("nvidia-smi not run, unreadable, or failing: one driver check, broken or failed", () => {
+    const notRun = healthChecks(facts([], { smiExit: null, smiOutput: "ssh: lost" }));
+    assert.equal(notRun.length, 1);
+    assert.equal(notRun[0]!.status, "broken");
+    assert.equal(notRun[0]!.message, "nvidia-smi could not be run on n1: ssh: lost");
+    const garbled = healthChecks(facts([], { smiOutput: "x, y\n" }));
+    assert.equal(garbled[0]!.status, "broken");
+    assert.match(garbled[0]!.message, /^nvidia-smi on n1: unexpected nvidia-smi line: 'x, y'$/);
+    const failing = healthChecks(
+      facts([], { smiExit: 9, smiOutput: " NVML: driver not loaded \n" }),
+    );
+    assert.equal(failing[0]!.status, "failed");
+    assert.equal(failing[0]!.message, "nvidia-smi on n1 exited 9: NVML: driver not loaded");
+    // Exit 15 without a lost GPU's line, or no GPU at all: no answer either.
+    assert.equal(healthChecks(facts([], { smiExit: 15 }))[0]!.status, "failed");
+    assert.equal(healthChecks(facts([], { smiOutput: "\n" }))[0]!.title, "n1 driver answers");
+  });
+
+  it("an unreadable kernel log is broken; an unexplained Xid names the faults injected", () => {
+    const unread = healthChecks(facts([], { dmesgAfter: null }));
+    assert.equal(check(unread, /GPU 0 logged no new Xid/).status, "broken");
+    assert.equal(check(unread, /GPU 0 logged/).message, "could not read the kernel log of n1");
+    const other = healthChecks(
+      facts([xid("07", 13, " GPU-I:02 GPU-CI:00")], {
+        injected: [{ gpu: 0, fault: "crash", gpuInstanceId: 1, computeInstanceId: 0 }],
+      }),
+    );
+    const c = check(other, /GPU 0 logged/);
+    assert.equal(c.code, "XID");
+    assert.match(
+      c.message,
+      /^1 new Xid line\(s\) on n1 GPU 0 \(0000:07:00\) .*\(injected: crash on GI 1\): /,
+    );
+    assert.equal(c.attachment?.name, "new Xid lines");
+  });
+
+  it("ECC and persistence are reported as the GPU gives them", () => {
+    const cs = healthChecks(
+      facts([], { smiOutput: "0, 00000000:07:00.0, 580.65.06, Disabled, [N/A]\n" }),
+    );
+    const ecc = check(cs, /GPU 0 has no uncorrected ECC/);
+    assert.equal(ecc.status, "passed");
+    assert.match(ecc.message, /\[N\/A\]; note: this GPU does not report the count/);
+    assert.match(check(cs, /GPU 0 persistence/).message, /^persistence mode Off \(Disabled\)/);
+    assert.equal(check(cs, /GPU 0 driver answers/).parameters["driver version"], "580.65.06");
+  });
+
+  it("a lost GPU whose index cannot be told is named by its bus", () => {
+    const lost =
+      "Unable to determine the device handle for GPU0000:0A:00.0: GPU is lost.  Reboot the system to recover this GPU\n";
+    // Two GPUs missing from the rows but one lost line: which index it had is not known.
+    const cs = healthChecks(
+      facts([], {
+        smiExit: 15,
+        smiOutput: lost,
+        gpus: [...facts([]).gpus!, { index: 2, instances: [] }],
+      }),
+    );
+    const d = check(cs, /0000:0a:00 failure domain/);
+    assert.equal(d.gpu, null);
+    assert.equal(d.status, "failed");
+    assert.equal(d.title, "n1 GPU 0000:0a:00 failure domain");
+    assert.match(d.message, /is lost: every instance on it is lost with it\. MIG/);
+  });
 });

@@ -567,3 +567,67 @@ describe("exclusivity of a whole-card instance (pure)", () => {
     assert.match(v.summary, /holds 2 GPU instances/);
   });
 });
+
+describe("victimsUnaffected's remaining branches (pure)", () => {
+  const crash = ref("crash");
+
+  it("is broken when no victim ran, or a victim had no baseline at all", () => {
+    const none = victimsUnaffected(
+      history("crash").filter((e) => e.op !== "load"),
+      crash,
+    );
+    assert.deepEqual([none.status, none.summary], ["broken", "no victim ran during the fault"]);
+    const noBase = victimsUnaffected(
+      history("crash").filter((e) => e.op !== "baseline"),
+      crash,
+    );
+    assert.equal(noBase.status, "broken");
+    assert.equal(
+      noBase.summary,
+      `${V}: no baseline throughput to compare with (none was measured)`,
+    );
+    assert.equal(noBase.evidence.figures[`${V} under fault TFLOP/s`], 29.8);
+  });
+
+  it("a memory check cut short is a disturbance; a hard failure outranks it", () => {
+    const oom = ref("oom");
+    const cut = victimsUnaffected(history("oom", { memcheck: { incomplete: "was stopped" } }), oom);
+    assert.equal(cut.status, "broken");
+    assert.match(cut.summary, new RegExp(`${V}'s memory check was stopped`));
+    const died = victimsUnaffected(
+      history("oom", { memcheck: { incomplete: "was stopped" }, load: { errors: 2 } }),
+      oom,
+    );
+    assert.equal(died.status, "failed");
+    assert.equal(died.summary, `${V} computed 2 wrong result(s)`);
+    assert.equal(died.evidence.figures[`${V} memory checks failed`], 0);
+  });
+
+  it("reports the victims' utilization under the fault, and labels too few samples", () => {
+    const s = crash.scenario;
+    const util = (victims: Record<string, unknown>) => [
+      ...history("crash"),
+      ev("gpu0", "utilization", "ok", {
+        scenario: s,
+        utilization: { source: "dcgm", victims },
+      } as Partial<EventData> & { scenario: string }),
+    ];
+    const v = victimsUnaffected(
+      util({ [V]: { smActiveMean: 61.5, memUsedMaxMiB: 2048, samples: 9 } }),
+      crash,
+    );
+    assert.equal(v.status, "passed", v.summary);
+    assert.equal(v.evidence.figures[`${V} SM active % under fault`], 61.5);
+    assert.equal(v.evidence.figures[`${V} memory used MiB under fault`], 2048);
+    assert.equal(v.evidence.figures["utilization source"], "dcgm");
+    const few = victimsUnaffected(
+      util({ [V]: { smActiveMean: null, memUsedMaxMiB: null, samples: 2 } }),
+      crash,
+    );
+    assert.equal(
+      few.evidence.figures[`${V} utilization under fault`],
+      "insufficient (2 sample(s))",
+    );
+    assert.equal(few.evidence.figures[`${V} SM active % under fault`], undefined);
+  });
+});
