@@ -69,14 +69,18 @@ export function supervisorScript(): string {
 
 /** The command line that starts the supervisor over a channel, tagged with the run (killRun,
  * listRun and `slicecheck cleanup` find it and everything it starts). */
-export function supervisorCommand(runTag: string, sudo: boolean): string {
+export function supervisorCommand(
+  runTag: string,
+  sudo: boolean,
+  heartbeatTimeoutS = HEARTBEAT_TIMEOUT_S,
+): string {
   return [
     "exec env",
     quote(`SLICECHECK_RUN=${runTag}`),
     "sh -c",
     quote(supervisorScript()),
     "slicecheck-supervisor",
-    String(HEARTBEAT_TIMEOUT_S),
+    String(heartbeatTimeoutS),
     quote(sudo ? "sudo -n" : ""),
   ].join(" ");
 }
