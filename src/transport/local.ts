@@ -4,8 +4,8 @@
 import { execa } from "execa";
 import type { NodeSpec } from "../inventory/types.js";
 import { ManagedExecutor } from "./managed.js";
-import { NodeSupervisor } from "./supervisor.js";
 import { consumeStreams } from "./streams.js";
+import { NodeSupervisor } from "./supervisor.js";
 import type {
   Command,
   ExecOptions,

@@ -11,11 +11,11 @@ import type { JumpHost, NodeSpec } from "../inventory/types.js";
 import { settledWithin } from "../util/time.js";
 import { checkHostKey, type HostKeyVerdict, recordHostKey } from "./known-hosts.js";
 import { ManagedExecutor } from "./managed.js";
-import { NodeSupervisor } from "./supervisor.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
 import { KEEPALIVE_COUNT_MAX, KEEPALIVE_INTERVAL_MS } from "./remote-scripts.js";
 import { type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
 import { consumeStreams } from "./streams.js";
+import { NodeSupervisor } from "./supervisor.js";
 import type {
   Command,
   ExecOptions,

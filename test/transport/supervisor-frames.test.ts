@@ -11,7 +11,7 @@ function streams(frames: Frame[]): Record<string, string> {
   for (const f of frames) {
     if (f.kind !== "out") continue;
     const key = `${f.id}/${f.stream}`;
-    (out[key] ??= []).push(f.bytes);
+    out[key] = [...(out[key] ?? []), f.bytes];
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, Buffer.concat(v).toString()]));
 }
