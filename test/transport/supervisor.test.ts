@@ -4,7 +4,7 @@
 // its stdin ends (controller killed) or the heartbeats stop, they die of SIGHUP. A node without
 // setsid refuses it, and its commands take a channel each, as without a supervisor.
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { LocalTransport } from "../../src/transport/local.js";
 import { runTagFor } from "../../src/transport/managed.js";
@@ -13,6 +13,8 @@ import { PGID_MARKER, wrapCommand } from "../../src/transport/remote-scripts.js"
 import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
 import { supervisorCommand } from "../../src/transport/supervisor-script.js";
 import type { RawProcess } from "../../src/transport/types.js";
+import type { Instance } from "../../src/workloads/instances.js";
+import { runOnInstances } from "../../src/workloads/launcher.js";
 import { taggedPids, waitFor } from "../helpers/cluster.js";
 import { nodeSpec } from "../helpers/node.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -161,5 +163,27 @@ describe("node supervisor (through a local sh)", function () {
     } finally {
       await s.close();
     }
+    // The launcher says so in each workload's log, never silently.
+    const inst: Instance = {
+      node: here.name,
+      gpu: 0,
+      gpuUuid: "GPU-0",
+      gpuName: "none",
+      uuid: "GPU-0",
+      profile: "whole-gpu",
+      gpuInstanceId: null,
+      computeInstanceId: null,
+      placement: null,
+      sm: null,
+      memoryMiB: null,
+    };
+    const outDir = tempDir("no-setsid-out");
+    const spec = { name: "stress", program: "echo", args: ["ran"], durationS: 1 } as const;
+    const [o] = await runOnInstances([t], [inst], { ...spec, args: [...spec.args] }, { outDir });
+    assert.equal(o!.exitCode, 0);
+    assert.equal(
+      readFileSync(o!.log, "utf8"),
+      "slicecheck: one login for this workload alone: setsid is missing on the node\nran\n",
+    );
   });
 });
