@@ -6,13 +6,15 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId } from "../../src/transport/open.js";
 import { SshTransport } from "../../src/transport/ssh.js";
 import { discoverInstances } from "../../src/workloads/instances.js";
 import { runOnInstances } from "../../src/workloads/launcher.js";
 import { stressSpec } from "../../src/workloads/specs.js";
 import { cli } from "../helpers/cli.js";
-import { useCluster } from "../helpers/cluster.js";
+import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("one login per node per phase (node supervisor, real sshd)", function () {
@@ -57,5 +59,46 @@ describe("one login per node per phase (node supervisor, real sshd)", function (
     const one = await stressPhase("all-7g.80gb");
     assert.deepEqual([seven.ok, one.ok], [7, 1]);
     assert.deepEqual([seven.sessions, one.sessions], [1, 1]);
+  });
+
+  it("`slicecheck cleanup --run` kills the supervisor and everything it started", async () => {
+    const node = c.inventory.nodes[0]!;
+    const run = newRunId();
+    const t = new SshTransport(node, { runId: run });
+    const tagged = () => taggedPids(`SLICECHECK_RUN=${runTagFor(run, node.name)}`);
+    try {
+      const s = await t.supervise();
+      assert.equal(s.fallback, null);
+      const pending = s.exec({ shell: "sleep 300" }, { timeoutMs: 600_000 });
+      pending.catch(() => {});
+      const cmdlines = () =>
+        tagged().map((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, "latin1").split("\0").join(" ");
+          } catch {
+            return "";
+          }
+        });
+      assert.ok(
+        await waitFor(() => cmdlines().includes("sleep 300 "), 15_000),
+        "the workload runs under the supervisor",
+      );
+      // The supervisor itself carries the run's tag: cleanup finds it too.
+      assert.ok(
+        cmdlines().some((l) => l.startsWith("sh -c hb=$1;")),
+        cmdlines().join("\n"),
+      );
+      const r = await cli("cleanup", "-i", c.inventoryPath, "--run", run, "--json");
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(JSON.parse(r.stdout).nodes[0].killed >= 2, r.stdout);
+      assert.ok(await waitFor(() => tagged().length === 0, 15_000), `left: ${tagged()}`);
+      // The command's caller hears of it (its end, or its supervisor's), never waits forever.
+      await Promise.race([
+        pending.catch(() => null),
+        sleep(15_000).then(() => assert.fail("hung")),
+      ]);
+    } finally {
+      await t.close();
+    }
   });
 });
