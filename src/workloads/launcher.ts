@@ -32,7 +32,8 @@ export interface InstanceOutcome {
   signal: string | null;
   timedOut: boolean;
   durationMs: number;
-  /** When the command started and ended, on this machine's clock. */
+  /** When its launch began (the phase's supervisor login included) and when it ended, on this
+   * machine's clock. */
   startMs: number;
   stopMs: number;
   /** It ended other than with exit 0 (a fault, a kill, a crash): an event to judge, not an error. */
@@ -122,6 +123,8 @@ export async function runOnInstances(
     (o.startTogetherS !== undefined
       ? { key: randomBytes(8).toString("hex"), count: instances.length, waitS: o.startTogetherS }
       : undefined);
+  // The phase starts before its login: the supervisor's counts as the workloads' own would.
+  const launchedMs = Date.now();
   // One supervisor for the node's instances (they are all of one node), unless shared.
   const own = o.supervisor || instances.length === 0 ? null : await openSupervisor(transports[0]!);
   const sup = o.supervisor ?? own;
@@ -138,7 +141,7 @@ export async function runOnInstances(
           inst,
           typeof spec === "function" ? spec(inst) : spec,
           twin ? repetition * 100 + k : repetition,
-          o,
+          { ...o, launchedMs },
           gate,
         );
       }),
@@ -182,7 +185,7 @@ async function runOne(
   inst: Instance,
   spec: WorkloadSpec,
   repetition: number,
-  o: LaunchOptions,
+  o: LaunchOptions & { launchedMs: number },
   gate?: StartGate,
 ): Promise<InstanceOutcome> {
   const log = logPathFor(o.outDir, inst, spec.name, repetition);
@@ -190,7 +193,7 @@ async function runOne(
   // What the workload printed so far: an interrupted run keeps the figures already printed.
   let seenOut = "";
   const lines = out.write;
-  const startMs = Date.now();
+  const startMs = o.launchedMs;
   const measure = (m: Metric): Measurement => ({
     node: inst.node,
     gpuUuid: inst.gpuUuid,
