@@ -214,7 +214,8 @@ export class NodeSession implements Transport {
     // Without a supervisor (or once it is gone) each command takes a channel of the pool.
     if (s.fallback !== null) release();
     return {
-      exec: (c, o) => (s.fallback === null ? s.exec(c, o) : this.exec(c, o)),
+      // A change to the node (`leased`) is checked against the lease on its own channel.
+      exec: (c, o) => (s.fallback === null && !o?.leased ? s.exec(c, o) : this.exec(c, o)),
       get fallback() {
         return s.fallback;
       },
