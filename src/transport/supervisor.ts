@@ -137,6 +137,8 @@ export class NodeSupervisor implements Supervisor {
     if (!this.live) return this.alone(command, opts);
     const deps = this.managed.runDeps(true);
     const run = new CommandRun({ ...deps, kill: (t, p) => this.kill(t, p) }, command, opts);
+    // Its tag is its id in the frames: a run id the frames cannot carry takes a channel.
+    if (!SUPERVISOR_ID.test(run.cmdTag)) return this.alone(command, opts);
     const done = new Promise<Done>((resolve, reject) => {
       this.sinks.set(run.cmdTag, {
         out: (s, b) => (s === "stdout" ? run.onStdout(b) : run.onStderr(b)),
