@@ -55,78 +55,11 @@ async function benchPlanner() {
   console.table(rows);
 }
 
-/** Harness overhead of a 30 s stress: on 7 MIG instances of one node, and on 4 nodes (28). */
-function benchWorkloads() {
-  const winv = join(dir, "wl.yaml");
-  const durationS = Number(process.env.BENCH_STRESS_S ?? 30);
-  try {
-    sc("sim", "up", "--nodes", "4", "--gpu", "H100-80GB", "--inventory", winv);
-    sc(
-      "apply",
-      "-i",
-      winv,
-      "fixtures/layouts/default.yaml",
-      "-c",
-      "all-1g.10gb",
-      "--journal-dir",
-      join(dir, "journal"),
-    );
-    const rows = [];
-    for (const [label, sel] of [
-      ["1 node, 7 instances", "sim01"],
-      ["4 nodes, 28 instances", "all"],
-    ]) {
-      const t = process.hrtime.bigint();
-      const out = execFileSync(
-        process.execPath,
-        [
-          cli,
-          "run",
-          "-i",
-          winv,
-          "--nodes",
-          sel,
-          "--duration",
-          String(durationS),
-          "--out",
-          join(dir, `wl-${sel}`),
-          "--db",
-          join(dir, "bench.db"),
-          "--json",
-        ],
-        { cwd: root, encoding: "utf8" },
-      );
-      const wall = Number(process.hrtime.bigint() - t) / 1e9;
-      const s = JSON.parse(out);
-      const conns = s.nodes.map((n) => n.connections);
-      rows.push({
-        run: label,
-        "stress (s)": durationS,
-        "wall (s)": wall.toFixed(2),
-        "overhead (s)": (wall - durationS).toFixed(2),
-        "overhead (%)": (((wall - durationS) / durationS) * 100).toFixed(1),
-        passed: s.checks.filter((c) => c.suite === "stress" && c.status === "passed").length,
-        "SSH connections per node": `${Math.min(...conns)}-${Math.max(...conns)}`,
-      });
-    }
-    console.log(
-      "harness overhead of `slicecheck run --suites stress` (includes Node start-up, connect and lock, instance discovery, the on-node build check, the records, teardown and the reports)",
-    );
-    console.table(rows);
-  } finally {
-    spawnSync(
-      process.execPath,
-      [cli, "restore", "-i", winv, "--journal-dir", join(dir, "journal")],
-      { cwd: root, stdio: "ignore" },
-    );
-    spawnSync(process.execPath, [cli, "sim", "down", "--inventory", winv], { stdio: "ignore" });
-  }
-}
-
 try {
   if (!only || only === "planner") await benchPlanner();
   if (!only || only === "inventory") (await import("./bench-inventory.mjs")).benchInventory(root);
-  if (!only || only === "workloads") benchWorkloads();
+  if (!only || only === "workloads")
+    (await import("./bench-workloads.mjs")).benchWorkloads(root, dir);
   if (!only || only === "isolation") (await import("./bench-isolation.mjs")).benchIsolation(root);
   if (!only || only === "exec") benchExec();
   if (!only || only === "transport")

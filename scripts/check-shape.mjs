@@ -27,7 +27,6 @@ export const MAX_FUNCTION_LINES = 80;
  * itself reported, so the list only shrinks: delete the line once its function is split.
  */
 export const GRANDFATHERED = new Map([
-  ["src/transport/managed.ts ManagedExecutor.exec", 136],
   ["src/workloads/build-script.ts renderBuildScript", 150],
   ["src/workloads/launcher.ts runOne", 115],
   ["sim/src/cluster.ts simUp", 91],

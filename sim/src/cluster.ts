@@ -109,15 +109,12 @@ export async function simUp(
       initState(stateDir, { node: n.name, product: n.gpu, gpus: n.gpus, driver: n.driver });
     }
     installTools(join(nodeDir, "bin"));
-    const cfg = writeSshdConfig({
-      dir: nodeDir,
-      host,
-      port,
-      binDir: join(nodeDir, "bin"),
-      stateDir,
-      authorizedKeys,
-    });
-    startSshd(nodeDir, cfg);
+    const binDir = join(nodeDir, "bin");
+    const login = n.loginDelayS ? { loginDelayS: n.loginDelayS } : {};
+    startSshd(
+      nodeDir,
+      writeSshdConfig({ dir: nodeDir, host, port, binDir, stateDir, authorizedKeys, ...login }),
+    );
     records.push({ ...n, host, port, dir: nodeDir });
   }
   for (const gone of oldByName.values()) {

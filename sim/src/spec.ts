@@ -12,6 +12,9 @@ export interface SimNodeSpec {
   gpu: string;
   gpus: number;
   driver: string;
+  /** Seconds every command's login shell sleeps before the command (bash sources BASH_ENV):
+   * a real node's start-up files. Absent: none. */
+  loginDelayS?: number;
 }
 
 const specFile = z.strictObject({
@@ -40,6 +43,8 @@ export interface SimSpecArgs {
   gpusPerNode?: number;
   driver?: string;
   spec?: string;
+  /** Seconds each login shell sleeps first (SimNodeSpec.loginDelayS). */
+  loginDelay?: number;
 }
 
 export function buildSimSpec(a: SimSpecArgs): SimNodeSpec[] {
@@ -58,7 +63,16 @@ export function buildSimSpec(a: SimSpecArgs): SimNodeSpec[] {
   const gpu = resolveSimProduct(a.gpu ?? "H100-80GB", "--gpu");
   const driver = a.driver ?? defaultDriverFor(gpu);
   checkSimDriver(gpu, driver, "--driver");
-  return Array.from({ length: count }, (_, i) => ({ name: nodeName(i), gpu, gpus, driver }));
+  const delay = a.loginDelay;
+  if (delay !== undefined && !(delay >= 0 && delay <= 60))
+    throw new SlicecheckError("USAGE", `--login-delay must be 0-60 seconds, got ${delay}`);
+  return Array.from({ length: count }, (_, i) => ({
+    name: nodeName(i),
+    gpu,
+    gpus,
+    driver,
+    ...(delay ? { loginDelayS: delay } : {}),
+  }));
 }
 
 function nodeName(i: number): string {

@@ -48,6 +48,8 @@ export interface SshdConfig {
   binDir: string;
   stateDir: string;
   authorizedKeys: string;
+  /** Seconds each login shell sleeps first (SimNodeSpec.loginDelayS). */
+  loginDelayS?: number;
 }
 
 /**
@@ -77,6 +79,15 @@ export function simNodeEnv(
   };
 }
 
+/** A slow login, as a real node's start-up files make it: bash (sshd runs each command through
+ * the user's shell) sources BASH_ENV before the command; the dash the node's scripts use does not. */
+function slowLogin(c: SshdConfig): Record<string, string> {
+  if (!c.loginDelayS) return {};
+  const file = join(c.dir, "login-delay.sh");
+  writeFileSync(file, `sleep ${c.loginDelayS}\n`);
+  return { BASH_ENV: file };
+}
+
 export function writeSshdConfig(c: SshdConfig): string {
   const path = join(c.dir, "sshd_config");
   const lines = [
@@ -99,7 +110,7 @@ export function writeSshdConfig(c: SshdConfig): string {
     // that bad input is refused before any node is connected to.
     "LogLevel VERBOSE",
     // The session finds the simulated tools first; SetEnv is applied after sshd's default PATH.
-    `SetEnv ${Object.entries(simNodeEnv(c))
+    `SetEnv ${Object.entries({ ...simNodeEnv(c), ...slowLogin(c) })
       .map(([k, v]) => `${k}=${v}`)
       .join(" ")}`,
   ];

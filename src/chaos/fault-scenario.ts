@@ -4,9 +4,9 @@
 // from NodeScenarios so that its file stays a readable size; what it needs of the node comes in
 // `d`, as exclusive.ts does.
 import { randomBytes } from "node:crypto";
-import type { StartGate, Transport } from "../transport/types.js";
+import type { StartGate, Supervisor, Transport } from "../transport/types.js";
 import type { Instance } from "../workloads/instances.js";
-import type { InstanceOutcome } from "../workloads/launcher.js";
+import { type InstanceOutcome, openSupervisor } from "../workloads/launcher.js";
 import { serveSpec, stressSpec, type WorkloadSpec } from "../workloads/specs.js";
 import { type UtilizationResult, UtilizationSampler } from "../workloads/utilization.js";
 import { aggressorGraceS, aggressorSpec, memcheckSpec, victimGraceS } from "./faults.js";
@@ -25,6 +25,8 @@ export interface StepExtra {
   startTogetherS?: number;
   /** A start gate shared with another step's processes. */
   gate?: StartGate;
+  /** The node's supervisor shared with that other step: one login for both. */
+  supervisor?: Supervisor | null;
 }
 
 export interface FaultDeps {
@@ -59,6 +61,17 @@ const togetherGate = (fault: FaultName, count: number): StartGate | undefined =>
     ? undefined
     : { key: randomBytes(8).toString("hex"), count, waitS: FAULT_GATE_S };
 
+/** The gate of an aggressor and its victims, and the node supervisor their steps share (one
+ * login for both; the caller closes it). */
+async function startTogether(
+  fault: FaultName,
+  count: number,
+  d: FaultDeps,
+): Promise<{ gate?: StartGate; supervisor: Supervisor | null }> {
+  const gate = togetherGate(fault, count);
+  return { gate, supervisor: gate ? await openSupervisor(d.transports[0]!) : null };
+}
+
 export async function faultScenario(
   p: PlanEntry,
   fault: FaultName,
@@ -74,7 +87,7 @@ export async function faultScenario(
   // The aggressor and the memory check go over other connections than the victims' stress
   // when there are several, so that neither waits for a channel behind the stress.
   const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
-  const gate = togetherGate(fault, p.victims.length + 1);
+  const shared = await startTogether(fault, p.victims.length + 1, d);
   let sawOom: () => void = () => {};
   const oomSeen = new Promise<void>((r) => {
     sawOom = r;
@@ -84,7 +97,7 @@ export async function faultScenario(
       graceS: aggressorGraceS(fault),
       transports: rest,
       attempt,
-      gate,
+      ...shared,
       onLine: (_i, l) => {
         if (/memhog allocated_bytes=\d+ requested_bytes=\d+ oom=1/.test(l)) sawOom();
       },
@@ -97,7 +110,7 @@ export async function faultScenario(
     .step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
       graceS: victimGraceS(D),
       attempt,
-      gate,
+      ...shared,
     })
     .finally(() => sampler.stop());
   // The memory check runs in the victims' own instances, so it gets its own window after
@@ -115,6 +128,7 @@ export async function faultScenario(
         })
       : Promise.resolve([]);
   const settled = await Promise.allSettled([aggressor, load, memcheck]);
+  await shared.supervisor?.close();
   const lost = settled.find((s) => s.status === "rejected");
   if (lost) throw (lost as PromiseRejectedResult).reason;
   d.utilization(ref.scenario, await sampler.stop());
@@ -156,20 +170,21 @@ async function latencyWindow(
 ): Promise<void> {
   const D = d.durationS;
   const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
-  const gate = togetherGate(fault, p.victims.length + 1);
+  const shared = await startTogether(fault, p.victims.length + 1, d);
   const settled = await Promise.allSettled([
     d.step([p.aggressor], aggressorSpec(fault, D), "serve-fault", "aggressor", ref.scenario, {
       graceS: aggressorGraceS(fault),
       transports: rest,
       attempt,
-      gate,
+      ...shared,
     }),
     d.step(p.victims, serveSpec(D), "serve", "victim", ref.scenario, {
       graceS: victimGraceS(D),
       attempt,
-      gate,
+      ...shared,
     }),
   ]);
+  await shared.supervisor?.close();
   const lost = settled.find((s) => s.status === "rejected");
   if (lost) throw (lost as PromiseRejectedResult).reason;
 }

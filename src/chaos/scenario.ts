@@ -108,6 +108,7 @@ export class NodeScenarios<V> {
       signal: this.o.signal,
       ...(extra.startTogetherS !== undefined ? { startTogetherS: extra.startTogetherS } : {}),
       ...(extra.gate ? { gate: extra.gate } : {}),
+      ...(extra.supervisor ? { supervisor: extra.supervisor } : {}),
     });
     const stall = this.lag.maxBetween(t0, Date.now());
     const interval =

@@ -19,6 +19,11 @@ export function addSimCommands(program: Command, io: Out, setCode: (c: number) =
     .option("--gpus-per-node <k>", "GPUs per node", parsePositiveInt("--gpus-per-node"), 1)
     .option("--driver <version>", "driver version (default: newest catalogued)")
     .option(
+      "--login-delay <s>",
+      "every command's login shell first sleeps this long (bash's BASH_ENV), as a real node's start-up files (modules, conda) make it: 0.2-2 s",
+      parseFloat,
+    )
+    .option(
       "--spec <file>",
       "YAML spec for mixed clusters: nodes: [{gpu, gpus, driver, count, name}]",
     )

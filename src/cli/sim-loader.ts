@@ -23,6 +23,8 @@ export interface SimSpecArgs {
   gpusPerNode?: number;
   driver?: string;
   spec?: string;
+  /** Seconds each login shell sleeps first (SimNodeSpec.loginDelayS). */
+  loginDelay?: number;
 }
 
 export interface SimFaultOptions {

@@ -81,6 +81,8 @@ export interface WorkloadResult {
   log: string;
   startMs: number;
   stopMs: number;
+  /** Its start and end in seconds of the node's clock (the node's record); null: none came. */
+  nodeSpan?: { startS: number; endS: number } | null;
   /** stress: SM activity and memory in use sampled while it ran (metrics sm_active_mean,
    * sm_active_max, memory_used_max, utilization_samples); null where nothing was sampled. */
   utilization: {

@@ -38,6 +38,7 @@ export function resultOf(
     log: o.log,
     startMs: o.startMs,
     stopMs: o.stopMs,
+    nodeSpan: o.nodeSpan ?? null,
     utilization: util
       ? {
           source: util.source,

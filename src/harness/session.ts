@@ -13,6 +13,7 @@ import type {
   ExecResult,
   RawProcess,
   RunProcess,
+  Supervisor,
   Transport,
 } from "../transport/types.js";
 import { quote, quoteArgv } from "../util/shell.js";
@@ -189,6 +190,40 @@ export class NodeSession implements Transport {
       p.observers--;
       for (const wake of this.waiting.splice(0)) wake();
     }
+  }
+
+  /** A node supervisor for one phase's workloads: it holds one channel of a connection until
+   * closed, so it is counted as one of that connection's commands. */
+  async supervise(): Promise<Supervisor> {
+    const p = await this.pick();
+    let s: Supervisor;
+    try {
+      if (!p.t.supervise) throw new Error("this transport has no supervisor");
+      s = await p.t.supervise();
+    } catch (e) {
+      p.inflight--;
+      throw e;
+    }
+    let closed = false;
+    const release = () => {
+      if (closed) return;
+      closed = true;
+      p.inflight--;
+      for (const wake of this.waiting.splice(0)) wake();
+    };
+    // Without a supervisor (or once it is gone) each command takes a channel of the pool.
+    if (s.fallback !== null) release();
+    return {
+      // A change to the node (`leased`) is checked against the lease on its own channel.
+      exec: (c, o) => (s.fallback === null && !o?.leased ? s.exec(c, o) : this.exec(c, o)),
+      get fallback() {
+        return s.fallback;
+      },
+      close: async () => {
+        await s.close();
+        release();
+      },
+    };
   }
 
   start(commandLine: string): Promise<RawProcess> {

@@ -5,6 +5,7 @@ import { execa } from "execa";
 import type { NodeSpec } from "../inventory/types.js";
 import { ManagedExecutor } from "./managed.js";
 import { consumeStreams } from "./streams.js";
+import { NodeSupervisor } from "./supervisor.js";
 import type {
   Command,
   ExecOptions,
@@ -12,6 +13,7 @@ import type {
   RawProcess,
   RawShell,
   RunProcess,
+  Supervisor,
   Transport,
 } from "./types.js";
 
@@ -35,6 +37,12 @@ export class LocalTransport implements Transport, RawShell {
   async exec(command: Command, opts?: ExecOptions): Promise<ExecResult> {
     await this.connect();
     return this.exec_.exec(command, opts);
+  }
+
+  /** A node supervisor on one channel of this connection (falls back to a channel each). */
+  async supervise(): Promise<Supervisor> {
+    await this.connect();
+    return new NodeSupervisor(this, this.exec_, (c, o) => this.exec(c, o)).open();
   }
 
   async killRun(runTag?: string): Promise<number> {

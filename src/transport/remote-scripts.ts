@@ -23,6 +23,9 @@ export interface WrapOptions {
    * so that processes meant to share a device start together on the node, however skewed their
    * launches over SSH were. The recorded start is the gate's opening. */
   gate?: StartGate;
+  /** Leave out the per-command stdin watcher: the node's supervisor (supervisor-script.ts)
+   * watches the heartbeats of all the commands it started, and their stdin is not a channel. */
+  noWatcher?: boolean;
 }
 
 export const END_MARKER = "@@slicecheck:end ";
@@ -111,7 +114,7 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   const watcher = `exec 3<&0; ${o.sudo ? "sudo -n " : ""}sh -c ${quote(watch)} watchdog "$$" <&3 >/dev/null 2>&1 & exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
-    watcher,
+    o.noWatcher ? "" : watcher,
     "exec",
     o.sudo ? "sudo -n" : "",
     "env",
@@ -152,6 +155,11 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
     `echo "killed=$c"`,
   ].join(" ");
 }
+
+/** The supervisor's watchdog for one of its commands (positional: the command's tag, its
+ * process group): WATCHDOG_SIGNAL to the group and the tagged processes, a short grace, then
+ * KILL, as each command's own watcher does when it runs without a supervisor. */
+export const SUPERVISED_WATCHDOG = `kill -${WATCHDOG_SIGNAL} -- -$2 2>/dev/null; ${killSequence('"SLICECHECK_CMD=$1"', null, WATCHDOG_SIGNAL, true)}; kill -KILL -- -$2 2>/dev/null`;
 
 export function killCommandScript(cmdTag: string, pgid: number | null): string {
   return killSequence(`SLICECHECK_CMD=${cmdTag}`, pgid);

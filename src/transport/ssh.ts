@@ -15,6 +15,7 @@ import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
 import { KEEPALIVE_COUNT_MAX, KEEPALIVE_INTERVAL_MS } from "./remote-scripts.js";
 import { type ConnectError, type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
 import { consumeStreams } from "./streams.js";
+import { NodeSupervisor } from "./supervisor.js";
 import type {
   Command,
   ExecOptions,
@@ -22,6 +23,7 @@ import type {
   RawProcess,
   RawShell,
   RunProcess,
+  Supervisor,
   Transport,
 } from "./types.js";
 
@@ -78,6 +80,12 @@ export class SshTransport implements Transport, RawShell {
   async exec(command: Command, opts?: ExecOptions): Promise<ExecResult> {
     await this.connect();
     return this.limit(() => this.exec_.exec(command, opts));
+  }
+
+  /** A node supervisor on one channel of this connection (falls back to a channel each). */
+  async supervise(): Promise<Supervisor> {
+    await this.connect();
+    return new NodeSupervisor(this, this.exec_, (c, o) => this.exec(c, o)).open();
   }
 
   async killRun(runTag?: string): Promise<number> {

@@ -54,7 +54,9 @@ export interface ExecResult {
   stderr: string;
   /** From the command's start on the node (after the login shell) to its end. */
   durationMs: number;
-  /** How long the node's login shell took before the command started (null: never started). */
+  /** How long the node's login shell took before the command started (null: never started).
+   * Under a node supervisor (supervisor.ts) its one login counts for its first command; the
+   * others started without a login of their own: 0. */
   loginMs?: number | null;
   timedOut: boolean;
   /** Process group of the command on the node, when the wrapper reported it. */
@@ -80,6 +82,18 @@ export interface Transport extends RawShell {
   readonly kind: "ssh" | "local";
   /** Throws LEASE_LOST unless this controller still holds the node's lease (when it has one). */
   checkLease?(): Promise<void>;
+  /** A node supervisor (supervisor.ts): many commands over one channel and one login. */
+  supervise?(): Promise<Supervisor>;
+}
+
+/** Runs many commands on a node over one channel, each with exec's contract. */
+export interface Supervisor {
+  exec(command: Command, opts?: ExecOptions): Promise<ExecResult>;
+  /** Ends it (after the phase's commands): nothing it started is left running. */
+  close(): Promise<void>;
+  /** Why its commands go one channel each instead (the node cannot run a supervisor: said in
+   * each workload's log, never silently); null while it runs. */
+  readonly fallback: string | null;
 }
 
 /** A started process on the node, transport-agnostic. */

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
-import type { StartGate, Transport } from "../transport/types.js";
+import type { StartGate, Supervisor, Transport } from "../transport/types.js";
 import { incompleteReason, judgeLateExit, watchdogStopped } from "./completion.js";
 import type { Instance } from "./instances.js";
 import { type Metric, metricsOf, type WorkloadSpec } from "./specs.js";
@@ -32,7 +32,8 @@ export interface InstanceOutcome {
   signal: string | null;
   timedOut: boolean;
   durationMs: number;
-  /** When the command started and ended, on this machine's clock. */
+  /** When its launch began (the phase's supervisor login included) and when it ended, on this
+   * machine's clock. */
   startMs: number;
   stopMs: number;
   /** It ended other than with exit 0 (a fault, a kill, a crash): an event to judge, not an error. */
@@ -67,6 +68,32 @@ export interface LaunchOptions {
   startTogetherS?: number;
   /** A gate shared with another launch (an aggressor and its victims start together). */
   gate?: StartGate;
+  /** The node's supervisor, shared with another launch (openSupervisor; the caller closes it):
+   * launches that start together on one node share one login. Without it, each call opens its
+   * own for its instances and closes it at the end. */
+  supervisor?: Supervisor | null;
+}
+
+/** Where workloads are started: the node's supervisor, or a channel each (`fallback` says why). */
+type Launch = Pick<Supervisor, "exec" | "fallback">;
+
+/**
+ * Opens the node's supervisor (one channel, one login for all of a phase's workloads there);
+ * when the node cannot run one, a launch that gives each workload its own channel and says why.
+ */
+export async function openSupervisor(t: Transport): Promise<Supervisor> {
+  const alone = (fallback: string): Supervisor => ({
+    exec: (c, opts) => t.exec(c, opts),
+    close: async () => {},
+    fallback,
+  });
+  if (!t.supervise) return alone("the transport has no node supervisor");
+  try {
+    return await t.supervise();
+  } catch (e) {
+    // A lost connection: each workload's own exec reports it as its harness error.
+    return alone(`the node's supervisor could not be started: ${(e as Error).message}`);
+  }
 }
 
 export function logPathFor(
@@ -96,52 +123,77 @@ export async function runOnInstances(
     (o.startTogetherS !== undefined
       ? { key: randomBytes(8).toString("hex"), count: instances.length, waitS: o.startTogetherS }
       : undefined);
-  // Several processes on one device (tenants of a soft-partitioned GPU) each get their own log.
-  return Promise.all(
-    instances.map((inst, k) => {
-      const t = transports[k % transports.length]!;
-      const twin = instances.findIndex((x) => x.uuid === inst.uuid) !== k;
-      return runOne(
-        t,
-        inst,
-        typeof spec === "function" ? spec(inst) : spec,
-        twin ? repetition * 100 + k : repetition,
-        o,
-        gate,
-      );
-    }),
-  );
+  // The phase starts before its login: the supervisor's counts as the workloads' own would.
+  const launchedMs = Date.now();
+  // One supervisor for the node's instances (they are all of one node), unless shared.
+  const own = o.supervisor || instances.length === 0 ? null : await openSupervisor(transports[0]!);
+  const sup = o.supervisor ?? own;
+  try {
+    // Several processes on one device (tenants of a soft-partitioned GPU) each get their own log.
+    return await Promise.all(
+      instances.map((inst, k) => {
+        const t = transports[k % transports.length]!;
+        const twin = instances.findIndex((x) => x.uuid === inst.uuid) !== k;
+        return runOne(
+          sup && sup.fallback === null
+            ? sup
+            : { exec: (c, x) => t.exec(c, x), fallback: sup?.fallback ?? null },
+          inst,
+          typeof spec === "function" ? spec(inst) : spec,
+          twin ? repetition * 100 + k : repetition,
+          { ...o, launchedMs },
+          gate,
+        );
+      }),
+    );
+  } finally {
+    await own?.close();
+  }
 }
 
-async function runOne(
-  t: Transport,
-  inst: Instance,
-  spec: WorkloadSpec,
-  repetition: number,
-  o: LaunchOptions,
-  gate?: StartGate,
-): Promise<InstanceOutcome> {
-  const log = logPathFor(o.outDir, inst, spec.name, repetition);
+/** An instance's log file, and its lines handed on live. A full disk or a vanished folder is
+ * this instance's problem (`error`), not an unhandled 'error' event that ends the controller
+ * and every other node's run. */
+function openLog(log: string, inst: Instance, o: LaunchOptions, fallback: string | null) {
   mkdirSync(join(o.outDir, inst.node), { recursive: true });
   const file = createWriteStream(log);
-  // A full disk or a vanished folder is this instance's problem, not an unhandled 'error'
-  // event that ends the controller and every other node's run.
-  let logError: string | null = null;
+  const state = { error: null as string | null };
   file.on("error", (e: NodeJS.ErrnoException) => {
-    logError ??= `cannot write the log ${log}: ${e.code ?? e.message}; free space or choose another --out`;
+    state.error ??= `cannot write the log ${log}: ${e.code ?? e.message}; free space or choose another --out`;
   });
+  // Never silently: a workload that paid a login of its own says why.
+  if (fallback) file.write(`slicecheck: one login for this workload alone: ${fallback}\n`);
   let pending = "";
-  // What the workload printed so far: an interrupted run keeps the figures already printed.
-  let seenOut = "";
-  const lines = (chunk: string) => {
-    if (logError === null) file.write(chunk);
+  const write = (chunk: string) => {
+    if (state.error === null) file.write(chunk);
     if (!o.onLine) return;
     pending += chunk;
     const parts = pending.split(/\r?\n|\r/);
     pending = parts.pop() ?? "";
     for (const l of parts) if (l) o.onLine(inst, l);
   };
-  const startMs = Date.now();
+  const end = () =>
+    new Promise<void>((r) => {
+      if (state.error !== null || file.destroyed) r();
+      else file.end(r);
+    });
+  return { write, end, state };
+}
+
+async function runOne(
+  t: Launch,
+  inst: Instance,
+  spec: WorkloadSpec,
+  repetition: number,
+  o: LaunchOptions & { launchedMs: number },
+  gate?: StartGate,
+): Promise<InstanceOutcome> {
+  const log = logPathFor(o.outDir, inst, spec.name, repetition);
+  const out = openLog(log, inst, o, t.fallback);
+  // What the workload printed so far: an interrupted run keeps the figures already printed.
+  let seenOut = "";
+  const lines = out.write;
+  const startMs = o.launchedMs;
   const measure = (m: Metric): Measurement => ({
     node: inst.node,
     gpuUuid: inst.gpuUuid,
@@ -186,7 +238,7 @@ async function runOne(
       durationMs: r.durationMs,
       stopMs: Date.now(),
       died: r.exitCode !== 0,
-      harnessError: logError ?? late.unjudged ?? watchdogStopped(r),
+      harnessError: out.state.error ?? late.unjudged ?? watchdogStopped(r),
       incomplete: incompleteReason(spec, { ...r, timedOut: late.timedOut }),
       late: late.late,
       nodeSpan: r.endRecord ? { startS: r.endRecord.startS, endS: r.endRecord.endS } : null,
@@ -222,9 +274,6 @@ async function runOne(
       parseError: null,
     };
   } finally {
-    await new Promise<void>((r) => {
-      if (logError !== null || file.destroyed) r();
-      else file.end(r);
-    });
+    await out.end();
   }
 }

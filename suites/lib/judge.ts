@@ -21,6 +21,12 @@ export function workloadFigures(check: CheckHandle, r: WorkloadResult): void {
   // A pass whose exit reached the controller after its deadline, judged by the node's own
   // record of its end (judgeLateExit), says so: the only reason a passed workload carries.
   if (r.status === "passed" && r.reason) check.figures({ lateExit: r.reason });
+  // How long it ran on the node's own clock: what the launch and the logins cost around it
+  // shows against the check's window (the bench's phase overhead).
+  if (r.nodeSpan)
+    check.figures({
+      nodeElapsedS: Math.round((r.nodeSpan.endS - r.nodeSpan.startS) * 1000) / 1000,
+    });
   // SM activity and memory in use while it ran (dcgmi dmon, else nvidia-smi's memory only).
   if (r.utilization)
     check.figures({

@@ -1,0 +1,86 @@
+// The node-side supervisor: one POSIX sh (dash is enough) started once per node per phase over
+// one channel, so a node with 56 workloads pays its login shell's start-up (modules, conda,
+// quota messages: 0.2-2 s on real nodes) once instead of 56 times. It starts each command in its
+// own session (setsid: `$$` stays the process group, so the pgid marker and the kill scripts are
+// those of a command on its own channel), streams its output back as frames tagged with the
+// command's id, and keeps the per-command watchdog's promise for all of them: heartbeats gone
+// for HEARTBEAT_TIMEOUT_S, or its stdin at EOF (controller killed, connection gone), and every
+// command it started is stopped with WATCHDOG_SIGNAL through its group and tag.
+//
+// Controller -> node, one line each on the supervisor's stdin:
+//   h                      heartbeat
+//   s <id> <base64>        start: the command line (wrapCommand's text) in its own session
+//   k <id> <base64>        kill: a kill script, run as it is; its output comes back under <id>
+// Node -> controller, one frame per line on its stdout:
+//   @@slicecheck:sup ready <pid>       first, once
+//   @@slicecheck:sup cannot <reason>   first, instead of ready: the node lacks what it needs
+//   <id> o|e <bytes>       a line of stdout|stderr, its newline left out
+//   <id> O|E <bytes>       bytes with no newline after them: a piece of a line longer than a
+//                          frame (the next frame continues it) or a final line without newline
+//   <id> x <rc>            exit status, written after the command's last output frame
+// Each frame is one printf, at most PIPE_BUF bytes, so frames of concurrent commands never
+// interleave (writes to a pipe of up to PIPE_BUF bytes are atomic).
+import { quote } from "../util/shell.js";
+import { HEARTBEAT_TIMEOUT_S, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
+
+export const SUP_MARKER = "@@slicecheck:sup ";
+/** Bytes of a line per frame: with an id of at most MAX_ID_LENGTH, a frame stays under 4096. */
+export const FRAME_PAYLOAD = 3840;
+export const MAX_ID_LENGTH = 120;
+export const SUPERVISOR_ID = /^[A-Za-z0-9._@-]{1,120}$/;
+
+/** The tools the supervisor needs beyond the shell's built-ins (coreutils and util-linux). */
+const NEEDS = ["setsid", "mkfifo", "mktemp", "timeout", "base64"];
+
+// Reads one stream (fd 0) and prints it as frames: `$1` id, `$2` the line letter, `$3` the
+// piece letter. LC_ALL=C so that a length is counted in bytes (bash counts characters).
+// `${l#$q}` drops the first FRAME_PAYLOAD bytes; `${l%"$rest"}` keeps them.
+const FRAMER = `fr() { LC_ALL=C; while :; do l=; IFS= read -r l; r=$?; [ "$r" -ne 0 ] && [ -z "$l" ] && break; while [ \${#l} -gt ${FRAME_PAYLOAD} ]; do t=\${l#$q}; printf '%s %s %s\\n' "$1" "$3" "\${l%"$t"}"; l=$t; done; if [ "$r" -eq 0 ]; then printf '%s %s %s\\n' "$1" "$2" "$l"; else printf '%s %s %s\\n' "$1" "$3" "$l"; break; fi; done; }`;
+
+// Runs one command (`$1` id, `$2` command line, `$3` = s: in its own session) with each of its
+// streams read by a framer through a fifo; the exit frame follows once both framers are done.
+// The pid file names a running command's group for the watchdog.
+const RUNNER = `run() { f=$d/$1; mkfifo "$f.o" "$f.e" || { printf '%s x 127\\n' "$1"; return; }; fr "$1" o O < "$f.o" & a=$!; fr "$1" e E < "$f.e" & b=$!; if [ "$3" = s ]; then setsid sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; fi; wait "$p"; rc=$?; wait "$a"; wait "$b"; rm -f "$f.o" "$f.e" "$f.pid"; printf '%s x %s\\n' "$1" "$rc"; }`;
+
+/**
+ * The supervisor's script. Positional parameters: the heartbeat timeout in seconds, then the
+ * prefix its watchdog's kills run under (`sudo -n` where commands may run as root).
+ */
+export function supervisorScript(): string {
+  const check = NEEDS.map(
+    (c) =>
+      `command -v ${c} >/dev/null 2>&1 || { echo "${SUP_MARKER}cannot: ${c} is missing on the node"; exit 0; };`,
+  ).join(" ");
+  // A line is read by a child shell under `timeout`: dash reads byte by byte, so it consumes
+  // exactly one line, and a silent controller ends the loop as EOF does.
+  const readLine = `l=$(timeout "$hb" sh -c 'IFS= read -r l && printf "%s." "$l"')`;
+  const watchdog = `w=; for f in "$d"/*.pid; do [ -e "$f" ] || continue; t=\${f##*/}; t=\${t%.pid}; p=$(cat "$f" 2>/dev/null); [ -n "$p" ] || continue; $su sh -c ${quote(SUPERVISED_WATCHDOG)} watchdog "$t" "$p" >/dev/null 2>&1 & w="$w $!"; done; [ -z "$w" ] || wait $w; rm -rf "$d"; exit 0`;
+  return [
+    `hb=$1; su=$2; ${check}`,
+    `d=$(mktemp -d "\${TMPDIR:-/tmp}/slicecheck-sup.XXXXXX") || { echo "${SUP_MARKER}cannot: mktemp -d failed"; exit 0; };`,
+    // q: FRAME_PAYLOAD question marks (15 x 256), the pattern that cuts a long line.
+    `q=?; i=0; while [ "$i" -lt 8 ]; do q=$q$q; i=$((i+1)); done; q=$q$q$q$q$q$q$q$q$q$q$q$q$q$q$q;`,
+    `${FRAMER}; ${RUNNER};`,
+    `echo "${SUP_MARKER}ready $$";`,
+    `while ${readLine}; do l=\${l%.}; case $l in h) ;; "s "*|"k "*) set -f; set -- $l; set +f; c=$(printf '%s' "$3" | base64 -d 2>/dev/null); if [ "$1" = s ]; then run "$2" "$c" s & else run "$2" "$c" & fi ;; *) echo "bad request: $l" >&2 ;; esac; done;`,
+    watchdog,
+  ].join("\n");
+}
+
+/** The command line that starts the supervisor over a channel, tagged with the run (killRun,
+ * listRun and `slicecheck cleanup` find it and everything it starts). */
+export function supervisorCommand(
+  runTag: string,
+  sudo: boolean,
+  heartbeatTimeoutS = HEARTBEAT_TIMEOUT_S,
+): string {
+  return [
+    "exec env",
+    quote(`SLICECHECK_RUN=${runTag}`),
+    "sh -c",
+    quote(supervisorScript()),
+    "slicecheck-supervisor",
+    String(heartbeatTimeoutS),
+    quote(sudo ? "sudo -n" : ""),
+  ].join(" ");
+}

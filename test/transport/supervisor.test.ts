@@ -1,0 +1,189 @@
+// The node-side supervisor, run through a local `sh` (LocalTransport is a RawShell and runs
+// command lines as sshd would): two commands' output comes back byte-exact, with their exit
+// codes; a deadline kills; and the watchdog's promise holds for every command it started: when
+// its stdin ends (controller killed) or the heartbeats stop, they die of SIGHUP. A node without
+// setsid refuses it, and its commands take a channel each, as without a supervisor.
+import assert from "node:assert/strict";
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { LocalTransport } from "../../src/transport/local.js";
+import { runTagFor } from "../../src/transport/managed.js";
+import { newRunId } from "../../src/transport/open.js";
+import { PGID_MARKER, wrapCommand } from "../../src/transport/remote-scripts.js";
+import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
+import { supervisorCommand } from "../../src/transport/supervisor-script.js";
+import type { RawProcess } from "../../src/transport/types.js";
+import type { Instance } from "../../src/workloads/instances.js";
+import { runOnInstances } from "../../src/workloads/launcher.js";
+import { taggedPids, waitFor } from "../helpers/cluster.js";
+import { nodeSpec } from "../helpers/node.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const here = nodeSpec("gpu-local", { host: "localhost", user: "ignored" });
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+/** The supervisor spoken to in its own protocol, frames collected as they come. */
+async function rawSupervisor(t: LocalTransport, heartbeatS = 15) {
+  const p: RawProcess = await t.start(
+    supervisorCommand(runTagFor(t.runId, here.name), false, heartbeatS),
+  );
+  const parser = new FrameParser();
+  const frames: Frame[] = [];
+  p.onStdout((b) => frames.push(...parser.feed(b)));
+  p.onStderr(() => {});
+  assert.ok(await waitFor(() => frames.some((f) => f.kind === "ready"), 10_000), "ready");
+  const text = (id: string, stream: "stdout" | "stderr") =>
+    Buffer.concat(
+      frames.flatMap((f) =>
+        f.kind === "out" && f.id === id && f.stream === stream ? [f.bytes] : [],
+      ),
+    ).toString();
+  const exit = (id: string) =>
+    frames.find((f): f is Extract<Frame, { kind: "exit" }> => f.kind === "exit" && f.id === id)
+      ?.code;
+  return { p, frames, text, exit, send: (l: string) => p.write(`${l}\n`) };
+}
+
+/** A workload's line as the launcher wraps it for the supervisor, recorded, tagged `cmdTag`. */
+function workload(t: LocalTransport, cmdTag: string, shell: string): string {
+  const runTag = runTagFor(t.runId, here.name);
+  return wrapCommand(
+    { shell },
+    { runTag, cmdTag, deadlineS: 60, sudo: false, record: true, noWatcher: true },
+  );
+}
+
+describe("node supervisor (through a local sh)", function () {
+  this.timeout(60_000);
+
+  it("runs two commands at once: output byte-exact, exit codes, each in its own process group", async () => {
+    const t = new LocalTransport(here, newRunId());
+    const s = await t.supervise();
+    assert.equal(s.fallback, null);
+    try {
+      // A line far longer than a frame, a multi-byte character astride its first cut, tabs,
+      // backslashes, percent signs, an empty line, and a last line without newline.
+      const data = `${"x".repeat(3839)}\u00e9${"y".repeat(5000)}\ntab\there \\n %s %% -e \n\nlast`;
+      const [a, b] = await Promise.all([
+        s.exec({ shell: "cat; echo err >&2; exit 3" }, { record: true, stdin: data }),
+        s.exec({ argv: ["sh", "-c", 'for i in 1 2 3; do echo "b$i"; sleep 0.1; done'] }),
+      ]);
+      assert.deepEqual([a.exitCode, a.endRecord?.exitCode, b.exitCode], [3, 3, 0]);
+      assert.ok(a.stdout === data, `stdout round-trips (${a.stdout.length} of ${data.length})`);
+      assert.equal(b.stdout, "b1\nb2\nb3\n");
+      assert.equal(a.stderr, "err\n");
+      assert.ok(a.pgid && b.pgid && a.pgid !== b.pgid, "each command leads its own group");
+      // The supervisor's one login counts for its first command only.
+      assert.deepEqual([a.loginMs, b.loginMs].map((x) => typeof x === "number" && x > 0).sort(), [
+        false,
+        true,
+      ]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("kills a command at its deadline through the supervisor, with evidence", async () => {
+    const run = newRunId();
+    const t = new LocalTransport(here, run);
+    const s = await t.supervise();
+    try {
+      const r = await s.exec({ shell: "sleep 100 & sleep 100; wait" }, { timeoutMs: 1000 });
+      assert.deepEqual([r.timedOut, r.aliveAtKill, r.exitCode], [true, true, 143]);
+      assert.deepEqual(taggedPids(`SLICECHECK_CMD=${run}`), []);
+      // It still runs the next command afterwards.
+      assert.equal((await s.exec({ shell: "echo ok" })).stdout, "ok\n");
+    } finally {
+      await s.close();
+    }
+    // Closed at the end of the phase: nothing of the run is left on the node.
+    const tag = `SLICECHECK_RUN=${runTagFor(run, here.name)}`;
+    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 10_000), `left ${taggedPids(tag)}`);
+  });
+
+  for (const [how, heartbeatS, stop] of [
+    ["its stdin ends (controller killed)", 15, (p: RawProcess) => p.end()],
+    ["the heartbeats stop", 2, () => {}],
+  ] as const) {
+    it(`kills every command it started with SIGHUP when ${how}`, async () => {
+      const t = new LocalTransport(here, newRunId());
+      const sup = await rawSupervisor(t, heartbeatS);
+      const tags = [`${t.runId}.a1`, `${t.runId}.b2`];
+      for (const tag of tags) sup.send(`s ${tag} ${b64(workload(t, tag, "sleep 100"))}`);
+      const started = () => tags.every((tag) => sup.text(tag, "stderr").includes(PGID_MARKER));
+      assert.ok(await waitFor(started, 10_000), "both started");
+      stop(sup.p);
+      assert.ok(
+        await waitFor(() => tags.every((tag) => sup.exit(tag) !== undefined), 30_000),
+        "both ended",
+      );
+      // 129: SIGHUP, the watchdog's signal, as the node recorded it.
+      assert.deepEqual(
+        tags.map((tag) => [sup.exit(tag), /rc=(\d+)/.exec(sup.text(tag, "stderr"))?.[1]]),
+        [
+          [129, "129"],
+          [129, "129"],
+        ],
+      );
+      for (const tag of tags) assert.deepEqual(taggedPids(`SLICECHECK_CMD=${tag}`), []);
+      sup.p.end();
+      await sup.p.done;
+    });
+  }
+
+  it("reports a request it cannot read and goes on", async () => {
+    const t = new LocalTransport(here, newRunId());
+    const sup = await rawSupervisor(t);
+    sup.send("what is this");
+    const tag = `${t.runId}.c3`;
+    sup.send(`s ${tag} ${b64(workload(t, tag, "echo still here"))}`);
+    assert.ok(await waitFor(() => sup.exit(tag) !== undefined, 10_000));
+    assert.equal(sup.text(tag, "stdout"), "still here\n");
+    sup.p.end();
+    await sup.p.done;
+  });
+
+  it("is refused by a node without setsid: each command then takes its own channel", async () => {
+    // A PATH with everything of /usr/bin but setsid.
+    const bin = join(tempDir("no-setsid"), "bin");
+    mkdirSync(bin);
+    for (const f of readdirSync("/usr/bin"))
+      if (f !== "setsid") symlinkSync(join("/usr/bin", f), join(bin, f));
+    class NoSetsid extends LocalTransport {
+      override start(line: string) {
+        return super.start(`PATH=${bin}; export PATH; ${line}`);
+      }
+    }
+    const t = new NoSetsid(here, newRunId());
+    const s = await t.supervise();
+    try {
+      assert.equal(s.fallback, "setsid is missing on the node");
+      const r = await s.exec({ shell: "echo alone; command -v setsid || echo none" });
+      assert.deepEqual([r.exitCode, r.stdout], [0, "alone\nnone\n"]);
+    } finally {
+      await s.close();
+    }
+    // The launcher says so in each workload's log, never silently.
+    const inst: Instance = {
+      node: here.name,
+      gpu: 0,
+      gpuUuid: "GPU-0",
+      gpuName: "none",
+      uuid: "GPU-0",
+      profile: "whole-gpu",
+      gpuInstanceId: null,
+      computeInstanceId: null,
+      placement: null,
+      sm: null,
+      memoryMiB: null,
+    };
+    const outDir = tempDir("no-setsid-out");
+    const spec = { name: "stress", program: "echo", args: ["ran"], durationS: 1 } as const;
+    const [o] = await runOnInstances([t], [inst], { ...spec, args: [...spec.args] }, { outDir });
+    assert.equal(o!.exitCode, 0);
+    assert.equal(
+      readFileSync(o!.log, "utf8"),
+      "slicecheck: one login for this workload alone: setsid is missing on the node\nran\n",
+    );
+  });
+});
