@@ -35,7 +35,6 @@ export const GRANDFATHERED = new Map([
   ["src/verdicts/victims.ts judgeVictims", 148],
   ["src/workloads/build-script.ts renderBuildScript", 150],
   ["src/workloads/launcher.ts runOne", 115],
-  ["sim/src/cluster.ts simUp", 91],
   ["sim/src/slurmd/cluster.ts <file>", 458],
 ]);
 
