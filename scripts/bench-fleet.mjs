@@ -163,6 +163,16 @@ export async function benchFleet(root, dir) {
         exit: r.code,
       },
     ]);
+    // What did not pass, by code: on 2 shared cores, hundreds of simulated workloads starve
+    // each other of CPU, and the simulated stress measures the throughput it got.
+    const notPassed = r.summary.checks.filter((c) => c.status !== "passed");
+    const byCode = new Map();
+    for (const c of notPassed) {
+      const key = `${c.status} ${c.code ?? ""}`.trim();
+      byCode.set(key, [...(byCode.get(key) ?? []), c]);
+    }
+    for (const [code, cs] of byCode)
+      console.log(`fleet: ${cs.length} ${code}, e.g. ${cs[0].node}: ${cs[0].message ?? ""}`);
   } finally {
     down();
   }
