@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: wall time of `slicecheck exec -- true` on 1, 8 and 32 simulated nodes,
-// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes; of the
+// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes, then on
+// 32, 128 and 256 against pdsh and clush (bench-scale.mjs); of the
 // isolation suite on 1, 2 and 4 nodes (bench-isolation.mjs); and the others below.
 // Prints figures; asserts nothing (timing belongs here, not in tests).
 import { execFileSync, spawnSync } from "node:child_process";
