@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: wall time of `slicecheck exec -- true` on 1, 8 and 32 simulated nodes,
-// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes; of the
+// against a plain `ssh` loop and parallel `ssh` processes (xargs -P) on the same nodes, then on
+// 32, 128 and 256 against pdsh and clush (bench-scale.mjs); of the
 // isolation suite on 1, 2 and 4 nodes (bench-isolation.mjs); and the others below.
 // Prints figures; asserts nothing (timing belongs here, not in tests).
 import { execFileSync, spawnSync } from "node:child_process";
@@ -29,7 +30,8 @@ function time(fn) {
 }
 
 // "planner", "workloads", "isolation", "exec", "transport", "records", "slurm", "rollout" or
-// "inventory"; all by default
+// "inventory"; all by default. Also "scale" (exec's 32/128/256-node half) and "fleet" (the 64-node
+// run), which only run when named.
 const only = process.env.BENCH;
 
 /** The planner's enumeration of every layout of a fresh catalogue (`plan` calls it). */
@@ -61,7 +63,10 @@ try {
   if (!only || only === "workloads")
     (await import("./bench-workloads.mjs")).benchWorkloads(root, dir);
   if (!only || only === "isolation") (await import("./bench-isolation.mjs")).benchIsolation(root);
-  if (!only || only === "exec") benchExec();
+  if (!only || only === "exec") await benchExec();
+  // The scale half of "exec" alone (bench-scale.mjs).
+  if (only === "scale") await (await import("./bench-scale.mjs")).benchScale(root, dir);
+  if (only === "fleet") await (await import("./bench-fleet.mjs")).benchFleet(root, dir);
   if (!only || only === "transport")
     await (await import("./bench-transport.mjs")).benchTransport(root);
   // These two need PostgreSQL and Slurm (npm test installs them); without them, say so.
@@ -82,79 +87,14 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-function benchExec() {
+async function benchExec() {
   try {
     execOnNodes();
   } finally {
     spawnSync(process.execPath, [cli, "sim", "down", "--inventory", inv], { stdio: "ignore" });
   }
-}
-
-/** Debian's pdsh and clustershell, installed when missing (they are the users' yardstick). */
-function ensureFanoutTools() {
-  const have = (c) => spawnSync("sh", ["-c", `command -v ${c}`], { stdio: "ignore" }).status === 0;
-  const missing = [
-    ["pdsh", "pdsh"],
-    ["clush", "clustershell"],
-  ].filter(([c]) => !have(c));
-  if (missing.length === 0) return true;
-  const pkgs = missing.map(([, p]) => p);
-  const isRoot = process.getuid?.() === 0;
-  const sudo = isRoot ? [] : ["sudo", "-n"];
-  console.log(`bench: installing ${pkgs.join(", ")} from Debian (apt-get) to compare with`);
-  const apt = (...args) =>
-    spawnSync(sudo[0] ?? "apt-get", [...sudo.slice(1), ...(isRoot ? [] : ["apt-get"]), ...args], {
-      stdio: "inherit",
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
-  let r = apt("install", "-y", "--no-install-recommends", ...pkgs);
-  if (r.status !== 0) {
-    apt("update");
-    r = apt("install", "-y", "--no-install-recommends", ...pkgs);
-  }
-  if (r.status !== 0)
-    console.log("bench: could not install them; the pdsh/clush comparison is left out");
-  return r.status === 0;
-}
-
-/** `slicecheck exec -- true` against pdsh and clush on the same 32 nodes, all three through
- * OpenSSH's configuration for the nodes, alternated in one run so load hits all alike. */
-function fanoutRatios(status, key, kh) {
-  if (!ensureFanoutTools()) return;
-  const cfg = join(dir, "ssh_config");
-  writeFileSync(
-    cfg,
-    status
-      .map(
-        (n) =>
-          `Host ${n.name}\n  HostName ${n.host}\n  Port ${n.port}\n  User ${process.env.USER ?? "root"}\n  IdentityFile ${key}\n  UserKnownHostsFile ${kh}\n  StrictHostKeyChecking yes\n  BatchMode yes\n`,
-      )
-      .join(""),
-  );
-  const names = status.map((n) => n.name);
-  const range = names.join(",");
-  const env = { ...process.env, PDSH_SSH_ARGS_APPEND: `-F ${cfg}`, PDSH_RCMD_TYPE: "ssh" };
-  const run = (file, args) => {
-    const t = process.hrtime.bigint();
-    const r = spawnSync(file, args, { cwd: root, env, stdio: "ignore" });
-    if (r.status !== 0) throw new Error(`${file} exited ${r.status}`);
-    return Number(process.hrtime.bigint() - t) / 1e6;
-  };
-  const times = { slicecheck: [], pdsh: [], clush: [] };
-  for (let i = 0; i < Math.max(reps, 5); i++) {
-    times.slicecheck.push(run(process.execPath, [cli, "exec", "-i", inv, "--", "true"]));
-    times.pdsh.push(run("pdsh", ["-R", "ssh", "-f", "64", "-w", range, "true"]));
-    times.clush.push(run("clush", ["-f", "64", "-o", `-F ${cfg}`, "-w", range, "true"]));
-  }
-  const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-  const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(med(v))]));
-  console.log(
-    `exec -- true on ${names.length} nodes, alternated ${times.pdsh.length} times (median ms):`,
-    m,
-  );
-  console.log(
-    `slicecheck / pdsh = ${(m.slicecheck / m.pdsh).toFixed(2)}x, slicecheck / clush = ${(m.slicecheck / m.clush).toFixed(2)}x`,
-  );
+  // sim up/down at 32 and 256, exec against pdsh and clush at 32/128/256, first line, RSS, fds.
+  await (await import("./bench-scale.mjs")).benchScale(root, dir);
 }
 
 function execOnNodes() {
@@ -202,7 +142,6 @@ function execOnNodes() {
   console.log(
     `median of ${reps} runs each; slicecheck includes its Node start-up (one channel per node: the watchdog shares it)`,
   );
-  fanoutRatios(status, key, kh);
   console.table(
     rows.map((r) =>
       Object.fromEntries(

@@ -5,10 +5,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { userInfo } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { stringify } from "yaml";
-import { SlicecheckError } from "../../src/errors.js";
+import { isSlicecheckError, SlicecheckError } from "../../src/errors.js";
 import { initState } from "./nvsmi/state.js";
+import { inPool } from "./pool.js";
 import { startSlurm, stopSlurm } from "./slurmd/cluster.js";
-import type { SimNodeSpec } from "./spec.js";
+import { MAX_SIM_NODES, type SimNodeSpec } from "./spec.js";
 import {
   ensureKey,
   freePort,
@@ -17,6 +18,7 @@ import {
   readPid,
   startSshd,
   stopSshd,
+  stopSshds,
   writeSshdConfig,
 } from "./sshd.js";
 import { installSlurmTools, installTools } from "./tools.js";
@@ -53,8 +55,22 @@ function readCluster(dir: string): ClusterFile | null {
 }
 
 export function nodeAddress(index: number): string {
-  // 127.0.0.1 is left alone: it is where real services on this machine listen.
-  return `127.0.0.${10 + index}`;
+  // 127.0.0.1 is left alone: it is where real services on this machine listen. Past 240 nodes
+  // the next /24 of the loopback (all of 127/8 is local on Linux), skipping 127.0.1.x, which
+  // Debian gives the machine's own hostname in /etc/hosts.
+  const block = Math.floor(index / 240);
+  return `127.0.${block === 0 ? 0 : block + 1}.${10 + (index % 240)}`;
+}
+
+/** Nodes started at once by `sim up`: enough to overlap the waits on ssh-keygen and sshd's
+ * start-up, few enough not to fork hundreds of processes at one instant on a small machine. */
+const START_POOL = 16;
+
+/** What every node of one cluster shares while `sim up` starts it. */
+interface UpContext {
+  dir: string;
+  authorizedKeys: string;
+  oldByName: Map<string, SimNodeRecord>;
 }
 
 export async function simUp(
@@ -62,66 +78,20 @@ export async function simUp(
   spec: SimNodeSpec[],
   o: { slurm?: boolean } = {},
 ): Promise<SimNodeStatus[]> {
-  if (spec.length > 200)
-    throw new SlicecheckError("USAGE", "a simulated cluster has at most 200 nodes");
+  if (spec.length > MAX_SIM_NODES)
+    throw new SlicecheckError("USAGE", `a simulated cluster has at most ${MAX_SIM_NODES} nodes`);
   const invPath = resolve(inventory);
   const dir = clusterDirFor(invPath);
-  // Traversable, not listable: slurmctld, running as `slurm`, reaches its folder under it; the
-  // keys and node folders below stay 0600/0700.
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
-  mkdirSync(join(dir, "nodes"), { recursive: true, mode: 0o700 });
-  const clientKey = join(dir, "id_ed25519");
-  ensureKey(clientKey, "slicecheck-sim-client");
-  const authorizedKeys = join(dir, "authorized_keys");
-  writeFileSync(authorizedKeys, readFileSync(`${clientKey}.pub`), { mode: 0o600 });
-
+  const authorizedKeys = await prepareClusterDir(dir);
   const old = readCluster(dir);
   const oldByName = new Map((old?.nodes ?? []).map((n) => [n.name, n]));
-  const records: SimNodeRecord[] = [];
-  for (const [i, n] of spec.entries()) {
-    const nodeDir = join(dir, "nodes", n.name);
-    const host = nodeAddress(i);
-    const prev = oldByName.get(n.name);
-    oldByName.delete(n.name);
-    const config = join(nodeDir, "sshd_config");
-    const pid = readPid(join(nodeDir, "sshd.pid"));
-    const same =
-      prev &&
-      prev.host === host &&
-      prev.gpu === n.gpu &&
-      prev.gpus === n.gpus &&
-      prev.driver === n.driver;
-    if (same && pid && isAlive(pid) && isOurSshd(pid, config)) {
-      installTools(join(nodeDir, "bin"));
-      records.push(prev);
-      continue;
-    }
-    if (pid) await stopSshd(pid, config);
-    mkdirSync(nodeDir, { recursive: true, mode: 0o700 });
-    ensureKey(join(nodeDir, "ssh_host_ed25519_key"), `slicecheck-sim-${n.name}`);
-    const port =
-      prev && prev.host === host && (await portFree(host, prev.port))
-        ? prev.port
-        : await freePort(host);
-    const stateDir = join(nodeDir, "state");
-    if (!same || !existsSync(stateDir)) {
-      rmSync(stateDir, { recursive: true, force: true });
-      initState(stateDir, { node: n.name, product: n.gpu, gpus: n.gpus, driver: n.driver });
-    }
-    installTools(join(nodeDir, "bin"));
-    const binDir = join(nodeDir, "bin");
-    const login = n.loginDelayS ? { loginDelayS: n.loginDelayS } : {};
-    startSshd(
-      nodeDir,
-      writeSshdConfig({ dir: nodeDir, host, port, binDir, stateDir, authorizedKeys, ...login }),
-    );
-    records.push({ ...n, host, port, dir: nodeDir });
-  }
-  for (const gone of oldByName.values()) {
-    const pid = readPid(join(gone.dir, "sshd.pid"));
-    if (pid) await stopSshd(pid, join(gone.dir, "sshd_config"));
-    rmSync(gone.dir, { recursive: true, force: true });
-  }
+  const ctx: UpContext = { dir, authorizedKeys, oldByName };
+  // Nodes start in parallel (a bounded pool); each has its own address, so their ports and
+  // folders never collide.
+  const records = await inPool(spec, START_POOL, (n, i) => upNode(ctx, n, i));
+  const gone = [...oldByName.values()].filter((g) => !spec.some((n) => n.name === g.name));
+  await stopSshds(gone.flatMap((g) => sshdOf(g.dir) ?? []));
+  for (const g of gone) rmSync(g.dir, { recursive: true, force: true });
   // Slurm stays up across a reconciling `sim up` without --slurm, as sshd does.
   const slurm = o.slurm ?? old?.slurm ?? false;
   if (slurm) {
@@ -131,6 +101,100 @@ export async function simUp(
     );
     for (const r of records) installSlurmTools(join(r.dir, "bin"), dir);
   }
+  writeClusterFiles(invPath, dir, records, slurm);
+  return simStatus(invPath);
+}
+
+/** The cluster's folder, its client key and the authorized_keys every node shares. */
+async function prepareClusterDir(dir: string): Promise<string> {
+  // Traversable, not listable: slurmctld, running as `slurm`, reaches its folder under it; the
+  // keys and node folders below stay 0600/0700.
+  mkdirSync(dir, { recursive: true, mode: 0o711 });
+  mkdirSync(join(dir, "nodes"), { recursive: true, mode: 0o700 });
+  const clientKey = join(dir, "id_ed25519");
+  await ensureKey(clientKey, "slicecheck-sim-client");
+  const authorizedKeys = join(dir, "authorized_keys");
+  writeFileSync(authorizedKeys, readFileSync(`${clientKey}.pub`), { mode: 0o600 });
+  return authorizedKeys;
+}
+
+/** A node's running sshd as stopSshds takes it, when its pid file names one. */
+function sshdOf(nodeDir: string): { pid: number; config: string } | null {
+  const pid = readPid(join(nodeDir, "sshd.pid"));
+  return pid ? { pid, config: join(nodeDir, "sshd_config") } : null;
+}
+
+/** One node up: kept as it is when it already runs as the spec says, else (re)started. */
+async function upNode(ctx: UpContext, n: SimNodeSpec, i: number): Promise<SimNodeRecord> {
+  const nodeDir = join(ctx.dir, "nodes", n.name);
+  const host = nodeAddress(i);
+  const prev = ctx.oldByName.get(n.name);
+  const config = join(nodeDir, "sshd_config");
+  const pid = readPid(join(nodeDir, "sshd.pid"));
+  const same =
+    prev &&
+    prev.host === host &&
+    prev.gpu === n.gpu &&
+    prev.gpus === n.gpus &&
+    prev.driver === n.driver &&
+    (prev.loginDelayS ?? 0) === (n.loginDelayS ?? 0);
+  if (same && pid && isAlive(pid) && isOurSshd(pid, config)) {
+    installTools(join(nodeDir, "bin"));
+    return prev;
+  }
+  if (pid) await stopSshd(pid, config);
+  mkdirSync(nodeDir, { recursive: true, mode: 0o700 });
+  await ensureKey(join(nodeDir, "ssh_host_ed25519_key"), `slicecheck-sim-${n.name}`);
+  const stateDir = join(nodeDir, "state");
+  if (!same || !existsSync(stateDir)) {
+    rmSync(stateDir, { recursive: true, force: true });
+    initState(stateDir, { node: n.name, product: n.gpu, gpus: n.gpus, driver: n.driver });
+  }
+  installTools(join(nodeDir, "bin"));
+  const keep = prev && prev.host === host && (await portFree(host, prev.port)) ? prev.port : null;
+  const port = await startOnFreePort(ctx, { nodeDir, host, stateDir, keep }, n.loginDelayS);
+  return { ...n, host, port, dir: nodeDir };
+}
+
+/**
+ * Starts the node's sshd on a port free on its address (its last one when still free). A port
+ * found free can be taken by another process before sshd binds it (other clusters, outgoing
+ * connections): then a fresh one is picked, a few times over.
+ */
+async function startOnFreePort(
+  ctx: UpContext,
+  at: { nodeDir: string; host: string; stateDir: string; keep: number | null },
+  loginDelayS: number | undefined,
+): Promise<number> {
+  const { nodeDir, host, stateDir, keep } = at;
+  for (let attempt = 0; ; attempt++) {
+    const port = attempt === 0 && keep !== null ? keep : await freePort(host);
+    const cfg = writeSshdConfig({
+      dir: nodeDir,
+      host,
+      port,
+      binDir: join(nodeDir, "bin"),
+      stateDir,
+      authorizedKeys: ctx.authorizedKeys,
+      ...(loginDelayS ? { loginDelayS } : {}),
+    });
+    try {
+      await startSshd(nodeDir, cfg);
+      return port;
+    } catch (e) {
+      const taken = isSlicecheckError(e) && e.context.portTaken === true;
+      if (!taken || attempt >= 3) throw e;
+    }
+  }
+}
+
+/** known_hosts, cluster.json and the inventory, once every node is up. */
+function writeClusterFiles(
+  invPath: string,
+  dir: string,
+  records: SimNodeRecord[],
+  slurm: boolean,
+): void {
   const knownHosts = records
     .map((r) => {
       const pub = readFileSync(join(r.dir, "ssh_host_ed25519_key.pub"), "utf8").trim().split(/\s+/);
@@ -143,7 +207,6 @@ export async function simUp(
     `${JSON.stringify({ version: 1, nodes: records, slurm } satisfies ClusterFile, null, 2)}\n`,
   );
   writeInventory(invPath, dir, records, slurm);
-  return simStatus(invPath);
 }
 
 async function portFree(host: string, port: number): Promise<boolean> {
@@ -250,13 +313,9 @@ export function recordNodeDriver(inventory: string, node: string, driver: string
 export async function simDown(inventory: string): Promise<number> {
   const dir = clusterDirFor(inventory);
   const c = readCluster(dir);
-  let stopped = 0;
-  for (const n of c?.nodes ?? []) {
-    const pidFile = join(n.dir, "sshd.pid");
-    const pid = readPid(pidFile);
-    if (pid && (await stopSshd(pid, join(n.dir, "sshd_config")))) stopped++;
-    rmSync(pidFile, { force: true });
-  }
+  // All at once: one /proc scan and one wait, however many nodes.
+  const stopped = await stopSshds((c?.nodes ?? []).flatMap((n) => sshdOf(n.dir) ?? []));
+  for (const n of c?.nodes ?? []) rmSync(join(n.dir, "sshd.pid"), { force: true });
   if (c?.slurm) await stopSlurm(dir);
   return stopped;
 }

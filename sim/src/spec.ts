@@ -7,6 +7,9 @@ import { SlicecheckError } from "../../src/errors.js";
 import { yamlToJs } from "../../src/util/yaml.js";
 import { checkSimDriver, defaultDriverFor, resolveSimProduct } from "./products.js";
 
+/** The most nodes one simulated cluster has (issue 25's bench runs 256; each is an sshd). */
+export const MAX_SIM_NODES = 480;
+
 export interface SimNodeSpec {
   name: string;
   gpu: string;
@@ -31,7 +34,7 @@ const specFile = z.strictObject({
           .string()
           .regex(/^\d+\.\d+(\.\d+)?$/, "expected a driver version like 550.127.05")
           .optional(),
-        count: z.number().int().min(1).max(200).optional(),
+        count: z.number().int().min(1).max(MAX_SIM_NODES).optional(),
       }),
     )
     .min(1),
@@ -50,8 +53,11 @@ export interface SimSpecArgs {
 export function buildSimSpec(a: SimSpecArgs): SimNodeSpec[] {
   if (a.spec) return readSpecFile(a.spec);
   const count = a.nodes ?? 4;
-  if (!Number.isInteger(count) || count < 1 || count > 200) {
-    throw new SlicecheckError("USAGE", `--nodes must be an integer 1-200, got ${a.nodes}`);
+  if (!Number.isInteger(count) || count < 1 || count > MAX_SIM_NODES) {
+    throw new SlicecheckError(
+      "USAGE",
+      `--nodes must be an integer 1-${MAX_SIM_NODES}, got ${a.nodes}`,
+    );
   }
   const gpus = a.gpusPerNode ?? 1;
   if (!Number.isInteger(gpus) || gpus < 1 || gpus > 16) {

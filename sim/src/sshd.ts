@@ -1,9 +1,10 @@
 // One simulated node = one real OpenSSH sshd on its own loopback address, with its own host
 // key, authorized key, PATH of simulated tools and state directory.
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { SlicecheckError } from "../../src/errors.js";
 import { writeProcRoot } from "./nvsmi/caps.js";
 import { cdiDirOf } from "./toolkit/spec.js";
@@ -34,11 +35,13 @@ export function freePort(host: string): Promise<number> {
   });
 }
 
-export function ensureKey(path: string, comment: string): void {
+const run = promisify(execFile);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// Asynchronous, so that `sim up` starts many nodes at once (sim/src/pool.ts).
+export async function ensureKey(path: string, comment: string): Promise<void> {
   if (existsSync(path)) return;
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path], {
-    stdio: "ignore",
-  });
+  await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path]);
 }
 
 export interface SshdConfig {
@@ -118,12 +121,13 @@ export function writeSshdConfig(c: SshdConfig): string {
   return path;
 }
 
-export function startSshd(dir: string, config: string): number {
+/** Starts a node's sshd and waits until it listens; its pid. */
+export async function startSshd(dir: string, config: string): Promise<number> {
   const pidFile = join(dir, "sshd.pid");
   rmSync(pidFile, { force: true });
   if (process.getuid?.() === 0) mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
   try {
-    execFileSync(findSshd(), ["-f", config, "-E", join(dir, "sshd.log")], { stdio: "pipe" });
+    await run(findSshd(), ["-f", config, "-E", join(dir, "sshd.log")]);
   } catch (e) {
     const log = existsSync(join(dir, "sshd.log"))
       ? readFileSync(join(dir, "sshd.log"), "utf8").trim().split("\n").slice(-3).join("; ")
@@ -131,14 +135,14 @@ export function startSshd(dir: string, config: string): number {
     throw new SlicecheckError(
       "SIM",
       `sshd did not start for ${dir}: ${(e as Error).message.split("\n")[0]} ${log}`,
-      { dir },
+      { dir, portTaken: /Address already in use/.test(log) },
     );
   }
   // sshd writes its pid file after it has bound the port and daemonised.
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 400; i++) {
     const pid = readPid(pidFile);
     if (pid) return pid;
-    execFileSync("sleep", ["0.02"]);
+    await sleep(10);
   }
   throw new SlicecheckError("SIM", `sshd started for ${dir} but wrote no pid file`, { dir });
 }
@@ -165,13 +169,18 @@ export function isOurSshd(pid: number, config: string): boolean {
 
 /** Children of a process (its established sessions, for sshd). */
 export function childrenOf(pid: number): number[] {
+  return childrenOfAll(new Set([pid]));
+}
+
+/** Children of any of the processes, from one pass over /proc. */
+function childrenOfAll(parents: ReadonlySet<number>): number[] {
   const out: number[] = [];
   for (const entry of safeReaddir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) out.push(Number(entry));
+      if (parents.has(ppid)) out.push(Number(entry));
     } catch {
       /* gone */
     }
@@ -188,18 +197,28 @@ function safeReaddir(dir: string): string[] {
 }
 
 export async function stopSshd(pid: number, config: string): Promise<boolean> {
-  if (!isOurSshd(pid, config)) return false;
-  const sessions = childrenOf(pid);
-  for (const p of [pid, ...sessions]) {
+  return (await stopSshds([{ pid, config }])) === 1;
+}
+
+/**
+ * Stops many sshd processes at once, each only when it is ours, with its sessions: one /proc
+ * scan for their children and one wait for them all (`sim down` of 256 nodes took 4.3 s one by
+ * one, a /proc scan and a 20 ms poll each). How many were ours.
+ */
+export async function stopSshds(list: { pid: number; config: string }[]): Promise<number> {
+  const ours = list.filter((s) => isOurSshd(s.pid, s.config)).map((s) => s.pid);
+  if (ours.length === 0) return 0;
+  const sessions = childrenOfAll(new Set(ours));
+  for (const p of [...ours, ...sessions]) {
     try {
       process.kill(p, "SIGTERM");
     } catch {
       /* gone */
     }
   }
-  for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-  if (isAlive(pid)) process.kill(pid, "SIGKILL");
-  return true;
+  for (let i = 0; i < 200 && ours.some(isAlive); i++) await sleep(10);
+  for (const p of ours.filter(isAlive)) process.kill(p, "SIGKILL");
+  return ours.length;
 }
 
 export function isAlive(pid: number): boolean {

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import { tempDir } from "../../test/helpers/tmp.js";
-import { simDown, simStatus, simUp } from "../src/cluster.js";
-import { buildSimSpec } from "../src/spec.js";
+import { nodeAddress, simDown, simStatus, simUp } from "../src/cluster.js";
+import { buildSimSpec, MAX_SIM_NODES } from "../src/spec.js";
 import { isAlive } from "../src/sshd.js";
 
 describe("simulated cluster lifecycle", function () {
@@ -64,6 +64,18 @@ describe("simulated cluster lifecycle", function () {
     bystander.kill();
     assert.ok(simStatus(inv).every((s) => !s.running));
     assert.equal(await simDown(inv), 0, "a second down finds nothing to stop");
+  });
+
+  it("gives every node of the largest cluster its own loopback address, never .1 nor 127.0.1.x", () => {
+    const all = Array.from({ length: MAX_SIM_NODES }, (_, i) => nodeAddress(i));
+    assert.equal(new Set(all).size, MAX_SIM_NODES);
+    assert.equal(all[0], "127.0.0.10", "the first 240 keep the addresses tests and docs name");
+    assert.equal(all[239], "127.0.0.249");
+    assert.equal(all[240], "127.0.2.10");
+    for (const a of all) {
+      const [x, y, z, w] = a.split(".").map(Number);
+      assert.ok(x === 127 && y === 0 && z !== 1 && w! >= 10 && w! < 250, a);
+    }
   });
 
   it("reads a spec file for mixed clusters and refuses unknown products", () => {

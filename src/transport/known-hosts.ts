@@ -60,6 +60,26 @@ function parse(text: string): Entry[] {
   return out;
 }
 
+/**
+ * A file's entries, parsed again only when its text changed: `exec` on 256 nodes checks 256
+ * host keys against one known_hosts of 256 lines, and parsing it (and compiling its patterns)
+ * per connection was 65,536 regular expressions built (issue 25's profile). Keyed by the text
+ * itself, not the file's mtime, so a rewrite within the clock's tick is never missed.
+ */
+const parsedFiles = new Map<string, { text: string; entries: Entry[] }>();
+
+function entriesOf(file: string): Entry[] {
+  const text = readFileSync(file, "utf8");
+  const hit = parsedFiles.get(file);
+  if (hit?.text === text) return hit.entries;
+  const entries = parse(text);
+  parsedFiles.set(file, { text, entries });
+  return entries;
+}
+
+/** Plain patterns compiled once each (see entriesOf). */
+const compiled = new Map<string, RegExp>();
+
 function patternMatches(pattern: string, name: string): boolean {
   if (pattern.startsWith("|1|")) {
     const [, , salt, hash] = pattern.split("|");
@@ -67,13 +87,17 @@ function patternMatches(pattern: string, name: string): boolean {
     const mac = createHmac("sha1", Buffer.from(salt, "base64")).update(name).digest("base64");
     return mac === hash;
   }
-  const re = new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|\\[\]]/g, "\\$&")
-      .replaceAll("*", ".*")
-      .replaceAll("?", ".")}$`,
-    "i", // match_hostname() compares plain patterns without case; hashed ones hash the name
-  );
+  let re = compiled.get(pattern);
+  if (!re) {
+    re = new RegExp(
+      `^${pattern
+        .replace(/[.+^${}()|\\[\]]/g, "\\$&")
+        .replaceAll("*", ".*")
+        .replaceAll("?", ".")}$`,
+      "i", // match_hostname() compares plain patterns without case; hashed ones hash the name
+    );
+    compiled.set(pattern, re);
+  }
   return re.test(name);
 }
 
@@ -94,7 +118,7 @@ export function checkHostKey(
   key: Buffer,
 ): HostKeyVerdict {
   if (!existsSync(file)) return { status: "unknown" };
-  const entries = parse(readFileSync(file, "utf8"));
+  const entries = entriesOf(file);
   const name = hostKeyName(host, port);
   const type = keyTypeOf(key);
   for (const e of entries) {

@@ -23,6 +23,21 @@ describe("known_hosts", () => {
   const a = newKey("a");
   const b = newKey("b");
 
+  it("sees a file rewritten at once with a key of the same size (its parse is reused only for the same text)", () => {
+    const kh = join(dir, "rewritten");
+    writeFileSync(kh, `[10.0.0.7]:2222 ${a.line}\n`);
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, a.blob), { status: "known" });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, a.blob), { status: "known" }, "cached");
+    // Same length, same mtime tick: a cache keyed on size or mtime would still say "known".
+    writeFileSync(kh, `[10.0.0.7]:2222 ${b.line}\n`);
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, a.blob), {
+      status: "changed",
+      line: 1,
+      knownType: "ssh-ed25519",
+    });
+    assert.deepEqual(checkHostKey(kh, "10.0.0.7", 2222, b.blob), { status: "known" });
+  });
+
   it("matches plain names, [host]:port, comma lists and wildcards", () => {
     const kh = join(dir, "plain");
     writeFileSync(kh, `# comment\nother,[10.0.0.5]:2222 ${a.line}\n*.lab ${b.line}\n`);

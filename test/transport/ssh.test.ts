@@ -226,7 +226,7 @@ describe("ssh transport (real sshd)", function () {
         .replace(/^HostKey .*$/m, `HostKey ${join(dir, "host_ecdsa")}`)
         .replace(/^PidFile .*$/m, `PidFile ${join(dir, "sshd.pid")}`),
     );
-    const pid = startSshd(dir, config);
+    const pid = await startSshd(dir, config);
     try {
       const ed = readFileSync(
         join(cluster.dir, ".sim.d/nodes/sim01/ssh_host_ed25519_key.pub"),
