@@ -29,25 +29,29 @@ export class EnrootLedger {
     return name;
   }
 
-  /** Removes the node's containers; returns what is left of them (`enroot list`) and why. */
-  async removeAll(node: SuiteNode): Promise<string | null> {
+  /** Removes the node's containers: how many the run asked for, and what `enroot list` still
+   * shows of them and why (null: none). */
+  async removeAll(node: SuiteNode): Promise<{ created: number; left: string | null }> {
     const names = this.byNode.get(node.name) ?? [];
     this.byNode.delete(node.name);
-    if (names.length === 0) return null;
-    const errors: string[] = [];
-    // One call per name: enroot stops at the first name it cannot remove.
-    for (const name of names) {
-      const r = await node.exec(enroot.removeArgv(name), { timeoutS: 300 });
-      if (r.exitCode !== 0) errors.push(`${name}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
-    }
-    // A name whose create failed is not there to remove: only what `list` still shows counts.
-    const list = await node.exec(["enroot", "list"]);
-    if (list.exitCode !== 0) return `${node.name}: enroot list: ${list.stderr.trim()}`;
-    const left = enroot.listedNames(list.stdout).filter((n) => names.includes(n));
-    return left.length
-      ? `${node.name}: enroot containers left behind: ${left.join(", ")} (${errors.join("; ")}); remove them with \`enroot remove -f ${left.join(" ")}\``
-      : null;
+    return { created: names.length, left: names.length ? await removeNames(node, names) : null };
   }
+}
+
+async function removeNames(node: SuiteNode, names: string[]): Promise<string | null> {
+  const errors: string[] = [];
+  // One call per name: enroot stops at the first name it cannot remove.
+  for (const name of names) {
+    const r = await node.exec(enroot.removeArgv(name), { timeoutS: 300 });
+    if (r.exitCode !== 0) errors.push(`${name}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
+  }
+  // A name whose create failed is not there to remove: only what `list` still shows counts.
+  const list = await node.exec(["enroot", "list"]);
+  if (list.exitCode !== 0) return `${node.name}: enroot list: ${list.stderr.trim()}`;
+  const left = enroot.listedNames(list.stdout).filter((n) => names.includes(n));
+  return left.length
+    ? `${node.name}: enroot containers left behind: ${left.join(", ")} (${errors.join("; ")}); remove them with \`enroot remove -f ${left.join(" ")}\``
+    : null;
 }
 
 async function createAndRead(
