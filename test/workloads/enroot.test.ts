@@ -9,6 +9,7 @@ import { enrootMain } from "../../sim/src/containers/enroot-cli.js";
 import { readStarts } from "../../sim/src/containers/images.js";
 import { plantFault } from "../../sim/src/faults.js";
 import { initState, readState } from "../../sim/src/nvsmi/state.js";
+import type { SuiteNode } from "../../src/harness/api-types.js";
 import { runArgv } from "../../src/workloads/containers.js";
 import {
   createArgv,
@@ -19,6 +20,7 @@ import {
   removeArgv,
   startArgv,
 } from "../../src/workloads/enroot.js";
+import { EnrootLedger, enrootImages } from "../../suites/lib/containers-enroot.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const SQSH = "/opt/enroot/nvidia+cuda+12.4.1-base-ubuntu22.04.sqsh";
@@ -156,5 +158,71 @@ describe("simulated enroot: import, create, start through the nvidia hook, list,
     const bare = await start(dir, "ok", "0");
     assert.equal(bare.code, 1);
     assert.match(bare.err, /Command not found: nvidia-container-cli/);
+  });
+});
+
+describe("enroot: the suite's steps on a node (suites/lib/containers-enroot.ts, a fake node)", () => {
+  /** A node that answers enroot's commands from a list of containers, and records every argv. */
+  const fakeNode = (name: string, o: { failCreate?: boolean; keep?: boolean } = {}) => {
+    const calls: string[][] = [];
+    const made: string[] = [];
+    const node = {
+      name,
+      exec: async (argv: readonly string[] | { shell: string }) => {
+        const a = "shell" in argv ? ["sh", "-c", argv.shell] : [...argv];
+        calls.push(a);
+        const ok = (stdout = "") => ({ exitCode: 0, stdout, stderr: "" });
+        const i = a.indexOf("enroot");
+        if (a[i + 1] === "create") {
+          if (o.failCreate) return { exitCode: 1, stdout: "", stderr: "[ERROR] No space left" };
+          made.push(a[i + 3]!);
+          return ok();
+        }
+        if (a[i + 1] === "start") return ok("CUDA_VERSION=12.4.1\n");
+        if (a[i + 1] === "list") return ok(made.map((m) => `${m}\n`).join(""));
+        if (a[i + 1] === "remove" && !o.keep) made.splice(made.indexOf(a.at(-1)!), 1);
+        return ok();
+      },
+    } as unknown as SuiteNode;
+    return { node, calls };
+  };
+
+  it("refuses docker:// without a command; creates one container per image, reads its CUDA with no GPU", async () => {
+    const ledger = new EnrootLedger("sc-20261204T000000Z-abcdef");
+    const { node, calls } = fakeNode("n1");
+    const got = await enrootImages(node, ledger, new Set(["docker://nvidia/cuda:12.4.1", SQSH]));
+    assert.match(got.get("docker://nvidia/cuda:12.4.1")?.problem ?? "", /enroot import/);
+    assert.deepEqual(
+      { ...got.get(SQSH), createS: null },
+      { cuda: "12.4.1", problem: null, container: "sc-20261204T000000Z-abcdef-1", createS: null },
+    );
+    assert.deepEqual(calls[0], createArgv("sc-20261204T000000Z-abcdef-1", SQSH));
+    assert.deepEqual(calls[1]?.slice(0, 6), startArgv("sc-x", "void", []).slice(0, 6));
+    assert.equal(calls.length, 2, "nothing asked of the node for the docker:// image");
+  });
+
+  it("removes every container it asked for, one call each, and names what enroot list still shows", async () => {
+    const ledger = new EnrootLedger("r");
+    const a = fakeNode("a");
+    const b = fakeNode("b", { keep: true });
+    const failed = fakeNode("c", { failCreate: true });
+    await enrootImages(a.node, ledger, new Set([SQSH, TOO_NEW]));
+    await enrootImages(b.node, ledger, new Set([SQSH]));
+    const bad = await enrootImages(failed.node, ledger, new Set([SQSH]));
+    assert.match(bad.get(SQSH)?.problem ?? "", /enroot create --name sc-r-4 .*No space left/);
+    assert.deepEqual(await ledger.removeAll(a.node), { created: 2, left: null });
+    assert.deepEqual(
+      a.calls.filter((c) => c[1] === "remove"),
+      [removeArgv("sc-r-1"), removeArgv("sc-r-2")],
+    );
+    const left = await ledger.removeAll(b.node);
+    assert.equal(left.created, 1);
+    assert.match(
+      left.left ?? "",
+      /^b: enroot containers left behind: sc-r-3 .*`enroot remove -f sc-r-3`/,
+    );
+    // Its create failed: nothing is listed, so nothing is left behind.
+    assert.deepEqual(await ledger.removeAll(failed.node), { created: 1, left: null });
+    assert.deepEqual(await ledger.removeAll(a.node), { created: 0, left: null }, "once only");
   });
 });
