@@ -1,5 +1,7 @@
 // The containers suite's enroot steps on a node (their argv and readings: src/workloads/enroot.ts):
-// one container per image per run (`enroot create --name sc-<run id>-<n> FILE.sqsh`), the image's
+// one container per image per run (`enroot create --name sc-<run id>-<n> FILE.sqsh`; instances of
+// one image start it side by side, as list.md's example shows one container with two processes,
+// its root filesystem read-only unless --rw, start.md), the image's
 // CUDA read inside it with no GPU given, and at the end every container the run asked for
 // removed, whatever happened in between (the suite's `after`, which mocha runs after failed
 // tests and after an interrupt too: the run's first interrupt stops workloads, not the suite).
