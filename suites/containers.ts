@@ -1,6 +1,8 @@
 // containers (issue 23): the workloads tenants run in containers, one per MIG instance, each in
 // the image chosen for its profile or for it (`containers:` in slicecheck.config.yaml and the
-// inventory), through the node's runtime (podman by CDI name, docker by --gpus device=UUID).
+// inventory), through the node's runtime (podman by CDI name, docker by --gpus device=UUID,
+// enroot by NVIDIA_VISIBLE_DEVICES=UUID in a container `enroot create` made of a .sqsh, removed
+// at the end).
 // Per instance: its image's CUDA is one the driver runs (else it is refused before any
 // container starts: IMAGE_CUDA_TOO_NEW); its container starts and sees exactly its instance
 // (`nvidia-smi -L` inside; CONTAINER_SEES_OTHERS); the built-in stress then runs in every
@@ -22,6 +24,7 @@ import {
   type WorkloadBatch,
   type WorkloadResult,
 } from "slicecheck/suite";
+import { EnrootLedger } from "./lib/containers-enroot.js";
 import {
   type InstancePlan,
   type NodePlan,
@@ -37,7 +40,8 @@ const run = harness({
   runsWorkloads: true,
   labels: { epic: "MIG partition validation", feature: "Containers" },
 });
-const plans = run.eachNode((node) => planNode(run, node));
+const ledger = new EnrootLedger(run.options.runId);
+const plans = run.eachNode((node) => planNode(run, node, ledger));
 const byNode = new Map<string, NodePlan>();
 let batch: WorkloadBatch | null = null;
 
@@ -101,6 +105,12 @@ describe("containers", () => {
     });
     batch.start();
   });
+  // enroot's containers removed, also after failed tests and an interrupt (a node whose
+  // inventory names enroot has its own check of it below, which removes them first).
+  after(async () => {
+    const done = await Promise.all(run.nodes.map((n) => ledger.removeAll(n)));
+    for (const r of done) if (r.left) process.stderr.write(`slicecheck: ${r.left}\n`);
+  });
   forEachNode(run.nodes, (node) => {
     if (node.instances.length === 0)
       it("has an instance to run a container on", () =>
@@ -118,6 +128,9 @@ describe("containers", () => {
             containerStartS: round(c.seconds),
             bareStartS: p.bare ? round(p.bare.seconds) : null,
             containerOverheadS: p.bare ? round(c.seconds - p.bare.seconds) : null,
+            ...(p.enroot
+              ? { enrootCreateS: p.enroot.createS, enrootContainer: p.enroot.name }
+              : {}),
           });
           check.evidence("nvidia-smi -L in the container", `${c.stdout}${c.stderr}`);
           if (c.exitCode !== 0)
@@ -203,6 +216,18 @@ describe("containers", () => {
           );
         });
     });
+    // In a suite of its own: mocha runs a suite's own tests before its child suites (the GPUs').
+    if (node.containers?.runtime === "enroot")
+      describe("enroot", () => {
+        it("removes the run's enroot containers", async () => {
+          const r = await ledger.removeAll(node);
+          if (r.created === 0)
+            notAssessed("CONTAINER_NOT_STARTED", `${node.name}: no enroot container was created`);
+          if (r.left) fail("CONTAINER_LEFT", r.left);
+          current().figures({ enrootContainersRemoved: r.created });
+          current().note(`${r.created} enroot container(s) of the run removed (enroot list)`);
+        });
+      });
   });
 });
 

@@ -1,5 +1,5 @@
 // Faults of the node's software rather than its GPUs.
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readContainers, writeContainers } from "./containers/images.js";
 import { type FaultKind, usage } from "./fault-kind.js";
@@ -79,7 +79,8 @@ export const cdiStale: FaultKind = {
 export const image: FaultKind = {
   usage: "image --name NAME=CUDA: the node has a local container image NAME of CUDA version CUDA",
   plant({ stateDir }, o) {
-    const m = /^([A-Za-z0-9][A-Za-z0-9._/:@-]*)=(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)$/.exec(
+    // An OCI name, or an enroot .sqsh by its absolute path (`+` as enroot import names them).
+    const m = /^((?:\/|[A-Za-z0-9])[A-Za-z0-9._/:@+-]*)=(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)$/.exec(
       o.name ?? "",
     );
     if (!m)
@@ -101,6 +102,27 @@ export const image: FaultKind = {
     c.images = c.images.filter((i) => i.name !== r.name);
     if (r.previous !== null) c.images.push({ name: r.name, cuda: r.previous });
     writeContainers(stateDir, c);
+  },
+};
+
+/** no-runtime --name podman|docker|enroot: that container runtime is not installed on the node
+ * (its CLI is moved off the node's PATH, beside it; `--clear` puts it back). */
+export const noRuntime: FaultKind = {
+  usage:
+    "no-runtime --name RUNTIME: the container runtime RUNTIME (podman, docker, enroot) is not installed",
+  plant({ stateDir }, o) {
+    const name = o.name ?? "";
+    if (!["podman", "docker", "enroot"].includes(name))
+      throw usage(`no-runtime needs --name podman, docker or enroot (got '${name || "nothing"}')`);
+    const bin = join(stateDir, "..", "bin");
+    if (existsSync(join(bin, name))) renameSync(join(bin, name), join(bin, `.${name}.absent`));
+    return { record: { kind: "no-runtime", name }, detail: `${name} is not on the node's PATH` };
+  },
+  undo({ stateDir }, r) {
+    if (r.kind !== "no-runtime") return;
+    const bin = join(stateDir, "..", "bin");
+    const hidden = join(bin, `.${r.name}.absent`);
+    if (existsSync(hidden)) renameSync(hidden, join(bin, r.name));
   },
 };
 

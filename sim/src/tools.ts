@@ -43,6 +43,8 @@ export const SIM_TOOLS: Record<string, string> = {
   // issue 23: a container runtime with the NVIDIA toolkit (sim/src/containers).
   podman: "dist/sim/containers/podman.js",
   docker: "dist/sim/containers/docker.js",
+  // enroot (sim/src/containers/enroot-cli.ts): squashfs images, create/start/list/remove.
+  enroot: "dist/sim/containers/enroot.js",
 };
 
 export function installTools(binDir: string): void {

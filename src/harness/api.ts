@@ -149,6 +149,8 @@ export * as slurm from "../verdicts/slurm.js";
 // issue 23: containers per MIG instance (image choice, runtime argv, image CUDA, what a
 // container saw), for the containers suite and site suites that start their own containers.
 export * as containers from "../workloads/containers.js";
+// enroot's steps (create, start, remove; the image's CUDA read inside), the same suite's.
+export * as enroot from "../workloads/enroot.js";
 // train-step's lines parsed and turned into measurements (issue 22): for a suite that runs it
 // itself, as the training suite does across a node's whole GPUs in one process.
 export * as trainStep from "../workloads/parsers/train-step.js";

@@ -35,8 +35,11 @@ export const CONTAINER_KEY = /^(?:\d+g\.\d+gb(?:\+[a-z]+)?|gpu\d+:\d+:\d+)$/;
 export const CONTAINER_KEY_HELP =
   "expected a MIG profile (1g.10gb) or an instance as gpuN:START:SIZE (gpu0:0:4)";
 // OCI references reach argv only (never a shell), but keep them to the reference alphabet.
-export const IMAGE_NAME = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/;
-export const IMAGE_HELP = "expected an image reference (nvidia/cuda:12.4.1-base-ubuntu22.04)";
+// An OCI reference, or enroot's squashfs image by its path on the node (`/opt/enroot/x.sqsh`,
+// `+` as `enroot import` names them); never an option (`-v …`) nor a shell word.
+export const IMAGE_NAME = /^(?:\/|[A-Za-z0-9])[A-Za-z0-9._/:@+-]*$/;
+export const IMAGE_HELP =
+  "expected an image reference (nvidia/cuda:12.4.1-base-ubuntu22.04) or, for enroot, the path of a .sqsh on the node";
 export const CONTAINER_RUNTIMES = ["docker", "podman", "enroot"] as const;
 export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];
 

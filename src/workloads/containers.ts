@@ -9,6 +9,7 @@
 // (the nvidia runtime hook), which every docker with the toolkit has. enroot takes the device
 // from NVIDIA_VISIBLE_DEVICES (its nvidia hook).
 import { parseGpus } from "../nvsmi/gpus.js";
+import { startArgv } from "./enroot.js";
 import type { Instance } from "./instances.js";
 
 export type ContainerRuntime = "docker" | "podman" | "enroot";
@@ -64,15 +65,8 @@ export function runArgv(
     case "docker":
       return ["docker", "run", "--rm", "--gpus", `device=${inst.uuid}`, ...vols, image, ...command];
     case "enroot":
-      return [
-        "enroot",
-        "start",
-        "-e",
-        `NVIDIA_VISIBLE_DEVICES=${inst.uuid}`,
-        ...mounts.flatMap((m) => ["--mount", `${m}:${m}`]),
-        image,
-        ...command,
-      ];
+      // `image` is the container `enroot create` made of the image (./enroot.ts).
+      return startArgv(image, inst.uuid, command, mounts);
   }
 }
 

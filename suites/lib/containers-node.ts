@@ -1,5 +1,6 @@
 // The containers suite's work on one node before any workload: which runtime, which image each
-// instance runs and its CUDA (from `image inspect`), the images the driver cannot run refused
+// instance runs and its CUDA (from `image inspect`; under enroot from inside the container made
+// of it: ./containers-enroot.ts), the images the driver cannot run refused
 // before any container starts, then per instance one probe container (its CUDA and its
 // `nvidia-smi -L`) timed against the same probe started bare.
 import { dirname } from "node:path";
@@ -10,6 +11,7 @@ import {
   type SuiteNode,
   type SuiteRun,
 } from "slicecheck/suite";
+import { type EnrootLedger, enrootImages } from "./containers-enroot.js";
 
 type Runtime = containers.ContainerRuntime;
 
@@ -40,6 +42,8 @@ export interface InstancePlan {
   /** Why the image could not be read on the node, or null. */
   imageProblem: string | null;
   cdiIndex: number | null;
+  /** enroot: the container `enroot create` made of the image, and how long that took. */
+  enroot: { name: string; createS: number | null } | null;
   container: Probe | null;
   bare: Probe | null;
 }
@@ -85,17 +89,20 @@ async function runtimeOf(
         ? `${node.name}: the inventory's container_runtime ${named} is not on the node's PATH`
         : `${node.name}: no container runtime (${containers.RUNTIMES.join(", ")}) on the node's PATH`,
     };
-  if (runtime === "enroot")
-    return {
-      runtime,
-      problem: `${node.name}: enroot is named, but the containers suite drives docker and podman only so far`,
-    };
   return { runtime, problem: null };
+}
+
+interface ImageRead {
+  cuda: string | null;
+  problem: string | null;
+  /** enroot's container of the image. */
+  container?: string | null;
+  createS?: number | null;
 }
 
 /** Each distinct image's CUDA, or why it could not be read. */
 async function imageCudas(node: SuiteNode, runtime: Runtime, images: Set<string>) {
-  const out = new Map<string, { cuda: string | null; problem: string | null }>();
+  const out = new Map<string, ImageRead>();
   for (const image of images) {
     const r = await node.exec([runtime, "image", "inspect", image]);
     out.set(
@@ -111,7 +118,11 @@ async function imageCudas(node: SuiteNode, runtime: Runtime, images: Set<string>
   return out;
 }
 
-export async function planNode(run: SuiteRun, node: SuiteNode): Promise<NodePlan> {
+export async function planNode(
+  run: SuiteRun,
+  node: SuiteNode,
+  ledger: EnrootLedger,
+): Promise<NodePlan> {
   const plan: NodePlan = { runtime: null, problem: null, instances: new Map(), program: null };
   if (node.error) return { ...plan, problem: node.error };
   const rt = await runtimeOf(node);
@@ -130,7 +141,10 @@ export async function planNode(run: SuiteRun, node: SuiteNode): Promise<NodePlan
       runtime,
       problem: `${node.name}: no image for any instance; name one per profile under containers: in slicecheck.config.yaml or the inventory`,
     };
-  const cudas = await imageCudas(node, runtime, images);
+  const cudas: Map<string, ImageRead> =
+    runtime === "enroot"
+      ? await enrootImages(node, ledger, images)
+      : await imageCudas(node, runtime, images);
   // Every image judged against the driver before any container starts.
   for (const inst of node.instances) {
     const image = chosen.get(inst.uuid) ?? null;
@@ -141,6 +155,7 @@ export async function planNode(run: SuiteRun, node: SuiteNode): Promise<NodePlan
       imageProblem: c?.problem ?? null,
       tooNew: image ? tooNew(image, c?.cuda ?? null, node.cuda) : null,
       cdiIndex: null,
+      enroot: c?.container ? { name: c.container, createS: c.createS ?? null } : null,
       container: null,
       bare: null,
     });
@@ -151,7 +166,8 @@ export async function planNode(run: SuiteRun, node: SuiteNode): Promise<NodePlan
     if (!p.image || p.tooNew || p.imageProblem) continue;
     p.cdiIndex = containers.migIndexOf(listing.stdout, inst);
     p.bare = await timed(node, PROBE, { CUDA_VISIBLE_DEVICES: inst.uuid });
-    p.container = await timed(node, containers.runArgv(runtime, inst, p.cdiIndex, p.image, PROBE));
+    const target = p.enroot?.name ?? p.image;
+    p.container = await timed(node, containers.runArgv(runtime, inst, p.cdiIndex, target, PROBE));
   }
   plan.program = await run.program(node, "stress");
   return { ...plan, runtime };
@@ -188,7 +204,7 @@ export function wrapOf(plan: NodePlan) {
       plan.runtime!,
       inst,
       p?.cdiIndex ?? null,
-      p?.image ?? "",
+      p?.enroot?.name ?? p?.image ?? "",
       [program, ...args],
       program.startsWith("/") ? [dirname(program)] : [],
     );

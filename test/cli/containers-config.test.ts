@@ -42,6 +42,21 @@ describe("containers: in the config file and the inventory (unit)", () => {
     assert.equal(loadConfigFile(configFile("duration: 5m\n")).containers, null);
   });
 
+  it("takes enroot's .sqsh by its path on the node (and a docker:// URI, which the suite refuses)", () => {
+    const sqsh = "/opt/enroot/nvidia+cuda+12.4.1-base-ubuntu22.04.sqsh";
+    const f = loadConfigFile(
+      configFile(`containers:\n  3g.40gb: ${sqsh}\n  1g.10gb: docker://nvidia/cuda:12.2.0\n`),
+    );
+    assert.deepEqual(f.containers, { "3g.40gb": sqsh, "1g.10gb": "docker://nvidia/cuda:12.2.0" });
+    const shell = refusal(() =>
+      loadConfigFile(configFile("containers:\n  1g.10gb: '/x y.sqsh'\n")),
+    );
+    assert.match(
+      shell,
+      /expected an image reference \(nvidia\/cuda:12\.4\.1-base-ubuntu22\.04\) or, for enroot, the path of a \.sqsh/,
+    );
+  });
+
   it("refuses a bad key, a bad image and a non-mapping, naming the file and the line", () => {
     const key = refusal(() =>
       loadConfigFile(configFile("duration: 5m\ncontainers:\n  1g.10gb: a:1\n  one-gig: b:2\n")),

@@ -2,8 +2,12 @@
 // three instances of one GPU, the 3g in a CUDA 12.4 image and the 2g in a CUDA 12.2 image at
 // the same time, each seeing only its instance; the 1g's CUDA 13.0 image is refused before any
 // container of it starts; a runtime that gives containers every device fails
-// CONTAINER_SEES_OTHERS; a named runtime the node lacks is not assessed, never passed.
+// CONTAINER_SEES_OTHERS; a named runtime the node lacks is not assessed, never passed. Under
+// enroot: the same two CUDA versions side by side from .sqsh images, the 13.0 one refused before
+// any container of it is given a GPU, the run's enroot containers removed (the simulated
+// `enroot list` is empty), and sees-all failing it the same way.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
@@ -27,6 +31,10 @@ const IMAGES = {
   "2g.20gb": "nvidia/cuda:12.2.0-base-ubuntu22.04",
   "1g.10gb": "nvidia/cuda:13.0.0-base-ubuntu24.04",
 };
+/** The same images as `enroot import -o` left them on the node (sim/src/containers/images.ts). */
+const SQSH = Object.fromEntries(
+  Object.entries(IMAGES).map(([p, i]) => [p, `/opt/enroot/${i.replace(/[/:]/g, "+")}.sqsh`]),
+);
 
 describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, a too-new image refused (real sshd, simulated)", function () {
   this.timeout(240_000);
@@ -66,6 +74,14 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
   };
   const of = (checks: Check[], profile: string, title: RegExp) =>
     checks.find((x) => x.instance?.profile === profile && title.test(x.title));
+  const enrootInventory = (images: Record<string, string> = SQSH) =>
+    inventory({ container_runtime: "enroot", containers: images }, "inv-enroot.yaml");
+  /** The simulated node's own `enroot list`: what containers are left there. */
+  const enrootList = () =>
+    execFileSync(join(c.dir, ".sim.d/nodes/sim01/bin/enroot"), ["list"], {
+      env: { ...process.env, SLICECHECK_SIM_STATE: stateDir() },
+      encoding: "utf8",
+    });
 
   it("runs the 12.4 and 12.2 containers at once, each seeing only its instance; refuses the 13.0 image before it starts", async () => {
     const r = await run(inventory({}, "inv.yaml"), "side");
@@ -149,8 +165,78 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
     );
   });
 
+  it("under enroot: 12.4 and 12.2 .sqsh containers at once, each seeing only its instance; the 13.0 image refused before it is given a GPU; the containers removed", async () => {
+    const before = readStarts(stateDir()).length;
+    const r = await run(enrootInventory(), "enroot");
+    assert.equal(r.code, 1, r.stderr);
+    const names = new Set<unknown>();
+    for (const [profile, cuda] of [
+      ["3g.40gb", "12.4.1"],
+      ["2g.20gb", "12.2.0"],
+    ] as const) {
+      const start = of(r.checks, profile, /sees exactly its instance/);
+      assert.deepEqual([start?.status, start?.code], ["passed", "OK"], JSON.stringify(start));
+      assert.equal(start?.figures.cudaInside, cuda);
+      assert.match(String(start?.figures.enrootContainer), /^sc-\d{8}T\d{6}Z-[0-9a-f]{6}-\d+$/);
+      names.add(start?.figures.enrootContainer);
+      assert.ok(Number(start?.figures.containerStartS) >= 0.5, JSON.stringify(start?.figures));
+      assert.ok(Number(start?.figures.bareStartS) > 0, JSON.stringify(start?.figures));
+      const stress = of(r.checks, profile, /computes in its container/);
+      assert.deepEqual([stress?.status, stress?.code], ["passed", "OK"], JSON.stringify(stress));
+    }
+    assert.equal(names.size, 2, "one container per image");
+    const together = r.checks.find((x) => /at the same time/.test(x.title));
+    assert.equal(together?.status, "passed", JSON.stringify(together));
+    assert.equal(together?.figures.cudaVersions, "12.4.1, 12.2.0");
+    const refused = of(r.checks, "1g.10gb", /sees exactly its instance/);
+    assert.deepEqual([refused?.status, refused?.code], ["failed", "IMAGE_CUDA_TOO_NEW"]);
+    assert.equal(refused?.figures.imageCuda, "13.0.0");
+    assert.equal(of(r.checks, "1g.10gb", /computes in its container/)?.status, "skipped");
+    // The 13.0 image's container was started once, with no GPU (its CUDA read); every start with
+    // a GPU got its parent GPU and exactly one MIG device: a probe and a stress per instance.
+    const starts = readStarts(stateDir()).slice(before);
+    assert.ok(starts.every((s) => s.runtime === "enroot" && s.outcome === "started"));
+    const newer = starts.filter((s) => s.image === SQSH["1g.10gb"]);
+    assert.deepEqual(
+      newer.map((s) => s.devices),
+      [[]],
+      JSON.stringify(newer),
+    );
+    const withGpu = starts.filter((s) => s.devices.length > 0);
+    assert.equal(withGpu.length, 4, JSON.stringify(starts));
+    for (const s of withGpu) assert.equal(s.devices.length, 2, JSON.stringify(s));
+    const removed = r.checks.find((x) => /removes the run's enroot containers/.test(x.title));
+    assert.deepEqual([removed?.status, removed?.code], ["passed", "OK"], JSON.stringify(removed));
+    assert.equal(removed?.figures.enrootContainersRemoved, 3, "one per image, the 13.0 one too");
+    assert.equal(enrootList(), "");
+  });
+
+  it("under enroot, a runtime that gives containers every device fails CONTAINER_SEES_OTHERS", async () => {
+    const f = (...a: string[]) =>
+      cli("sim", "fault", "sim01", ...a, "--inventory", c.inventoryPath);
+    assert.equal((await f("container-sees-all")).code, 0);
+    // One image (the 3g's) is enough to show it, and keeps the run short.
+    const r = await run(enrootInventory({ "3g.40gb": SQSH["3g.40gb"]! }), "enroot-all");
+    assert.equal((await f("--clear")).code, 0);
+    assert.equal(r.code, 1, r.stderr);
+    for (const profile of ["3g.40gb"]) {
+      const start = of(r.checks, profile, /sees exactly its instance/);
+      assert.deepEqual(
+        [start?.status, start?.code],
+        ["failed", "CONTAINER_SEES_OTHERS"],
+        JSON.stringify(start),
+      );
+      assert.match(start?.message ?? "", /sees 3 MIG devices/);
+    }
+    assert.equal(enrootList(), "");
+  });
+
   it("a named runtime the node lacks: every check not assessed with the reason, none passed", async () => {
-    const r = await run(inventory({ container_runtime: "enroot" }, "inv-enroot.yaml"), "none");
+    const f = (...a: string[]) =>
+      cli("sim", "fault", "sim01", ...a, "--inventory", c.inventoryPath);
+    assert.equal((await f("no-runtime", "--name", "enroot")).code, 0);
+    const r = await run(inventory({ container_runtime: "enroot" }, "inv-none.yaml"), "none");
+    assert.equal((await f("--clear")).code, 0);
     assert.ok(r.checks.length > 0);
     assert.deepEqual([...new Set(r.checks.map((x) => x.status))], ["skipped"]);
     assert.match(r.checks[0]!.message, /container_runtime enroot is not on the node's PATH/);

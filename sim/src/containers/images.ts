@@ -16,7 +16,11 @@ export interface SimImage {
 }
 
 export interface SimContainers {
+  /** OCI images (podman, docker) and enroot's squashfs images (names ending .sqsh, absolute
+   * paths on the node), each with its CUDA version. */
   images: SimImage[];
+  /** enroot's containers (`enroot create`): name → the .sqsh it was made of. */
+  enroot?: { name: string; image: string }[];
   /** `sim fault NODE container-sees-all`: the runtime gives every container every device. */
   seesAll?: boolean;
 }
@@ -25,7 +29,15 @@ export const DEFAULT_IMAGES: readonly SimImage[] = [
   { name: "nvidia/cuda:12.2.0-base-ubuntu22.04", cuda: "12.2.0" },
   { name: "nvidia/cuda:12.4.1-base-ubuntu22.04", cuda: "12.4.1" },
   { name: "nvidia/cuda:13.0.0-base-ubuntu24.04", cuda: "13.0.0" },
+  // The same images as `enroot import -o /opt/enroot/<name>.sqsh docker://…` leaves them
+  // (import.md's default name is the URI with `/` and `:` as `+`).
+  { name: "/opt/enroot/nvidia+cuda+12.2.0-base-ubuntu22.04.sqsh", cuda: "12.2.0" },
+  { name: "/opt/enroot/nvidia+cuda+12.4.1-base-ubuntu22.04.sqsh", cuda: "12.4.1" },
+  { name: "/opt/enroot/nvidia+cuda+13.0.0-base-ubuntu24.04.sqsh", cuda: "13.0.0" },
 ];
+
+/** An enroot squashfs image, not an OCI one. */
+export const isSqsh = (i: SimImage): boolean => i.name.endsWith(".sqsh");
 
 export function readContainers(stateDir: string): SimContainers {
   const file = join(stateDir, CONTAINERS_FILE);
@@ -40,7 +52,7 @@ export function writeContainers(stateDir: string, c: SimContainers): void {
 }
 
 export interface StartRecord {
-  /** podman or docker: which CLI was asked. */
+  /** podman, docker or enroot: which CLI was asked. */
   runtime: string;
   image: string;
   devices: string[];

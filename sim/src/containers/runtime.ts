@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { FENCE_VAR } from "../fence.js";
 import { readState } from "../nvsmi/state.js";
 import { allDevices, resolveDevice } from "./devices.js";
-import { inspectOf, readContainers, recordStart, type SimImage } from "./images.js";
+import { inspectOf, isSqsh, readContainers, recordStart, type SimImage } from "./images.js";
 
 export type Flavor = "podman" | "docker";
 
@@ -40,7 +40,8 @@ export async function runtimeMain(flavor: Flavor, argv: string[], io: Io): Promi
     io.out(`${VERSION[flavor]}\n`);
     return 0;
   }
-  const images = readContainers(stateDir).images;
+  // enroot's squashfs images are files for enroot, not images podman or docker know.
+  const images = readContainers(stateDir).images.filter((i) => !isSqsh(i));
   if (sub === "images") {
     io.out("REPOSITORY                 TAG                      IMAGE ID\n");
     for (const i of images) {
@@ -75,7 +76,7 @@ function inspect(images: readonly SimImage[], names: string[], io: Io): number {
   return 0;
 }
 
-interface RunArgs {
+export interface RunArgs {
   devices: string[];
   env: Record<string, string>;
   image: string;
@@ -124,7 +125,7 @@ function parseRun(flavor: Flavor, args: string[]): RunArgs | string {
   return r;
 }
 
-const majorMinor = (v: string) => {
+export const majorMinor = (v: string) => {
   const m = /^(\d+)\.(\d+)/.exec(v);
   return m ? Number(m[1]) * 1000 + Number(m[2]) : null;
 };
@@ -137,7 +138,7 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
   }
   const { images, seesAll } = readContainers(stateDir);
   const state = readState(stateDir);
-  const image = images.find((i) => i.name === parsed.image);
+  const image = images.find((i) => i.name === parsed.image && !isSqsh(i));
   const refuse = (reason: string, code: number) => {
     recordStart(stateDir, {
       runtime: flavor,
@@ -186,8 +187,14 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
   return exec(parsed, image, stateDir, given);
 }
 
-/** The command as a process of the node with the container's environment, fenced. */
-function exec(r: RunArgs, image: SimImage, stateDir: string, fence: string[]): Promise<number> {
+/** The command as a process of the node with the container's environment, fenced (enroot's
+ * start too: ./enroot-start.ts). */
+export function exec(
+  r: RunArgs,
+  image: SimImage,
+  stateDir: string,
+  fence: string[],
+): Promise<number> {
   if (r.command.length === 0) return Promise.resolve(0);
   const env: NodeJS.ProcessEnv = {
     // The node's PATH stands for the image's plus the toolkit's injected nvidia-smi.
