@@ -32,6 +32,7 @@ export type FaultRecord =
   // issue 23: the container toolkit's (sim/src/containers), kept in containers.json.
   | { kind: "image"; name: string; previous: string | null }
   | { kind: "container-sees-all" }
+  | { kind: "runtime-unconfigured" }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (sim/src/workloads/chaos.ts). */
