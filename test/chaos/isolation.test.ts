@@ -202,7 +202,7 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     assert.match(v.summary, /stopped progressing/);
   });
 
-  it("an aggressor in a container (containers: {aggressor: IMAGE}): its crash happens inside and is judged as the bare one's", async () => {
+  it("an aggressor in a container (containers: {aggressor: IMAGE}): its crash, kill and hang happen inside and are judged as the bare one's", async () => {
     const image = "nvidia/cuda:12.4.1-base-ubuntu22.04";
     const inv = parse(readFileSync(c.inventoryPath, "utf8")) as { defaults?: object };
     inv.defaults = { ...inv.defaults, containers: { aggressor: image } };
@@ -220,7 +220,7 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
       "--suites",
       "isolation",
       "--faults",
-      "crash",
+      "crash,kill,hang",
       "--latency-faults",
       "none",
       "--aggressors",
@@ -233,7 +233,11 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     );
     const s = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
     const crash = s.rows.filter((x) => x.fault === "crash");
-    assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(crash, null, 1)}`);
+    const bad = s.rows.filter((x) => x.status !== "passed");
+    assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(bad, null, 1)}`);
+    // Killed inside (SIGKILL's 137 through the runtime) and killed at its deadline through it.
+    assert.match(row(s, "kill", "faultContained").summary, /death by SIGKILL/);
+    assert.match(row(s, "hang", "faultContained").summary, /killed at its deadline/);
     assert.deepEqual(crash.map((x) => [x.verdict, x.status]).sort(), [
       ["faultContained", "passed"],
       ["recovered", "passed"],
@@ -246,7 +250,7 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     );
     // The runtime started that image on the aggressor's MIG device (and its GPU), nothing more.
     const starts = readStarts(state).slice(before);
-    assert.equal(starts.length, 1, JSON.stringify(starts));
+    assert.equal(starts.length, 3, JSON.stringify(starts));
     assert.deepEqual(
       [starts[0]!.image, starts[0]!.outcome, starts[0]!.devices.length],
       [image, "started", 2],
@@ -261,6 +265,10 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
       ),
     );
     assert.match(text, /illegal memory access/);
+    // The run's tag went into the containers: nothing of it is left on the node (the hung one
+    // included), and the node's kill-by-tag could reach them.
+    const tag = `SLICECHECK_RUN=${s.runId}@sim01`;
+    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 5_000), `left: ${taggedPids(tag)}`);
   });
 
   it("a whole-card 7g GPU is checked for exclusivity, not skipped as nothing to partition", async () => {
