@@ -39,7 +39,7 @@ export function runtimeProbe(named: string | null): string {
     'echo "runtime=$rt"',
     `echo "cdi_default=\${SLICECHECK_CDI_DIRS:-${CDI_SPEC_DIRS.join(" ")}}"`,
     'case "$rt" in',
-    `docker) ${out("runtimes", "docker info --format '{{json .Runtimes}}'")}; ${out("cdidirs", "docker info --format '{{json .CDISpecDirs}}'")};;`,
+    `docker) ${out("runtimes", "docker info --format '{{json .Runtimes}}'")}; ${out("cdidirs", "docker info --format '{{json .CDISpecDirs}}'")}; echo "hook=$(command -v nvidia-container-runtime-hook)";;`,
     `podman) for f in \${SLICECHECK_CONTAINERS_CONF:-/usr/share/containers/containers.conf /etc/containers/containers.conf /etc/containers/containers.conf.d/*.conf $HOME/.config/containers/containers.conf}; do [ -f "$f" ] && { echo "conf_file=$f"; sed 's/^/conf=/' "$f"; }; done;;`,
     `containerd) ${out("dump", "containerd config dump")};;`,
     "esac",
@@ -92,7 +92,8 @@ export function interpretRuntimeProbe(out: string): Partial {
       text("cdidirs_rc") === "0" ? text("cdidirs") : null,
     );
     const dirs = [...new Set([...(info.cdiSpecDirs ?? []), ...defaults])];
-    return { dirs, make: (specs) => ({ runtime: "docker", info, specs }) };
+    const hook = text("hook") || null;
+    return { dirs, make: (specs) => ({ runtime: "docker", info, hook, specs }) };
   }
   if (rt === "podman") {
     const confs: string[] = [];

@@ -16,7 +16,13 @@ export interface SpecFile {
 export type RuntimeInput =
   | { runtime: null }
   | { runtime: "enroot" }
-  | { runtime: "docker"; info: DockerRuntimeInfo; specs: readonly SpecFile[] }
+  | {
+      runtime: "docker";
+      info: DockerRuntimeInfo;
+      /** Where nvidia-container-runtime-hook is on the PATH, or null. */
+      hook?: string | null;
+      specs: readonly SpecFile[];
+    }
   | { runtime: "podman"; dirs: readonly string[]; specs: readonly SpecFile[] }
   | { runtime: "containerd"; cri: ContainerdCri; specs: readonly SpecFile[] };
 
@@ -66,19 +72,34 @@ const ok = (runtime: string, paths: string[], how: string): RuntimeConfigVerdict
   fix: null,
 });
 
-function docker(info: DockerRuntimeInfo, specs: readonly SpecFile[]): RuntimeConfigVerdict {
+/**
+ * docker: the `nvidia` runtime NVIDIA's install guide registers; or dockerd's own `--gpus`
+ * driver, which it registers whenever nvidia-container-runtime-hook (the toolkit's) is on its
+ * PATH (moby daemon/nvidia_linux.go), so a node with the hook and no registered runtime still
+ * gives GPUs and is not failed; or CDI with a spec in its CDISpecDirs.
+ */
+function docker(
+  info: DockerRuntimeInfo,
+  hook: string | null,
+  specs: readonly SpecFile[],
+): RuntimeConfigVerdict {
   const nvidia = Object.keys(info.runtimes).filter(
     (n) => n === "nvidia" || /nvidia-container-runtime/.test(info.runtimes[n] ?? ""),
   );
   const dirs = info.cdiSpecDirs ?? [];
   const cdi = dirs.length > 0 ? specsIn(specs, dirs).inside : [];
-  const paths = [...(nvidia.length ? ["nvidia runtime"] : []), ...(cdi.length ? ["CDI"] : [])];
+  const paths = [
+    ...(nvidia.length ? ["nvidia runtime"] : []),
+    ...(hook ? ["gpus hook"] : []),
+    ...(cdi.length ? ["CDI"] : []),
+  ];
   if (paths.length)
     return ok(
       "docker",
       paths,
       [
-        nvidia.length ? `the ${nvidia.join(", ")} runtime (--gpus)` : "",
+        nvidia.length ? `the ${nvidia.join(", ")} runtime` : "",
+        hook ? `--gpus (its driver runs ${hook})` : "",
         cdi.length ? `CDI (${cdi.join(", ")}; --device nvidia.com/gpu=…)` : "",
       ]
         .filter(Boolean)
@@ -90,7 +111,7 @@ function docker(info: DockerRuntimeInfo, specs: readonly SpecFile[]): RuntimeCon
       : `no ${CDI_KIND} spec in its CDISpecDirs (${dirs.join(", ")})`;
   return unconfigured(
     "docker",
-    `no nvidia runtime in docker info's Runtimes (${Object.keys(info.runtimes).join(", ") || "none"}) and ${cdiWhy}`,
+    `no nvidia runtime in docker info's Runtimes (${Object.keys(info.runtimes).join(", ") || "none"}), no nvidia-container-runtime-hook for --gpus, and ${cdiWhy}`,
     DOCKER_FIX,
   );
 }
@@ -169,7 +190,7 @@ export function judgeRuntimeConfig(input: RuntimeInput): RuntimeConfigVerdict {
         fix: null,
       };
     case "docker":
-      return docker(input.info, input.specs);
+      return docker(input.info, input.hook ?? null, input.specs);
     case "podman":
       return podman(input.dirs, input.specs);
     case "containerd":

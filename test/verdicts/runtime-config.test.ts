@@ -89,11 +89,22 @@ describe("container runtime configuration: judged (unit)", () => {
 
   it("docker: the nvidia runtime, or CDI with a spec, gives GPUs; neither fails with the fix", () => {
     assert.deepEqual(docker("docker-info-runtimes-nvidia.txt", null).paths, ["nvidia runtime"]);
+    // dockerd's own --gpus driver needs only the toolkit's hook on its PATH: not a failure.
+    const hook = judgeRuntimeConfig({
+      runtime: "docker",
+      info: parseDockerInfo(fixture("docker-info-runtimes-plain.txt"), "[]"),
+      hook: "/usr/bin/nvidia-container-runtime-hook",
+      specs: [],
+    });
+    assert.deepEqual([hook.status, hook.paths], ["ok", ["gpus hook"]]);
     const cdiOnly = docker("docker-info-runtimes-plain.txt", "docker-info-cdi-dirs.txt", [SPEC]);
     assert.deepEqual([cdiOnly.status, cdiOnly.paths], ["ok", ["CDI"]]);
     const bad = docker("docker-info-runtimes-plain.txt", null);
     assert.equal(bad.status, "not-configured");
-    assert.match(bad.message, /no nvidia runtime .*runc.*CDI is off/);
+    assert.match(
+      bad.message,
+      /no nvidia runtime .*runc.*no nvidia-container-runtime-hook.*CDI is off/,
+    );
     assert.match(
       bad.message,
       /fix: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker \[RUNTIME_NOT_CONFIGURED\]$/,

@@ -101,9 +101,13 @@ export function toolkitWarnings(tk: DoctorToolkit | null, driverCuda: string | n
   return out;
 }
 
-const PATH_WORD: Record<string, string> = { "nvidia runtime": "nvidia", CDI: "cdi" };
+const PATH_WORD: Record<string, string> = {
+  "nvidia runtime": "nvidia",
+  "gpus hook": "hook",
+  CDI: "cdi",
+};
 
-/** The RUNTIME column: `docker:nvidia`, `podman:cdi`, `containerd:nvidia+cdi`; `docker:NO-GPU`
+/** The RUNTIME column: `docker:nvidia`, `docker:hook`, `podman:cdi`, `containerd:nvidia+cdi`; `docker:NO-GPU`
  * where it cannot give one; `none`; `?` unread; `enroot:?` not judged. */
 function runtimeColumn(r: DoctorRuntime | null): string {
   if (!r || r.status === "unread") return "?";
