@@ -62,6 +62,10 @@ export const ERROR_CODES = {
   /** The CDI spec (/etc/cdi/nvidia.yaml) does not name the live MIG devices, or names gone ones:
    * containers given them fail to start or get another instance's device files. */
   CDI_STALE: "check-failed",
+  /** The node's container runtime cannot give a container a GPU: docker without the nvidia
+   * runtime or CDI, podman whose CDI spec folders hold no nvidia.com/gpu spec, containerd with
+   * neither CDI nor the nvidia runtime in its CRI plugin. The message names the fix. */
+  RUNTIME_NOT_CONFIGURED: "check-failed",
 } as const satisfies Record<string, ExitClass>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -59,7 +59,7 @@ async function planOf(node: string): Promise<NodePlan> {
  * outcome (the node's lack of a runtime is never a pass). */
 async function entryOf(inst: SuiteInstance): Promise<InstancePlan> {
   const plan = await planOf(inst.node);
-  if (plan.problem) notAssessed("CONTAINER_RUNTIME_MISSING", plan.problem);
+  if (plan.problem) notAssessed(problemCode(plan), plan.problem);
   const p = plan.instances.get(inst.uuid);
   if (!p?.image)
     notAssessed(
@@ -85,6 +85,25 @@ async function stressOf(inst: SuiteInstance): Promise<WorkloadResult> {
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Why a node's containers are not assessed: its runtime's configuration, else no runtime. */
+const problemCode = (plan: NodePlan) =>
+  plan.runtimeConfig?.status === "not-configured"
+    ? "RUNTIME_NOT_CONFIGURED"
+    : "CONTAINER_RUNTIME_MISSING";
+
+/** The node's runtime judged: failed where it cannot give a GPU, with the fix; never passed
+ * where it was not read. */
+async function runtimeCheck(node: string): Promise<void> {
+  const plan = await planOf(node);
+  const v = plan.runtimeConfig;
+  if (!v) notAssessed("CONTAINER_RUNTIME_MISSING", plan.problem ?? `${node}: no runtime read`);
+  current().figures({ runtime: v.runtime, paths: v.paths.join(", ") || null });
+  if (v.status === "not-configured") fail("RUNTIME_NOT_CONFIGURED", `${node}: ${v.message}`);
+  if (v.status === "unread") broken("RUNTIME_UNREAD", `${node}: ${v.message}`);
+  if (v.status !== "ok") notAssessed("RUNTIME_UNJUDGED", `${node}: ${v.message}`);
+  current().note(v.message);
+}
 
 describe("containers", () => {
   before(async () => {
@@ -112,6 +131,7 @@ describe("containers", () => {
     for (const r of done) if (r.left) process.stderr.write(`slicecheck: ${r.left}\n`);
   });
   forEachNode(run.nodes, (node) => {
+    it("its container runtime can give containers a GPU", () => runtimeCheck(node.name));
     if (node.instances.length === 0)
       it("has an instance to run a container on", () =>
         brokenIf(node.error ?? `${node.name}: no MIG instance and no GPU without MIG`));
@@ -184,7 +204,7 @@ describe("containers", () => {
       if (gpu.instances.length > 1)
         it("runs its instances' containers at the same time, whatever their CUDA versions", async () => {
           const plan = await planOf(node.name);
-          if (plan.problem) notAssessed("CONTAINER_RUNTIME_MISSING", plan.problem);
+          if (plan.problem) notAssessed(problemCode(plan), plan.problem);
           const ran = gpu.instances.filter((i) => batch && runnable(plan, i));
           if (ran.length < 2)
             notAssessed(

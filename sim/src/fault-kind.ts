@@ -33,6 +33,7 @@ export type FaultRecord =
   | { kind: "image"; name: string; previous: string | null }
   | { kind: "container-sees-all" }
   | { kind: "no-runtime"; name: string }
+  | { kind: "runtime-unconfigured" }
   | { kind: ChaosKind };
 
 /** Isolation faults, read by the simulated workloads (sim/src/workloads/chaos.ts). */

@@ -1,7 +1,7 @@
 // Faults of the node's software rather than its GPUs.
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readContainers, writeContainers } from "./containers/images.js";
+import { CONTAINERS_CONF_FILE, readContainers, writeContainers } from "./containers/images.js";
 import { type FaultKind, usage } from "./fault-kind.js";
 import { cdiDirOf, writeSpec } from "./toolkit/spec.js";
 
@@ -141,5 +141,32 @@ export const containerSeesAll: FaultKind = {
     const c = readContainers(stateDir);
     delete c.seesAll;
     writeContainers(stateDir, c);
+  },
+};
+
+/** runtime-unconfigured: the toolkit is installed but the node's container engines were never
+ * pointed at it: docker has no `nvidia` runtime (and CDI off), podman's containers.conf sends
+ * it to a CDI folder without NVIDIA's spec. Their GPU containers are refused as real ones are. */
+export const runtimeUnconfigured: FaultKind = {
+  usage:
+    "runtime-unconfigured: docker has no nvidia runtime and podman reads no NVIDIA CDI spec (nvidia-ctk runtime configure never ran)",
+  plant({ stateDir }) {
+    writeContainers(stateDir, { ...readContainers(stateDir), unconfigured: true });
+    const empty = join(stateDir, "cdi-site");
+    mkdirSync(empty, { recursive: true });
+    writeFileSync(
+      join(stateDir, CONTAINERS_CONF_FILE),
+      `# written by sim fault runtime-unconfigured\n[engine]\ncdi_spec_dirs = ["${empty}"]\n`,
+    );
+    return {
+      record: { kind: "runtime-unconfigured" },
+      detail: "docker has no nvidia runtime; podman reads CDI specs from a folder without NVIDIA's",
+    };
+  },
+  undo({ stateDir }) {
+    const c = readContainers(stateDir);
+    delete c.unconfigured;
+    writeContainers(stateDir, c);
+    rmSync(join(stateDir, CONTAINERS_CONF_FILE), { force: true });
   },
 };

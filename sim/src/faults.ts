@@ -18,7 +18,15 @@ import {
 } from "./fault-kind.js";
 import { eccUncorrectable, gpuLost, nvlinkDown } from "./faults-gpu.js";
 import { tenant } from "./faults-tenant.js";
-import { cdiStale, containerSeesAll, image, noRuntime, noToolkit, nvcc } from "./faults-tools.js";
+import {
+  cdiStale,
+  containerSeesAll,
+  image,
+  noRuntime,
+  noToolkit,
+  nvcc,
+  runtimeUnconfigured,
+} from "./faults-tools.js";
 import { wrongGradient } from "./faults-train.js";
 import { appendKernelLog, KERN } from "./klog/log.js";
 import { gpuBanner } from "./klog/xid.js";
@@ -351,6 +359,7 @@ export const FAULT_KINDS: Readonly<Record<string, FaultKind>> = {
   image,
   "container-sees-all": containerSeesAll,
   "no-runtime": noRuntime,
+  "runtime-unconfigured": runtimeUnconfigured,
   hang,
   "drop-connection": dropConnection,
   "wrong-gradient": wrongGradient,

@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { SlicecheckError } from "../../src/errors.js";
+import { CONTAINERS_CONF_FILE } from "./containers/images.js";
 import { writeProcRoot } from "./nvsmi/caps.js";
 import { cdiDirOf } from "./toolkit/spec.js";
 
@@ -72,6 +73,9 @@ export function simNodeEnv(
     // Where the product reads the CDI specs (/etc/cdi, /var/run/cdi on a real node) and the
     // simulated nvidia-ctk writes them: the node's own folder (sim/src/toolkit/spec.ts).
     SLICECHECK_CDI_DIRS: cdiDirOf(c.stateDir),
+    // Where the product reads podman's containers.conf (/etc/containers/… on a real node):
+    // absent unless `sim fault runtime-unconfigured` writes one.
+    SLICECHECK_CONTAINERS_CONF: join(c.stateDir, CONTAINERS_CONF_FILE),
     PATH: `${c.binDir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
     // A simulated node has no start-up files of its own: without this, bash (built with
     // SSH_SOURCE_BASHRC on Debian) sources the controller user's ~/.bashrc for every command

@@ -5,6 +5,7 @@
 // `d`, as exclusive.ts does.
 import { randomBytes } from "node:crypto";
 import type { StartGate, Supervisor, Transport } from "../transport/types.js";
+import { type ContainerRuntime, containerizedSpec } from "../workloads/containers.js";
 import type { Instance } from "../workloads/instances.js";
 import { type InstanceOutcome, openSupervisor } from "../workloads/launcher.js";
 import { serveSpec, stressSpec, type WorkloadSpec } from "../workloads/specs.js";
@@ -47,6 +48,18 @@ export interface FaultDeps {
   dmesgLines: () => Promise<string[]>;
   /** Records the victims' utilization under the fault. */
   utilization: (scenario: string, u: UtilizationResult) => void;
+  /** The aggressor's fault in a container of this image (IsolationOptions.aggressorContainer). */
+  aggressorContainer?: { image: string; runtime: ContainerRuntime | null } | null;
+}
+
+/** The aggressor's fault workload: in its container where one is asked for and the GPU is
+ * MIG-partitioned (a soft route's tenant shares the GPU, and an MPS client needs the daemon's
+ * pipe: those stay bare). The fault itself is the same program with the same arguments, so
+ * the verdicts read it as they read the bare one. */
+function faultSpecOf(p: PlanEntry, fault: FaultName, d: FaultDeps): WorkloadSpec {
+  const spec = aggressorSpec(fault, d.durationS);
+  const c = d.aggressorContainer;
+  return c && p.mode === "mig" ? containerizedSpec(spec, p.aggressor, c.image, c.runtime) : spec;
 }
 
 /** How long the first of the aggressor and its victims waits for the others on the node. */
@@ -93,7 +106,7 @@ export async function faultScenario(
     sawOom = r;
   });
   const aggressor = d
-    .step([p.aggressor], aggressorSpec(fault, D), "fault", "aggressor", ref.scenario, {
+    .step([p.aggressor], faultSpecOf(p, fault, d), "fault", "aggressor", ref.scenario, {
       graceS: aggressorGraceS(fault),
       transports: rest,
       attempt,
@@ -172,7 +185,7 @@ async function latencyWindow(
   const rest = d.transports.length > 1 ? d.transports.slice(1) : d.transports;
   const shared = await startTogether(fault, p.victims.length + 1, d);
   const settled = await Promise.allSettled([
-    d.step([p.aggressor], aggressorSpec(fault, D), "serve-fault", "aggressor", ref.scenario, {
+    d.step([p.aggressor], faultSpecOf(p, fault, d), "serve-fault", "aggressor", ref.scenario, {
       graceS: aggressorGraceS(fault),
       transports: rest,
       attempt,

@@ -2,6 +2,7 @@
 // name its tests first), the references the verdicts judge, and the small helpers every runner
 // shares (the controller's lag monitor, error text).
 import { SlicecheckError } from "../errors.js";
+import type { ContainerRuntime } from "../workloads/containers.js";
 import type { Instance } from "../workloads/instances.js";
 import { instanceLabel } from "../workloads/node-run.js";
 import type { ChaosEvent, FaultName, History, ScenarioKind, ScenarioRef } from "./history.js";
@@ -48,6 +49,9 @@ export interface IsolationOptions<V> extends JudgeOptions {
   /** Soft routes: the tenant counts (2 to 7) whose per-tenant slowdown is measured; none when
    * empty or absent. */
   tenants?: readonly number[];
+  /** issue 23: a MIG aggressor's fault runs in a container of this image (`containers:
+   * {aggressor: IMAGE}`), through `runtime` (the inventory's; null: podman, else docker). */
+  aggressorContainer?: { image: string; runtime: ContainerRuntime | null } | null;
 }
 
 /**

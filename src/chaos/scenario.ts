@@ -406,6 +406,7 @@ export class NodeScenarios<V> {
       event: (gpu, op, type, data) => this.event(null, gpu, "controller", op, type, data),
       dmesgLines: () => this.dmesgLines(),
       utilization: (scenario, u) => this.utilization(p, scenario, attempt, u),
+      aggressorContainer: this.o.aggressorContainer ?? null,
     });
   }
 }

@@ -239,3 +239,7 @@ export function judgeAllReduceOverNvlink(
 
 /** Can an image of this CUDA run on the driver (the container toolkit's rule)? */
 export { judgeImageCuda } from "../verdicts/cdi.js";
+export type { RuntimeConfigVerdict } from "../verdicts/runtime-config.js";
+/** Can the node's container runtime give a container a GPU (docker's nvidia runtime or CDI,
+ * podman's CDI spec folders, containerd's CRI plugin)? RUNTIME_NOT_CONFIGURED with the fix. */
+export { readRuntimeConfig } from "./runtime-config.js";

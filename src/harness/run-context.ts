@@ -20,6 +20,7 @@ function isolationService(st: RunState) {
       durationS: o.durationS,
       aggressors: o.aggressors ?? undefined,
       tenants: o.tenants,
+      aggressorContainer: aggressorContainerOf(node, o.containers),
       outDir: o.outDir,
       history,
       tolerance: o.tolerance,
@@ -28,6 +29,16 @@ function isolationService(st: RunState) {
       onProgress: (line) =>
         progress.phase([nodeOf(s)], suite, line.replace(`${nodeOf(s)} `, ""), true),
     });
+}
+
+/** `containers: {aggressor: IMAGE}` of the node's inventory, else of the config file: the
+ * isolation suite's aggressor then faults inside a container (issue 23). */
+function aggressorContainerOf(
+  node: Parameters<typeof isolationOf>[1],
+  config: Record<string, string> | null | undefined,
+) {
+  const image = node.containers?.images.aggressor ?? config?.aggressor;
+  return image ? { image, runtime: node.containers?.runtime ?? null } : null;
 }
 
 export function suiteContext(st: RunState): HarnessContext {

@@ -16,6 +16,19 @@ const SSH_CONNECTIONS = new Set(["ssh", "smart", "paramiko", "paramiko_ssh"]);
 const TRUE = new Set([true, "true", "True", "yes", "on", "1", 1]);
 const FALSE = new Set([false, "false", "False", "no", "off", "0", 0]);
 
+// Ansible's own boolean() (lib/ansible/module_utils/parsing/convert_bool.py), which `| bool`
+// and its boolean options use: strings compared lower-cased. A [group:vars] value in INI is
+// always a string ("yes"), a YAML one may be a real boolean.
+const ANSIBLE_TRUE = new Set<unknown>(["y", "yes", "on", "1", "true", "t", 1, true]);
+const ANSIBLE_FALSE = new Set<unknown>(["n", "no", "off", "0", "false", "f", 0, false]);
+
+/** A value as Ansible's boolean() reads it; anything else is kept, for the schema to refuse
+ * with its file:line. */
+export function ansibleBool(x: unknown): unknown {
+  const k = typeof x === "string" ? x.toLowerCase() : x;
+  return ANSIBLE_TRUE.has(k) ? true : ANSIBLE_FALSE.has(k) ? false : x;
+}
+
 /** A host's variable with `{{ inventory_hostname }}` (and `_short`) rendered; any other Jinja
  * template is refused, naming where it was set. */
 function renderVar(host: ResolvedHost, name: string): unknown {
@@ -80,6 +93,7 @@ export function ansibleFields(host: ResolvedHost): MappedFields {
   pick(["slicecheck_mig_layout"], "mig_layout");
   pick(["slicecheck_containers"], "containers");
   pick(["slicecheck_container_runtime"], "container_runtime");
+  pick(["slicecheck_regenerate_cdi"], "regenerate_cdi", ansibleBool);
   pick(["slicecheck_identity_passphrase_env"], "identity_passphrase_env");
   return out;
 }

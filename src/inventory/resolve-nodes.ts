@@ -61,6 +61,8 @@ function nodeSpecOf(c: Ctx, r: RawNode): NodeSpec {
   origins.become = r.origins.become ?? "default: none";
   if (r.fields.tags) origins.tags = r.origins.tags ?? "inventory";
   if (r.fields.slurm_node) origins.slurmNode = r.origins.slurm_node ?? "inventory";
+  if (r.fields.regenerate_cdi !== undefined)
+    origins.regenerateCdi = r.origins.regenerate_cdi ?? "inventory";
   return {
     ...rest,
     become: become === "sudo" || become === true ? "sudo" : null,

@@ -31,9 +31,10 @@ export function hostProblem(host: string): string | null {
 
 // A `containers:` key: a MIG profile (`1g.10gb`, `1g.10gb+me`) or one instance by its GPU and
 // placement (`gpu0:0:4`, the start and size nvidia-smi shows).
-export const CONTAINER_KEY = /^(?:\d+g\.\d+gb(?:\+[a-z]+)?|gpu\d+:\d+:\d+)$/;
+// `aggressor`: the image the isolation suite's aggressor faults in (issue 23).
+export const CONTAINER_KEY = /^(?:\d+g\.\d+gb(?:\+[a-z]+)?|gpu\d+:\d+:\d+|aggressor)$/;
 export const CONTAINER_KEY_HELP =
-  "expected a MIG profile (1g.10gb) or an instance as gpuN:START:SIZE (gpu0:0:4)";
+  "expected a MIG profile (1g.10gb) or an instance as gpuN:START:SIZE (gpu0:0:4), or aggressor (the isolation suite's aggressor)";
 // OCI references reach argv only (never a shell), but keep them to the reference alphabet.
 // An OCI reference, or enroot's squashfs image by its path on the node (`/opt/enroot/x.sqsh`,
 // `+` as `enroot import` names them); never an option (`-v …`) nor a shell word.

@@ -9,8 +9,10 @@
 // (the nvidia runtime hook), which every docker with the toolkit has. enroot takes the device
 // from NVIDIA_VISIBLE_DEVICES (its nvidia hook).
 import { parseGpus } from "../nvsmi/gpus.js";
+import { quote, quoteArgv } from "../util/shell.js";
 import { startArgv } from "./enroot.js";
 import type { Instance } from "./instances.js";
+import type { WorkloadSpec } from "./specs.js";
 
 export type ContainerRuntime = "docker" | "podman" | "enroot";
 /** Looked for in this order when the inventory names none. */
@@ -125,4 +127,53 @@ export function openedDevice(log: string): string | null {
 /** The `CUDA_VERSION=` line a probe printed inside the container. */
 export function cudaInside(stdout: string): string | null {
   return /^CUDA_VERSION=(\S+)$/m.exec(stdout)?.[1] ?? null;
+}
+
+/** The line a containerised workload prints first, from inside its container (the image's own
+ * CUDA_VERSION, the devices the runtime gave it): proof that what follows ran in there. */
+export const CONTAINER_LINE = "slicecheck-container";
+
+/**
+ * `spec` run in a container of `image` on its instance, through `runtime` (else the first of
+ * podman and docker on the node's PATH), as runArgv starts the containers suite's: the isolation
+ * suite's aggressor (`containers: {aggressor: IMAGE}`). A shell on the node resolves the
+ * program's path (a built-in on the PATH or in the build cache) and mounts its folder read-only;
+ * the run's and command's tags (SLICECHECK_RUN, SLICECHECK_CMD) go into the container's
+ * environment so that the node's kill-by-tag reaches the process inside, which runc does not
+ * put in the caller's process group; TERM at a deadline reaches it through the runtime's signal
+ * proxy (`run` attached, --sig-proxy on by default). Inside, CONTAINER_LINE first, then the
+ * program itself (exec: its exit status and signals are the container's, and the runtime's).
+ */
+export function containerizedSpec(
+  spec: WorkloadSpec,
+  inst: Pick<Instance, "gpu" | "uuid">,
+  image: string,
+  runtime: ContainerRuntime | null,
+): WorkloadSpec {
+  const branch = (rt: "podman" | "docker") => {
+    const inner = `echo "${CONTAINER_LINE} runtime=${rt} image=${image} cuda=\${CUDA_VERSION:-none} devices=\${NVIDIA_VISIBLE_DEVICES:-none}"; exec "$@"`;
+    // The MIG UUID as the CDI name: `nvidia-ctk cdi generate` names each MIG device by it too.
+    const [cli, sub, ...rest] = runArgv(rt, inst, null, image, ["sh", "-c", inner, "sh"]);
+    const tags = '-e "SLICECHECK_RUN=$SLICECHECK_RUN" -e "SLICECHECK_CMD=$SLICECHECK_CMD"';
+    return `${rt}) exec ${quoteArgv([cli!, sub!])} ${tags} \${m:+-v "$m:$m:ro"} ${quoteArgv(rest)} "$p" "$@";;`;
+  };
+  const pick = runtime
+    ? `rt=${quote(runtime)}`
+    : 'rt=; for r in podman docker; do command -v "$r" >/dev/null 2>&1 && { rt=$r; break; }; done';
+  const script = [
+    'p=$(command -v "$1" 2>/dev/null) || p=$1; shift',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's ${…}, expanded on the node
+    "m=; case $p in /*) m=${p%/*};; esac",
+    pick,
+    'case "$rt" in',
+    branch("podman"),
+    branch("docker"),
+    `*) echo "slicecheck: no container runtime (podman, docker) to run the aggressor in \${rt:+($rt is not driven)}" >&2; exit 125;;`,
+    "esac",
+  ].join("\n");
+  return {
+    ...spec,
+    program: "sh",
+    args: ["-c", script, "slicecheck-container", spec.program, ...spec.args],
+  };
 }

@@ -7,6 +7,8 @@ import { dirname } from "node:path";
 import {
   containers,
   judgeImageCuda,
+  type RuntimeConfigVerdict,
+  readRuntimeConfig,
   type SuiteInstance,
   type SuiteNode,
   type SuiteRun,
@@ -52,6 +54,9 @@ export interface NodePlan {
   runtime: Runtime | null;
   /** Why nothing can run in containers here (no runtime…); null when planned. */
   problem: string | null;
+  /** Whether the runtime can give containers a GPU (its nvidia runtime, its CDI specs); null
+   * where no runtime was found to ask. */
+  runtimeConfig: RuntimeConfigVerdict | null;
   instances: Map<string, InstancePlan>;
   /** The built-in stress on the node (mounted into each container). */
   program: string | null;
@@ -123,11 +128,22 @@ export async function planNode(
   node: SuiteNode,
   ledger: EnrootLedger,
 ): Promise<NodePlan> {
-  const plan: NodePlan = { runtime: null, problem: null, instances: new Map(), program: null };
+  const plan: NodePlan = {
+    runtime: null,
+    problem: null,
+    runtimeConfig: null,
+    instances: new Map(),
+    program: null,
+  };
   if (node.error) return { ...plan, problem: node.error };
   const rt = await runtimeOf(node);
   if (!rt.runtime || rt.problem) return { ...plan, ...rt };
   const runtime = rt.runtime;
+  // Before any image is read or container started: a runtime that cannot give a GPU would
+  // fail every container for a reason that is the node's configuration, not the instance's.
+  plan.runtimeConfig = await readRuntimeConfig((shell) => node.exec({ shell }), runtime);
+  if (plan.runtimeConfig.status === "not-configured")
+    return { ...plan, runtime, problem: `${node.name}: ${plan.runtimeConfig.message}` };
   const chosen = new Map<string, string | null>();
   for (const inst of node.instances)
     chosen.set(

@@ -1,14 +1,23 @@
 // `slicecheck run --suites isolation` end to end: real sshd, a simulated H100 with two 3g
 // instances, and each planted fault caught by the verdict it is meant for.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { readStarts } from "../../sim/src/containers/images.js";
 import type { ChaosEvent } from "../../src/chaos/history.js";
 import type { IsolationRow, IsolationSummary } from "../../src/chaos/isolation.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster, taggedPids, waitFor } from "../helpers/cluster.js";
 
 const LAYOUT = "test/fixtures/isolation-layout.yaml";
+
+/** Every file under `dir`. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
 
 describe("isolation scenarios (run --suites isolation, real sshd, simulated H100 and A100)", function () {
   this.timeout(120_000);
@@ -191,6 +200,75 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
     const v = row(s, "crash", "victimsUnaffected");
     assert.equal(v.status, "failed");
     assert.match(v.summary, /stopped progressing/);
+  });
+
+  it("an aggressor in a container (containers: {aggressor: IMAGE}): its crash, kill and hang happen inside and are judged as the bare one's", async () => {
+    const image = "nvidia/cuda:12.4.1-base-ubuntu22.04";
+    const inv = parse(readFileSync(c.inventoryPath, "utf8")) as { defaults?: object };
+    inv.defaults = { ...inv.defaults, containers: { aggressor: image } };
+    const invPath = join(c.dir, "inv-aggressor.yaml");
+    writeFileSync(invPath, stringify(inv));
+    const state = join(c.dir, ".sim.d/nodes/sim01/state");
+    const before = readStarts(state).length;
+    const out = join(c.dir, `iso${++n}`);
+    const r = await cli(
+      "run",
+      "-i",
+      invPath,
+      "--nodes",
+      "sim01",
+      "--suites",
+      "isolation",
+      "--faults",
+      "crash,kill,hang",
+      "--latency-faults",
+      "none",
+      "--aggressors",
+      "1",
+      "--duration",
+      "1.5",
+      "--out",
+      out,
+      "--json",
+    );
+    const s = JSON.parse(readFileSync(join(out, "verdicts.json"), "utf8")) as IsolationSummary;
+    const crash = s.rows.filter((x) => x.fault === "crash");
+    const bad = s.rows.filter((x) => x.status !== "passed");
+    assert.equal(r.code, 0, `${r.stderr}\n${JSON.stringify(bad, null, 1)}`);
+    // Killed inside (SIGKILL's 137 through the runtime) and killed at its deadline through it.
+    assert.match(row(s, "kill", "faultContained").summary, /death by SIGKILL/);
+    assert.match(row(s, "hang", "faultContained").summary, /killed at its deadline/);
+    assert.deepEqual(crash.map((x) => [x.verdict, x.status]).sort(), [
+      ["faultContained", "passed"],
+      ["recovered", "passed"],
+      ["victimsUnaffected", "passed"],
+      ["xidAttributed", "passed"],
+    ]);
+    assert.match(
+      row(s, "crash", "xidAttributed").summary,
+      /Xid 31 names the aggressor \(GI 1, CI 0\)/,
+    );
+    // The runtime started that image on the aggressor's MIG device (and its GPU), nothing more.
+    const starts = readStarts(state).slice(before);
+    assert.equal(starts.length, 3, JSON.stringify(starts));
+    assert.deepEqual(
+      [starts[0]!.image, starts[0]!.outcome, starts[0]!.devices.length],
+      [image, "started", 2],
+    );
+    // The fault's log: the line printed inside the container, then the crasher's own error.
+    const logs = filesUnder(join(out, "isolation")).filter((f) => /\/fault\//.test(f));
+    const text = logs.map((f) => readFileSync(f, "utf8")).join("\n");
+    assert.match(
+      text,
+      new RegExp(
+        `slicecheck-container runtime=podman image=${image} cuda=12\\.4\\.1 devices=GPU-\\S+,${starts[0]!.devices[1]}\\n`,
+      ),
+    );
+    assert.match(text, /illegal memory access/);
+    // The run's tag went into the containers: nothing of it is left on the node (the hung one
+    // included), and the node's kill-by-tag could reach them.
+    const tag = `SLICECHECK_RUN=${s.runId}@sim01`;
+    assert.ok(await waitFor(() => taggedPids(tag).length === 0, 5_000), `left: ${taggedPids(tag)}`);
   });
 
   it("a whole-card 7g GPU is checked for exclusivity, not skipped as nothing to partition", async () => {

@@ -57,6 +57,24 @@ describe("containers: in the config file and the inventory (unit)", () => {
     );
   });
 
+  it("takes `aggressor: IMAGE`, the isolation aggressor's container, in the config file and the inventory", () => {
+    const f = loadConfigFile(
+      configFile("containers:\n  aggressor: nvidia/cuda:12.4.1-base-ubuntu22.04\n"),
+    );
+    assert.deepEqual(f.containers, { aggressor: "nvidia/cuda:12.4.1-base-ubuntu22.04" });
+    const dir = tempDir("containers-inv");
+    const inv = join(dir, "inv.yaml");
+    writeFileSync(inv, "nodes:\n  n1: {host: 127.0.0.1, containers: {aggressor: site/aggr:1}}\n");
+    assert.deepEqual(loadInventory(inv, { sshConfig: null }).nodes[0]!.containers, {
+      aggressor: "site/aggr:1",
+    });
+    // Any other word is still refused, naming the line.
+    assert.match(
+      refusal(() => loadConfigFile(configFile("containers:\n  aggressors: x\n"))),
+      /slicecheck\.config\.yaml:2: containers\.aggressors: .*or aggressor/,
+    );
+  });
+
   it("refuses a bad key, a bad image and a non-mapping, naming the file and the line", () => {
     const key = refusal(() =>
       loadConfigFile(configFile("duration: 5m\ncontainers:\n  1g.10gb: a:1\n  one-gig: b:2\n")),

@@ -147,6 +147,45 @@ describe("Ansible INI inventories", () => {
   });
 });
 
+describe("slicecheck_regenerate_cdi (Ansible's boolean rules)", () => {
+  it("reads it as Ansible's boolean() does: INI strings any case, YAML booleans, host over group", () => {
+    const inv = loadInventory(
+      write(
+        "[gpu]\nh1\nh2 slicecheck_regenerate_cdi=False\nh3 slicecheck_regenerate_cdi=On\n[gpu:vars]\nslicecheck_regenerate_cdi=yes\n[cpu]\nh4\n",
+      ),
+      { sshConfig: null },
+    );
+    const h = byName(inv);
+    // convert_bool.boolean(): 'yes' and 'on' (lower-cased) are true, 'false' false; unset: off.
+    assert.deepEqual(
+      ["h1", "h2", "h3", "h4"].map((x) => h[x]!.regenerateCdi ?? false),
+      [true, false, true, false],
+    );
+    assert.match(h.h1!.origins!.regenerateCdi ?? "", /:6 \(slicecheck_regenerate_cdi\)/);
+    const yaml = loadInventory(
+      write(
+        "all:\n  children:\n    gpu:\n      hosts: {y1: {}, y2: {slicecheck_regenerate_cdi: false}}\n      vars: {slicecheck_regenerate_cdi: true}\n",
+        "inv-cdi.yaml",
+      ),
+      { sshConfig: null },
+    );
+    assert.deepEqual(
+      yaml.nodes.map((x) => [x.name, x.regenerateCdi ?? false]),
+      [
+        ["y1", true],
+        ["y2", false],
+      ],
+    );
+  });
+
+  it("refuses a value Ansible's boolean() refuses, naming where it was set", () => {
+    assert.match(
+      failure(write("[g]\nh1 slicecheck_regenerate_cdi=sometimes\n")),
+      /:2: .*expected true or false.*slicecheck_regenerate_cdi/s,
+    );
+  });
+});
+
 describe("Ansible YAML inventories with group_vars/ and host_vars/", () => {
   const inv = loadInventory(join(FIX, "site/inventory.yaml"), { sshConfig: null });
   const h = byName(inv);

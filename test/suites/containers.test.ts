@@ -45,7 +45,8 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
     const inv = parse(readFileSync(c.inventoryPath, "utf8")) as {
       defaults?: Record<string, unknown>;
     };
-    inv.defaults = { ...inv.defaults, containers: IMAGES, ...extra };
+    // The CDI spec follows the run's layout (podman reads it: the runtime check needs it).
+    inv.defaults = { ...inv.defaults, containers: IMAGES, regenerate_cdi: true, ...extra };
     const file = join(c.dir, name);
     writeFileSync(file, stringify(inv));
     return file;
@@ -100,6 +101,9 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
       assert.deepEqual([stress?.status, stress?.code], ["passed", "OK"], JSON.stringify(stress));
       assert.ok(Number(stress?.figures.tflops) > 0);
     }
+    // podman reads the spec --regenerate-cdi wrote after the apply: its runtime passes.
+    const rt = r.checks.find((x) => /container runtime can give/.test(x.title));
+    assert.deepEqual([rt?.status, rt?.figures.paths], ["passed", "CDI"], JSON.stringify(rt));
     const together = r.checks.find((x) => /at the same time/.test(x.title));
     assert.equal(together?.status, "passed", JSON.stringify(together));
     assert.equal(together?.figures.cudaVersions, "12.4.1, 12.2.0");
@@ -229,6 +233,62 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
       assert.match(start?.message ?? "", /sees 3 MIG devices/);
     }
     assert.equal(enrootList(), "");
+  });
+
+  it("a runtime never configured for the toolkit fails RUNTIME_NOT_CONFIGURED with the fix, before any container; doctor shows it", async () => {
+    const f = (...a: string[]) =>
+      cli("sim", "fault", "sim01", ...a, "--inventory", c.inventoryPath);
+    assert.equal((await f("runtime-unconfigured")).code, 0);
+    try {
+      const before = readStarts(stateDir()).length;
+      const inv = inventory({}, "inv.yaml");
+      const r = await run(inv, "unconfigured");
+      assert.equal(r.code, 1, r.stderr);
+      const rt = r.checks.find((x) => /container runtime can give/.test(x.title));
+      assert.deepEqual(
+        [rt?.status, rt?.code],
+        ["failed", "RUNTIME_NOT_CONFIGURED"],
+        JSON.stringify(rt),
+      );
+      // The spec --regenerate-cdi wrote is outside the folder containers.conf points podman at.
+      assert.match(
+        rt?.message ?? "",
+        /podman cannot give containers a GPU: the nvidia\.com\/gpu spec \S+\/cdi\/nvidia\.yaml is outside .*cdi-site.*fix: add \S+\/cdi to cdi_spec_dirs/,
+      );
+      const rest = r.checks.filter((x) => x !== rt);
+      assert.deepEqual([...new Set(rest.map((x) => x.status))], ["skipped"]);
+      assert.ok(
+        rest.some((x) => x.code === "RUNTIME_NOT_CONFIGURED"),
+        JSON.stringify(rest),
+      );
+      assert.equal(readStarts(stateDir()).length, before, "no container was asked for");
+
+      const doctor = async (i: string) => {
+        const d = await cli("doctor", "--json", "-i", i);
+        return (
+          JSON.parse(d.stdout) as {
+            nodes: { toolkit: { runtime: { status: string; fix: string } }; warnings: string[] }[];
+          }
+        ).nodes[0]!;
+      };
+      const dk = await doctor(inventory({ container_runtime: "docker" }, "inv-docker.yaml"));
+      assert.equal(dk.toolkit.runtime.status, "not-configured");
+      assert.equal(
+        dk.toolkit.runtime.fix,
+        "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
+      );
+      assert.ok(dk.warnings.some((w) => /no nvidia runtime .*\[RUNTIME_NOT_CONFIGURED\]/.test(w)));
+      assert.match((await cli("doctor", "-i", inv)).stdout, /podman:NO-GPU/);
+    } finally {
+      assert.equal((await f("--clear")).code, 0);
+    }
+    // Configured again: docker's nvidia runtime is what doctor names.
+    const ok = await cli(
+      "doctor",
+      "-i",
+      inventory({ container_runtime: "docker" }, "inv-docker.yaml"),
+    );
+    assert.match(ok.stdout, /docker:nvidia/);
   });
 
   it("a named runtime the node lacks: every check not assessed with the reason, none passed", async () => {

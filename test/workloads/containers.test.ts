@@ -3,7 +3,11 @@
 // driver check that refuses a too-new image, and what a container's `nvidia-smi -L` shows,
 // read from a real capture (an H100 on 580.173.02 with three MIG devices).
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
+  containerizedSpec,
   cudaInside,
   imageCudaOf,
   imageFor,
@@ -13,6 +17,7 @@ import {
   runArgv,
   seesOthers,
 } from "../../src/workloads/containers.js";
+import { tempDir } from "../helpers/tmp.js";
 import { readCapture } from "./captures.js";
 
 const H100 = readCapture("nvidia-smi_-L_H100-80GB-HBM3_580.173.02_mixed.txt");
@@ -101,5 +106,84 @@ describe("containers: image per instance, runtime argv, image CUDA, what a conta
     assert.match(seesOthers(otherGpu, MIG2, GPU) ?? "", /other GPUs \(GPU-11111111/);
     assert.equal(cudaInside("CUDA_VERSION=12.2.0\nGPU 0: x"), "12.2.0");
     assert.equal(openedDevice(`slicecheck-device program=stress uuid=${MIG2} sms=16`), MIG2);
+  });
+});
+
+describe("containers: the isolation aggressor wrapped in its container (real sh, stand-in runtime)", () => {
+  const dir = tempDir("aggr");
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  const log = join(dir, "runtime-args");
+  // A stand-in runtime: records its argv one per line, then runs what follows the image, as a
+  // container's command, with the image's CUDA_VERSION and the -e variables only.
+  const runtime = (name: string) =>
+    writeFileSync(
+      join(bin, name),
+      `#!/bin/sh\nprintf '%s\\n' "$@" > ${log}\nenv=; while [ "$1" != img:1 ]; do [ "$1" = -e ] && env="$env $2"; shift; done; shift\nexec env -i PATH="$PATH" CUDA_VERSION=12.4.1 $env "$@"\n`,
+      { mode: 0o755 },
+    );
+  writeFileSync(
+    join(bin, "slicecheck-crasher"),
+    '#!/bin/sh\necho "crasher $* tag=$SLICECHECK_CMD"\nexit 3\n',
+    {
+      mode: 0o755,
+    },
+  );
+  const inst = { gpu: 0, uuid: MIG2 };
+  const spec = {
+    name: "crasher" as const,
+    program: "slicecheck-crasher",
+    args: ["--mode", "illegal-address"],
+    durationS: 5,
+  };
+  const runIt = (argv: string[], path: string) =>
+    spawnSync(argv[0]!, argv.slice(1), {
+      encoding: "utf8",
+      env: { PATH: path, SLICECHECK_RUN: "r1@sim01", SLICECHECK_CMD: "c7" },
+    });
+
+  it("starts the same program in podman on its MIG device, its folder mounted, the tags passed, and the fault's exit kept", () => {
+    runtime("podman");
+    const w = containerizedSpec(spec, inst, "img:1", null);
+    assert.deepEqual([w.name, w.durationS], ["crasher", 5]);
+    const r = runIt([w.program, ...w.args], `${bin}:/usr/bin:/bin`);
+    assert.equal(r.status, 3, r.stderr);
+    const args = readFileSync(log, "utf8").trim().split("\n");
+    assert.deepEqual(args.slice(0, 5), [
+      "run",
+      "-e",
+      "SLICECHECK_RUN=r1@sim01",
+      "-e",
+      "SLICECHECK_CMD=c7",
+    ]);
+    assert.ok(args.includes("--rm"));
+    assert.ok(args.includes(`nvidia.com/gpu=${MIG2}`), args.join(" "));
+    assert.ok(args.includes(`${bin}:${bin}:ro`), args.join(" "));
+    assert.deepEqual(args.slice(-3), [
+      join(bin, "slicecheck-crasher"),
+      "--mode",
+      "illegal-address",
+    ]);
+    // Its first line comes from inside (the image's CUDA), then the fault program's own output.
+    assert.match(
+      r.stdout,
+      /^slicecheck-container runtime=podman image=img:1 cuda=12\.4\.1 devices=none\ncrasher --mode illegal-address tag=c7\n$/,
+    );
+  });
+
+  it("names docker's --gpus device when the inventory names docker; without a runtime it fails, never runs bare", () => {
+    runtime("docker");
+    const w = containerizedSpec(spec, inst, "img:1", "docker");
+    assert.equal(runIt([w.program, ...w.args], `${bin}:/usr/bin:/bin`).status, 3);
+    assert.ok(readFileSync(log, "utf8").split("\n").includes(`device=${MIG2}`));
+    // A PATH with a shell and nothing else (this machine's own docker or podman stays out).
+    const bare = join(dir, "bare");
+    mkdirSync(bare, { recursive: true });
+    if (!existsSync(join(bare, "sh"))) symlinkSync("/bin/sh", join(bare, "sh"));
+    const w0 = containerizedSpec(spec, inst, "img:1", null);
+    const none = runIt([w0.program, ...w0.args], bare);
+    assert.equal(none.status, 125);
+    assert.match(none.stderr, /no container runtime \(podman, docker\) to run the aggressor/);
+    assert.doesNotMatch(none.stdout, /crasher/);
   });
 });

@@ -23,7 +23,13 @@ export interface SimContainers {
   enroot?: { name: string; image: string }[];
   /** `sim fault NODE container-sees-all`: the runtime gives every container every device. */
   seesAll?: boolean;
+  /** `sim fault NODE runtime-unconfigured`: docker has no nvidia runtime (and CDI off), podman
+   * reads its CDI specs from a folder that holds none (containers.conf, CONTAINERS_CONF_FILE). */
+  unconfigured?: boolean;
 }
+
+/** The node's containers.conf (SLICECHECK_CONTAINERS_CONF, as the product reads it). */
+export const CONTAINERS_CONF_FILE = "containers.conf";
 
 export const DEFAULT_IMAGES: readonly SimImage[] = [
   { name: "nvidia/cuda:12.2.0-base-ubuntu22.04", cuda: "12.2.0" },

@@ -51,9 +51,36 @@ export async function runtimeMain(flavor: Flavor, argv: string[], io: Io): Promi
     return 0;
   }
   if (sub === "image" && rest[0] === "inspect") return inspect(images, rest.slice(1), io);
+  if (sub === "info" && flavor === "docker") return dockerInfo(stateDir, rest, io);
   if (sub === "run") return run(flavor, stateDir, rest, io);
-  io.err(`Error: ${flavor} (simulated) knows run, image inspect, images and --version\n`);
+  io.err(`Error: ${flavor} (simulated) knows run, image inspect, images, info and --version\n`);
   return 125;
+}
+
+/**
+ * `docker info --format '{{json .Runtimes}}'` and `'{{json .CDISpecDirs}}'`, the two fields the
+ * runtime check reads (Engine API SystemInfo): the nvidia runtime registered as
+ * `nvidia-ctk runtime configure` leaves it, unless `runtime-unconfigured`; CDI off, as on a
+ * docker 26 without `"features": {"cdi": true}` (an empty list).
+ */
+function dockerInfo(stateDir: string, args: string[], io: Io): number {
+  const format =
+    args[0] === "--format" || args[0] === "-f" ? args[1] : args[0]?.replace(/^--format=/, "");
+  const { unconfigured } = readContainers(stateDir);
+  const runtimes: Record<string, { path: string }> = {
+    "io.containerd.runc.v2": { path: "runc" },
+    ...(unconfigured ? {} : { nvidia: { path: "nvidia-container-runtime" } }),
+    runc: { path: "runc" },
+  };
+  if (format === "{{json .Runtimes}}") io.out(`${JSON.stringify(runtimes)}\n`);
+  else if (format === "{{json .CDISpecDirs}}") io.out("[]\n");
+  else {
+    io.err(
+      "Error: docker info (simulated) answers --format '{{json .Runtimes}}' and '{{json .CDISpecDirs}}'\n",
+    );
+    return 1;
+  }
+  return 0;
 }
 
 const imageId = (i: SimImage) => (inspectOf(i) as { Id: string }).Id.slice(7, 19);
@@ -136,7 +163,7 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
     io.err(`Error: ${parsed}\n`);
     return 125;
   }
-  const { images, seesAll } = readContainers(stateDir);
+  const { images, seesAll, unconfigured } = readContainers(stateDir);
   const state = readState(stateDir);
   const image = images.find((i) => i.name === parsed.image && !isSqsh(i));
   const refuse = (reason: string, code: number) => {
@@ -153,6 +180,14 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
   };
   if (!image)
     return refuse(`${parsed.image}: image not known locally and no registry is reachable`, 125);
+  // Not configured for the toolkit: docker has no device driver for --gpus, podman no CDI spec.
+  if (unconfigured && parsed.devices.length > 0)
+    return refuse(
+      flavor === "podman"
+        ? `setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=${parsed.devices[0]}`
+        : 'could not select device driver "" with capabilities: [[gpu]]',
+      125,
+    );
   const fence: string[] = [];
   for (const d of parsed.devices) {
     const hit = resolveDevice(state, d);

@@ -3,8 +3,21 @@
 // follows the live MIG layout. None of it makes a node "not ready" (slicecheck's own suites run
 // no container); a stale spec is a warning with the command that fixes it, since every tenant
 // container given a MIG device by it fails to start.
+import { readRuntimeConfig } from "../../harness/runtime-config.js";
 import { readToolkit, type ToolkitState } from "../../harness/toolkit.js";
 import type { Transport } from "../../transport/types.js";
+import type { RuntimeConfigVerdict } from "../../verdicts/runtime-config.js";
+
+/** The node's container runtime as doctor shows it (`--json` toolkit.runtime). */
+export interface DoctorRuntime {
+  /** docker, podman, containerd, enroot; null: none on the PATH. */
+  name: string | null;
+  status: RuntimeConfigVerdict["status"];
+  /** `nvidia runtime`, `CDI`: how it gives containers GPUs. */
+  paths: string[];
+  message: string;
+  fix: string | null;
+}
 
 export interface DoctorToolkit {
   /** nvidia-ctk's release; null: no container toolkit. */
@@ -21,9 +34,23 @@ export interface DoctorToolkit {
   message: string | null;
   /** What could not be read. */
   errors: string[];
+  /** Whether the node's container runtime can give containers a GPU. */
+  runtime: DoctorRuntime | null;
+}
+
+/** The runtime check on doctor's connection, the inventory's runtime first. */
+async function runtimeOf(t: Transport, timeoutMs: number): Promise<DoctorRuntime> {
+  const v = await readRuntimeConfig(async (shell) => {
+    const r = await t.exec({ shell }, { timeoutMs });
+    if (r.timedOut)
+      throw new Error(`the runtime probe did not finish within ${timeoutMs / 1000} s`);
+    return r;
+  }, t.node.containerRuntime ?? null);
+  return { name: v.runtime, status: v.status, paths: v.paths, message: v.message, fix: v.fix };
 }
 
 export async function toolkitState(t: Transport, timeoutMs: number): Promise<DoctorToolkit> {
+  const runtime = await runtimeOf(t, timeoutMs);
   let s: ToolkitState;
   try {
     s = await readToolkit(t, timeoutMs);
@@ -37,6 +64,7 @@ export async function toolkitState(t: Transport, timeoutMs: number): Promise<Doc
       compat: null,
       message: null,
       errors: [(e as Error).message],
+      runtime,
     };
   }
   return {
@@ -50,6 +78,7 @@ export async function toolkitState(t: Transport, timeoutMs: number): Promise<Doc
     compat: s.compat,
     message: s.cdi?.message ?? null,
     errors: s.errors,
+    runtime,
   };
 }
 
@@ -59,6 +88,9 @@ export function toolkitWarnings(tk: DoctorToolkit | null, driverCuda: string | n
   if (!tk) return [];
   const out: string[] = [];
   if (tk.cdi === "stale" && tk.message) out.push(tk.message);
+  // A runtime that cannot give a GPU: every tenant container asking for one fails to start.
+  if (tk.runtime?.status === "not-configured" || tk.runtime?.status === "unread")
+    out.push(tk.runtime.message);
   if (tk.errors.length)
     out.push(`the container toolkit could not be read fully: ${tk.errors.join("; ")}`);
   const cliCuda = tk.containerCli?.cuda;
@@ -69,8 +101,24 @@ export function toolkitWarnings(tk: DoctorToolkit | null, driverCuda: string | n
   return out;
 }
 
-/** The CTK and CDI columns: `1.17.8`/`none`, `fresh`/`STALE`/`absent`. */
-export function toolkitColumns(tk: DoctorToolkit | null): [string, string] {
-  if (!tk) return ["-", "-"];
-  return [tk.ctk ?? "none", tk.cdi === "stale" ? "STALE" : tk.cdi];
+const PATH_WORD: Record<string, string> = {
+  "nvidia runtime": "nvidia",
+  "gpus hook": "hook",
+  CDI: "cdi",
+};
+
+/** The RUNTIME column: `docker:nvidia`, `docker:hook`, `podman:cdi`, `containerd:nvidia+cdi`; `docker:NO-GPU`
+ * where it cannot give one; `none`; `?` unread; `enroot:?` not judged. */
+function runtimeColumn(r: DoctorRuntime | null): string {
+  if (!r || r.status === "unread") return "?";
+  if (r.status === "none") return "none";
+  if (r.status === "unjudged") return `${r.name}:?`;
+  if (r.status === "not-configured") return `${r.name}:NO-GPU`;
+  return `${r.name}:${r.paths.map((p) => PATH_WORD[p] ?? p).join("+")}`;
+}
+
+/** The CTK, CDI and RUNTIME columns: `1.17.8`/`none`, `fresh`/`STALE`/`absent`, runtimeColumn. */
+export function toolkitColumns(tk: DoctorToolkit | null): [string, string, string] {
+  if (!tk) return ["-", "-", "-"];
+  return [tk.ctk ?? "none", tk.cdi === "stale" ? "STALE" : tk.cdi, runtimeColumn(tk.runtime)];
 }

@@ -380,6 +380,7 @@ function printDoctor(report: DoctorNode[], io: Out): void {
       "LAYOUT",
       "CTK",
       "CDI",
+      "RUNTIME",
       "STATUS",
       "READY",
     ],
