@@ -50,11 +50,16 @@ async function runtimeOf(t: Transport, timeoutMs: number): Promise<DoctorRuntime
 }
 
 export async function toolkitState(t: Transport, timeoutMs: number): Promise<DoctorToolkit> {
-  const runtime = await runtimeOf(t, timeoutMs);
-  let s: ToolkitState;
-  try {
-    s = await readToolkit(t, timeoutMs);
-  } catch (e) {
+  // Side by side on the node's connection: each read is a login, which a site's shell start-up
+  // files make cost seconds (issue 25).
+  const [runtime, read] = await Promise.all([
+    runtimeOf(t, timeoutMs),
+    readToolkit(t, timeoutMs).then(
+      (s): { s: ToolkitState } | { e: unknown } => ({ s }),
+      (e: unknown) => ({ e }),
+    ),
+  ]);
+  if ("e" in read)
     return {
       ctk: null,
       containerCli: null,
@@ -63,10 +68,10 @@ export async function toolkitState(t: Transport, timeoutMs: number): Promise<Doc
       fix: null,
       compat: null,
       message: null,
-      errors: [(e as Error).message],
+      errors: [(read.e as Error).message],
       runtime,
     };
-  }
+  const s = read.s;
   return {
     ctk: s.ctk,
     containerCli: s.containerCli

@@ -250,11 +250,19 @@ export async function doctorCommand(
   // nvidia-smi gets half of the node's time, so that the rest of the probe still reports.
   const smiTimeoutS = Math.max(1, Math.floor(o.timeout / 2));
   const results = await fanOut(nodes, { runId, attempts: 1 }, async (t) => {
+    const started = Date.now();
     const probe = await probeNode(t, o.timeout, smiTimeoutS);
     // A node whose nvidia-smi did not answer has no layout to read.
-    const layout = probe.timedOut ? null : await intendedState(t, groups);
-    const toolkit = probe.timedOut ? null : await toolkitState(t, o.timeout * 1000);
-    return { ...probe, layout, toolkit };
+    if (probe.timedOut)
+      return { ...probe, blockers: null, readError: null, layout: null, toolkit: null };
+    // The rest side by side: each read is a login, which a site's shell start-up files (modules,
+    // conda, quota messages) make cost seconds, and none of them needs another's answer.
+    const [ready, layout, toolkit] = await Promise.all([
+      readinessOf(t, probe.out, o.timeout * 1000 - (Date.now() - started)),
+      intendedState(t, groups),
+      toolkitState(t, o.timeout * 1000),
+    ]);
+    return { ...probe, ...ready, layout, toolkit };
   });
   const report: DoctorNode[] = results.map((r) => {
     const base = { name: r.node.name, host: r.node.host, port: r.node.port };
@@ -288,22 +296,25 @@ export async function doctorCommand(
   return report.some((n) => !n.ready) ? 2 : 0;
 }
 
-/** One node's probe, and where nvidia-smi answered, the interlocks' own reads (a hung driver is
- * reported by the probe already), within what is left of the node's deadline. */
+/** One node's probe: the driver, the tools, the login's own time. */
 async function probeNode(t: Transport, timeoutS: number, smiTimeoutS: number) {
-  const started = Date.now();
   const r = await t.exec({ shell: probe(smiTimeoutS) }, { timeoutMs: timeoutS * 1000 });
+  return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null };
+}
+
+/** Where nvidia-smi answered, the interlocks' own reads (a hung driver is reported by the probe
+ * already), within what is left of the node's deadline. */
+async function readinessOf(t: Transport, probeOut: string, leftMs: number) {
   let blockers: Blocker[] | null = null;
   let readError: string | null = null;
-  const left = timeoutS * 1000 - (Date.now() - started);
-  if (!r.timedOut && /^nvsmi_rc=0$/m.test(r.stdout) && left > 0) {
+  if (/^nvsmi_rc=0$/m.test(probeOut) && leftMs > 0) {
     try {
-      blockers = await readReadiness(t, t.node, left);
+      blockers = await readReadiness(t, t.node, leftMs);
     } catch (e) {
       readError = describeError(e);
     }
   }
-  return { out: r.stdout, timedOut: r.timedOut, loginMs: r.loginMs ?? null, blockers, readError };
+  return { blockers, readError };
 }
 
 /** A node the doctor could not log in to: why, and its host key's state where that was it. */
