@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
-import { EndRecordSplitter, scanPgidMarker, wrapCommand } from "./remote-scripts.js";
+import { EndRecordSplitter, GATE_MARKER, scanPgidMarker, wrapCommand } from "./remote-scripts.js";
 import type { Command, ExecOptions, ExecResult } from "./types.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -52,6 +52,8 @@ export class CommandRun {
   private readonly ender: EndRecordSplitter | null;
   private startedMs: number | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** A gated command's stderr until its gate's line (GATE_MARKER) is whole; null once it was. */
+  private gatePending: string | null;
   private readonly onAbort = () => {
     this.cancelled = true;
     void this.kill();
@@ -65,6 +67,7 @@ export class CommandRun {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.cmdTag = `${d.runId}.${randomBytes(6).toString("hex")}`;
     this.ender = opts.record ? new EndRecordSplitter() : null;
+    this.gatePending = opts.record && opts.gate ? "" : null;
     this.line = wrapCommand(command, {
       runTag: d.runTag,
       cmdTag: this.cmdTag,
@@ -128,9 +131,31 @@ export class CommandRun {
       this.startedMs = Date.now();
       this.arm(this.timeoutMs);
     }
+    if (this.gatePending !== null) {
+      s = this.gateLine(s);
+      if (this.gatePending !== null) return;
+    }
     if (this.ender) s = this.ender.feed(s);
     this.stderr += s;
     if (s) this.opts.onStderr?.(s);
+  }
+
+  /** Takes the gate's line out of a gated command's stderr. Once it is there, the deadline
+   * counts from the gate's opening: the timeout less the wait the gate was allowed, which was
+   * only there for the gate. Without it (a command that failed before its gate), the whole
+   * timeout stays from the command's start. */
+  private gateLine(s: string): string {
+    const buf = this.gatePending + s;
+    const nl = buf.indexOf("\n");
+    if (nl < 0 && GATE_MARKER.startsWith(buf)) {
+      this.gatePending = buf;
+      return "";
+    }
+    this.gatePending = null;
+    if (nl < 0 || buf.slice(0, nl) !== GATE_MARKER) return buf;
+    const waitMs = (this.opts.gate?.waitS ?? 0) * 1000;
+    this.arm(Math.max(1000, this.timeoutMs - waitMs));
+    return buf.slice(nl + 1);
   }
 
   /** The command ended (or its carrier did): its result, or the error that stands for it. */
@@ -139,7 +164,8 @@ export class CommandRun {
     loginMs?: number | null,
   ): Promise<ExecResult> {
     const killed = this.killing ? await this.killing : null;
-    const rest = this.ender?.flush() ?? "";
+    const rest = (this.gatePending ?? "") + (this.ender?.flush() ?? "");
+    this.gatePending = null;
     if (rest) {
       this.stderr += rest;
       this.opts.onStderr?.(rest);

@@ -29,6 +29,10 @@ export interface WrapOptions {
 }
 
 export const END_MARKER = "@@slicecheck:end ";
+/** The gated recorder's first stderr line, once its gate let it through (after its start was
+ * taken): the controller counts a gated command's deadline from it, so that the wait at the gate
+ * is not part of it (issue 25: deadlines from each workload's own start). */
+export const GATE_MARKER = "@@slicecheck:gate-open";
 
 /**
  * The recorder: a shell between `timeout` and the command that notes, on the node's clock, when
@@ -46,10 +50,11 @@ const RECORDER = `trap : HUP INT TERM; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +
 /**
  * The gate ahead of the recorder (gate dir, count, wait in s, then the command): each member
  * leaves a mark, the one that sees `count` marks opens the gate for all; after `waitS` a member
- * goes alone (the verdict then sees the windows did not overlap). The folder is removed when a
+ * goes alone (the verdict then sees the windows did not overlap). Its start taken, it says so
+ * (GATE_MARKER) before the command runs. The folder is removed when a
  * member ends; one arriving after that waits out `waitS` and runs alone, never hangs.
  */
-const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do [ "$(ls "$d" | wc -l)" -ge "$n" ] && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); rm -rf "$d"; printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
+const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do [ "$(ls "$d" | wc -l)" -ge "$n" ] && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; s=$(date +%s.%N); echo '${GATE_MARKER}' >&2; "$@"; rc=$?; e=$(date +%s.%N); rm -rf "$d"; printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
 
 const GATE_KEY = /^[A-Za-z0-9._-]{1,120}$/;
 

@@ -229,7 +229,9 @@ async function runOne(
     } catch (e) {
       parseError = e instanceof Error ? e.message : String(e);
     }
-    const late = judgeLateExit(r, timeoutMs);
+    // The node's record starts at the gate's opening, as the controller's deadline then does
+    // (command-run.ts): the gate's allowed wait is not part of either.
+    const late = judgeLateExit(r, timeoutMs - (gate?.waitS ?? 0) * 1000);
     return {
       ...base,
       exitCode: r.exitCode,
