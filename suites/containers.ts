@@ -70,7 +70,10 @@ async function entryOf(inst: SuiteInstance): Promise<InstancePlan> {
   if (p.imageProblem) broken("IMAGE_UNREADABLE", `${inst.node} ${inst.label}: ${p.imageProblem}`);
   const driverCuda = run.nodes.find((n) => n.name === inst.node)?.cuda ?? null;
   current().figures({ image: p.image, imageCuda: p.imageCuda, driverCuda });
-  if (p.tooNew) fail("IMAGE_CUDA_TOO_NEW", `${inst.node} ${inst.label}: ${p.tooNew}`);
+  if (p.tooNew) {
+    current().figures({ forwardCompat: false });
+    fail("IMAGE_CUDA_TOO_NEW", `${inst.node} ${inst.label}: ${p.tooNew}`);
+  }
   // Too new, yet it runs: through the compat libcuda the toolkit mounts (reported, not hidden).
   if (p.forwardCompat)
     current().figures({

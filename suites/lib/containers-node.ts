@@ -35,11 +35,14 @@ export function judged(
       problem: `image ${image}: ${plain.message.split(":")[0]}, and whether it carries the forward-compatibility libraries could not be read: ${read.compatProblem ?? "no listing"}`,
     };
   const used = containers.compatUsed(read.compat, node.driver);
-  if ("why" in used)
+  if ("why" in used) {
+    const cut = plain.message.indexOf(": ");
+    const [head, rest] = [plain.message.slice(0, cut), plain.message.slice(cut + 2)];
     return {
       ...none,
-      tooNew: `image ${image}: ${plain.message} (${used.why}); no container of it started`,
+      tooNew: `image ${image}: ${head}, and ${used.why}: ${rest}; no container of it was given a GPU`,
     };
+  }
   const v = judgeImageCuda(node.cuda, cuda, true);
   return { ...none, forwardCompat: { ...used, message: v.message } };
 }
@@ -239,7 +242,7 @@ export function whyNotRun(plan: NodePlan, inst: SuiteInstance): string | null {
   const p = plan.instances.get(inst.uuid);
   if (!p?.image) return "no image for its profile";
   if (p.tooNew)
-    return `its image was refused before any container started (${p.image}, CUDA ${p.imageCuda})`;
+    return `its image was refused before any container of it was given a GPU (${p.image}, CUDA ${p.imageCuda})`;
   if (p.imageProblem) return p.imageProblem;
   if (p.container?.exitCode !== 0) return "its probe container did not start";
   try {

@@ -77,7 +77,10 @@ describe("forward compatibility in an image (unit)", () => {
     // The planted fault: the same image without the libraries is refused before any start.
     const bare = judged(IMG, read(compatOf("compat-read=done\n")), node);
     assert.equal(bare.forwardCompat, null);
-    assert.match(bare.tooNew ?? "", /newer than the driver's CUDA 12\.4.*carries none/);
+    assert.match(
+      bare.tooNew ?? "",
+      /newer than the driver's CUDA 12\.4, and it carries none in \/usr\/local\/cuda\/compat: the container runtime refuses/,
+    );
     // The listing could not be read: neither refused as too new nor run, the reason kept.
     const unread = judged(IMG, read(null, "podman run …: exit 127"), node);
     assert.deepEqual([unread.tooNew, unread.forwardCompat], [null, null]);
