@@ -4,7 +4,8 @@
 // enroot by NVIDIA_VISIBLE_DEVICES=UUID in a container `enroot create` made of a .sqsh, removed
 // at the end).
 // Per instance: its image's CUDA is one the driver runs (else it is refused before any
-// container starts: IMAGE_CUDA_TOO_NEW); its container starts and sees exactly its instance
+// container starts: IMAGE_CUDA_TOO_NEW, unless it carries forward-compatibility libraries the
+// toolkit uses, which its check then reports: forwardCompat); its container starts and sees exactly its instance
 // (`nvidia-smi -L` inside; CONTAINER_SEES_OTHERS); the built-in stress then runs in every
 // instance's container at once, each judged at its share of the GPU as the stress suite judges
 // it, and per GPU the containers of its images (different CUDA versions side by side) ran at
@@ -69,7 +70,17 @@ async function entryOf(inst: SuiteInstance): Promise<InstancePlan> {
   if (p.imageProblem) broken("IMAGE_UNREADABLE", `${inst.node} ${inst.label}: ${p.imageProblem}`);
   const driverCuda = run.nodes.find((n) => n.name === inst.node)?.cuda ?? null;
   current().figures({ image: p.image, imageCuda: p.imageCuda, driverCuda });
-  if (p.tooNew) fail("IMAGE_CUDA_TOO_NEW", `${inst.node} ${inst.label}: ${p.tooNew}`);
+  if (p.tooNew) {
+    current().figures({ forwardCompat: false });
+    fail("IMAGE_CUDA_TOO_NEW", `${inst.node} ${inst.label}: ${p.tooNew}`);
+  }
+  // Too new, yet it runs: through the compat libcuda the toolkit mounts (reported, not hidden).
+  if (p.forwardCompat)
+    current().figures({
+      forwardCompat: true,
+      compatLibcuda: p.forwardCompat.libcuda,
+      compatDriver: p.forwardCompat.driver,
+    });
   return p;
 }
 
@@ -174,7 +185,9 @@ describe("containers", () => {
               "CONTAINER_SEES_OTHERS",
               `${node.name} ${inst.label} (${inst.profile}) in ${p.image}: ${others}`,
             );
-          check.note(`${p.image}: CUDA ${inside ?? "?"} inside, sees only ${inst.uuid}`);
+          // One note (a later one replaces it): the forward compatibility it runs through included.
+          const compat = p.forwardCompat ? `; ${p.forwardCompat.message}` : "";
+          check.note(`${p.image}: CUDA ${inside ?? "?"} inside, sees only ${inst.uuid}${compat}`);
         });
         it("computes in its container without errors for the whole duration, at its share of the GPU", async () => {
           const r = await stressOf(inst);

@@ -30,7 +30,7 @@ export type FaultRecord =
   | { kind: "no-toolkit" }
   | { kind: "cdi-stale"; file: string; previous: string | null }
   // issue 23: the container toolkit's (sim/src/containers), kept in containers.json.
-  | { kind: "image"; name: string; previous: string | null }
+  | { kind: "image"; name: string; previous: string | null; previousCompat?: string }
   | { kind: "container-sees-all" }
   | { kind: "no-runtime"; name: string }
   | { kind: "runtime-unconfigured" }

@@ -1,7 +1,13 @@
 // Faults of the node's software rather than its GPUs.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CONTAINERS_CONF_FILE, readContainers, writeContainers } from "./containers/images.js";
+import {
+  CONTAINERS_CONF_FILE,
+  compatDriverFor,
+  readContainers,
+  type SimImage,
+  writeContainers,
+} from "./containers/images.js";
 import { type FaultKind, usage } from "./fault-kind.js";
 import { cdiDirOf, writeSpec } from "./toolkit/spec.js";
 
@@ -72,35 +78,51 @@ export const cdiStale: FaultKind = {
 };
 
 /**
- * image --name NAME=X.Y[.Z]: the node has a local container image NAME whose CUDA_VERSION is
- * X.Y.Z (replacing one of that name); `--clear` puts the image set back. The default set is
+ * image --name NAME=X.Y[.Z][+compat]: the node has a local container image NAME whose
+ * CUDA_VERSION is X.Y.Z (replacing one of that name); `+compat`: it carries the
+ * forward-compatibility libraries of that release (cuda-compat-X-Y, its libcuda in
+ * /usr/local/cuda/compat). `--clear` puts the image set back. The default set is
  * sim/src/containers/images.ts DEFAULT_IMAGES.
  */
 export const image: FaultKind = {
-  usage: "image --name NAME=CUDA: the node has a local container image NAME of CUDA version CUDA",
+  usage:
+    "image --name NAME=CUDA[+compat]: the node has a local container image NAME of CUDA version CUDA (+compat: with cuda-compat)",
   plant({ stateDir }, o) {
     // An OCI name, or an enroot .sqsh by its absolute path (`+` as enroot import names them).
-    const m = /^((?:\/|[A-Za-z0-9])[A-Za-z0-9._/:@+-]*)=(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)$/.exec(
-      o.name ?? "",
-    );
+    const m =
+      /^((?:\/|[A-Za-z0-9])[A-Za-z0-9._/:@+-]*)=(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)(\+compat)?$/.exec(
+        o.name ?? "",
+      );
     if (!m)
       throw usage(
-        `image needs --name NAME=CUDA, e.g. --name site/train:1=12.8.0 (got '${o.name ?? "nothing"}')`,
+        `image needs --name NAME=CUDA[+compat], e.g. --name site/train:1=12.8.0 (got '${o.name ?? "nothing"}')`,
       );
     const c = readContainers(stateDir);
-    const previous = c.images.find((i) => i.name === m[1])?.cuda ?? null;
-    c.images = [...c.images.filter((i) => i.name !== m[1]), { name: m[1]!, cuda: m[2]! }];
+    const before = c.images.find((i) => i.name === m[1]);
+    const added: SimImage = { name: m[1]!, cuda: m[2]! };
+    if (m[3]) added.compat = compatDriverFor(m[2]!);
+    c.images = [...c.images.filter((i) => i.name !== m[1]), added];
     writeContainers(stateDir, c);
     return {
-      record: { kind: "image", name: m[1]!, previous },
-      detail: `image ${m[1]} (CUDA ${m[2]}) is on the node`,
+      record: {
+        kind: "image",
+        name: m[1]!,
+        previous: before?.cuda ?? null,
+        ...(before?.compat ? { previousCompat: before.compat } : {}),
+      },
+      detail: `image ${m[1]} (CUDA ${m[2]}${added.compat ? `, compat libcuda ${added.compat}` : ""}) is on the node`,
     };
   },
   undo({ stateDir }, r) {
     if (r.kind !== "image") return;
     const c = readContainers(stateDir);
     c.images = c.images.filter((i) => i.name !== r.name);
-    if (r.previous !== null) c.images.push({ name: r.name, cuda: r.previous });
+    if (r.previous !== null)
+      c.images.push({
+        name: r.name,
+        cuda: r.previous,
+        ...(r.previousCompat ? { compat: r.previousCompat } : {}),
+      });
     writeContainers(stateDir, c);
   },
 };

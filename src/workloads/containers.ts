@@ -177,3 +177,4 @@ export function containerizedSpec(
     args: ["-c", script, "slicecheck-container", spec.program, ...spec.args],
   };
 }
+export * from "./compat.js";

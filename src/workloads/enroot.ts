@@ -14,6 +14,7 @@
 //   host would win over `--env`: the suite sets it in both. `void` (or unset) skips the hook:
 //   no GPU at all.
 // Containers are removed with `enroot remove -f NAME` (remove.md: --force does not prompt).
+import { COMPAT_SCRIPT, withoutCompat } from "./compat.js";
 
 /** Why enroot cannot take this image on its own, or null: it takes a .sqsh on the node. */
 export function enrootImageProblem(image: string): string | null {
@@ -63,17 +64,18 @@ export function startArgv(
   ];
 }
 
-/** What reads the image's CUDA inside its container: CUDA_VERSION, else version.json. */
+/** What reads the image's CUDA inside its container: CUDA_VERSION, else version.json; then, in
+ * the same start, the forward-compatibility libraries it carries (./compat.ts). */
 export const CUDA_READ = [
   "sh",
   "-c",
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's ${…}, expanded in the container
-  'if [ -n "${CUDA_VERSION:-}" ]; then echo "CUDA_VERSION=${CUDA_VERSION}"; else cat /usr/local/cuda/version.json 2>/dev/null; fi',
+  `if [ -n "\${CUDA_VERSION:-}" ]; then echo "CUDA_VERSION=\${CUDA_VERSION}"; else cat /usr/local/cuda/version.json 2>/dev/null; echo; fi; ${COMPAT_SCRIPT}`,
 ];
 
 /** The image's CUDA from CUDA_READ's output: the CUDA_VERSION line, else version.json's
  * `cuda.version` (`{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, …}`); null if neither. */
-export function enrootImageCuda(stdout: string): string | null {
+export function enrootImageCuda(read: string): string | null {
+  const stdout = withoutCompat(read);
   const env = /^CUDA_VERSION=(\d+\.\d+(?:\.\d+)?)\s*$/m.exec(stdout)?.[1];
   if (env) return env;
   try {

@@ -5,7 +5,7 @@
 // CUDA read inside it with no GPU given, and at the end every container the run asked for
 // removed, whatever happened in between (the suite's `after`, which mocha runs after failed
 // tests and after an interrupt too: the run's first interrupt stops workloads, not the suite).
-import { enroot, type SuiteNode } from "slicecheck/suite";
+import { containers, enroot, type SuiteNode } from "slicecheck/suite";
 
 export interface EnrootImage {
   /** The image's CUDA as read inside its container; null when it printed none. */
@@ -16,6 +16,9 @@ export interface EnrootImage {
   container: string | null;
   /** Seconds `enroot create` took (unpacking the image: once per image, not per start). */
   createS: number | null;
+  /** Its forward-compatibility libraries, listed in the same GPU-less start; null: unread. */
+  compat: containers.CompatRead | null;
+  compatProblem?: string | null;
 }
 
 /** The run's enroot containers: named once (unique across the run's nodes, in case they share an
@@ -61,7 +64,7 @@ async function createAndRead(
   ledger: EnrootLedger,
   image: string,
 ): Promise<EnrootImage> {
-  const none = { cuda: null, container: null, createS: null };
+  const none = { cuda: null, container: null, createS: null, compat: null };
   const problem = enroot.enrootImageProblem(image);
   if (problem) return { ...none, problem };
   const name = ledger.next(node.name);
@@ -82,7 +85,15 @@ async function createAndRead(
       createS,
       problem: `enroot start ${name} (reading its CUDA): ${r.stderr.trim() || `exit ${r.exitCode}`}`,
     };
-  return { cuda: enroot.enrootImageCuda(r.stdout), problem: null, container: name, createS };
+  const compat = containers.compatOf(r.stdout);
+  return {
+    cuda: enroot.enrootImageCuda(r.stdout),
+    problem: null,
+    container: name,
+    createS,
+    compat,
+    compatProblem: compat ? null : `enroot start ${name}: no listing of ${containers.COMPAT_DIR}`,
+  };
 }
 
 /** Each distinct image's container and CUDA, one image after the other. */

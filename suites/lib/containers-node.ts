@@ -17,14 +17,42 @@ import { type EnrootLedger, enrootImages } from "./containers-enroot.js";
 
 type Runtime = containers.ContainerRuntime;
 
-/** Why the image cannot run on this driver (the toolkit's own rule, judgeImageCuda), or null.
- * Whether the image carries cuda-compat is not read, so a newer image is refused: the runtime
- * refuses it too unless it carries them, and that case says so in its message. */
-function tooNew(image: string, imageCuda: string | null, driverCuda: string | null): string | null {
-  const v = judgeImageCuda(driverCuda, imageCuda, false);
-  return v.verdict === "refused"
-    ? `image ${image}: ${v.message}; no container of it started`
-    : null;
+/** The image judged against the driver (the toolkit's own rule, judgeImageCuda): why it cannot
+ * run (IMAGE_CUDA_TOO_NEW's message), the forward-compatibility libraries it runs through, or
+ * why that could not be told (an unread compat folder is never taken for one that has them). */
+export function judged(
+  image: string,
+  read: ImageRead | undefined,
+  node: Pick<SuiteNode, "cuda" | "driver">,
+): { tooNew: string | null; forwardCompat: ForwardCompat | null; problem: string | null } {
+  const none = { tooNew: null, forwardCompat: null, problem: read?.problem ?? null };
+  const cuda = read?.cuda ?? null;
+  const plain = judgeImageCuda(node.cuda, cuda, false);
+  if (!read || read.problem || plain.verdict !== "refused") return none;
+  if (!read.compat)
+    return {
+      ...none,
+      problem: `image ${image}: ${plain.message.split(":")[0]}, and whether it carries the forward-compatibility libraries could not be read: ${read.compatProblem ?? "no listing"}`,
+    };
+  const used = containers.compatUsed(read.compat, node.driver);
+  if ("why" in used) {
+    const cut = plain.message.indexOf(": ");
+    const [head, rest] = [plain.message.slice(0, cut), plain.message.slice(cut + 2)];
+    return {
+      ...none,
+      tooNew: `image ${image}: ${head}, and ${used.why}: ${rest}; no container of it was given a GPU`,
+    };
+  }
+  const v = judgeImageCuda(node.cuda, cuda, true);
+  return { ...none, forwardCompat: { ...used, message: v.message } };
+}
+
+/** The forward-compatibility libcuda an image too new for the driver runs through. */
+export interface ForwardCompat {
+  libcuda: string;
+  /** The driver version of that libcuda (`580.65.06`). */
+  driver: string;
+  message: string;
 }
 
 export interface Probe {
@@ -43,6 +71,8 @@ export interface InstancePlan {
   tooNew: string | null;
   /** Why the image could not be read on the node, or null. */
   imageProblem: string | null;
+  /** Too new for the driver, but it carries forward-compatibility libraries the toolkit uses. */
+  forwardCompat: ForwardCompat | null;
   cdiIndex: number | null;
   /** enroot: the container `enroot create` made of the image, and how long that took. */
   enroot: { name: string; createS: number | null } | null;
@@ -97,28 +127,42 @@ async function runtimeOf(
   return { runtime, problem: null };
 }
 
-interface ImageRead {
+export interface ImageRead {
   cuda: string | null;
   problem: string | null;
   /** enroot's container of the image. */
   container?: string | null;
   createS?: number | null;
+  /** Its forward-compatibility libraries; null where not read (or the read failed: why). */
+  compat: containers.CompatRead | null;
+  compatProblem?: string | null;
 }
 
-/** Each distinct image's CUDA, or why it could not be read. */
-async function imageCudas(node: SuiteNode, runtime: Runtime, images: Set<string>) {
+/** Each distinct image's CUDA, or why it could not be read; for an image newer than the
+ * driver's, what its compat folder holds (one GPU-less container: only then, not for every
+ * image, so the common case starts nothing more). */
+async function imageCudas(node: SuiteNode, runtime: "docker" | "podman", images: Set<string>) {
   const out = new Map<string, ImageRead>();
   for (const image of images) {
     const r = await node.exec([runtime, "image", "inspect", image]);
-    out.set(
-      image,
-      r.exitCode === 0
-        ? { cuda: containers.imageCudaOf(r.stdout), problem: null }
-        : {
-            cuda: null,
-            problem: `${runtime} image inspect ${image}: ${r.stderr.trim() || `exit ${r.exitCode}`}`,
-          },
-    );
+    if (r.exitCode !== 0) {
+      const why = r.stderr.trim() || `exit ${r.exitCode}`;
+      out.set(image, {
+        cuda: null,
+        compat: null,
+        problem: `${runtime} image inspect ${image}: ${why}`,
+      });
+      continue;
+    }
+    const cuda = containers.imageCudaOf(r.stdout);
+    const read: ImageRead = { cuda, problem: null, compat: null };
+    if (judgeImageCuda(node.cuda, cuda, false).verdict === "refused") {
+      const c = await node.exec(containers.compatArgv(runtime, image), { timeoutS: 120 });
+      read.compat = c.exitCode === 0 ? containers.compatOf(c.stdout) : null;
+      if (!read.compat)
+        read.compatProblem = `${runtime} run --rm --entrypoint /bin/sh ${image} (listing ${containers.COMPAT_DIR}): ${c.stderr.trim() || `exit ${c.exitCode}, no listing`}`;
+    }
+    out.set(image, read);
   }
   return out;
 }
@@ -165,11 +209,13 @@ export async function planNode(
   for (const inst of node.instances) {
     const image = chosen.get(inst.uuid) ?? null;
     const c = image ? cudas.get(image) : undefined;
+    const j = image ? judged(image, c, node) : null;
     plan.instances.set(inst.uuid, {
       image,
       imageCuda: c?.cuda ?? null,
-      imageProblem: c?.problem ?? null,
-      tooNew: image ? tooNew(image, c?.cuda ?? null, node.cuda) : null,
+      imageProblem: j?.problem ?? null,
+      tooNew: j?.tooNew ?? null,
+      forwardCompat: j?.forwardCompat ?? null,
       cdiIndex: null,
       enroot: c?.container ? { name: c.container, createS: c.createS ?? null } : null,
       container: null,
@@ -196,7 +242,7 @@ export function whyNotRun(plan: NodePlan, inst: SuiteInstance): string | null {
   const p = plan.instances.get(inst.uuid);
   if (!p?.image) return "no image for its profile";
   if (p.tooNew)
-    return `its image was refused before any container started (${p.image}, CUDA ${p.imageCuda})`;
+    return `its image was refused before any container of it was given a GPU (${p.image}, CUDA ${p.imageCuda})`;
   if (p.imageProblem) return p.imageProblem;
   if (p.container?.exitCode !== 0) return "its probe container did not start";
   try {

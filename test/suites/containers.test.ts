@@ -31,6 +31,8 @@ const IMAGES = {
   "2g.20gb": "nvidia/cuda:12.2.0-base-ubuntu22.04",
   "1g.10gb": "nvidia/cuda:13.0.0-base-ubuntu24.04",
 };
+/** A site-built image: nvidia/cuda 13.0 plus cuda-compat-13-0 (sim/src/containers/images.ts). */
+const COMPAT = "nvidia/cuda:13.0.0-compat-ubuntu24.04";
 /** The same images as `enroot import -o` left them on the node (sim/src/containers/images.ts). */
 const SQSH = Object.fromEntries(
   Object.entries(IMAGES).map(([p, i]) => [p, `/opt/enroot/${i.replace(/[/:]/g, "+")}.sqsh`]),
@@ -111,20 +113,28 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
 
     const refused = of(r.checks, "1g.10gb", /sees exactly its instance/);
     assert.deepEqual([refused?.status, refused?.code], ["failed", "IMAGE_CUDA_TOO_NEW"]);
-    assert.deepEqual([refused?.figures.imageCuda, refused?.figures.driverCuda], ["13.0.0", "12.4"]);
+    assert.deepEqual(
+      [refused?.figures.imageCuda, refused?.figures.driverCuda, refused?.figures.forwardCompat],
+      ["13.0.0", "12.4", false],
+    );
     assert.match(
       refused?.message ?? "",
-      /nvidia\/cuda:13\.0\.0-base\S*: image CUDA 13\.0\.0 is newer than the driver's CUDA 12\.4.*cuda-compat-13-0.*no container of it started/,
+      /nvidia\/cuda:13\.0\.0-base\S*: image CUDA 13\.0\.0 is newer than the driver's CUDA 12\.4, and it carries none in \/usr\/local\/cuda\/compat: .*cuda-compat-13-0.*no container of it was given a GPU/,
     );
     assert.equal(of(r.checks, "1g.10gb", /computes in its container/)?.status, "skipped");
 
-    // The runtime's own record: no container of the 13.0 image was ever asked for, and every
-    // started container got its parent GPU and exactly one MIG device.
+    // The runtime's own record: the 13.0 image's one container was its compat folder's listing,
+    // given no GPU; every container given one got its parent GPU and exactly one MIG device.
     const starts = readStarts(stateDir());
-    assert.ok(!starts.some((s) => s.image === IMAGES["1g.10gb"]), JSON.stringify(starts));
+    const newer = starts.filter((s) => s.image === IMAGES["1g.10gb"]);
+    assert.deepEqual(
+      newer.map((s) => [s.outcome, s.devices]),
+      [["started", []]],
+      JSON.stringify(starts),
+    );
     const gpu = readState(stateDir()).gpus[0]!;
     const mine = ["3g.40gb", "2g.20gb"].map((p) => of(r.checks, p, /sees exactly/)?.instance?.uuid);
-    const started = starts.filter((s) => s.outcome === "started");
+    const started = starts.filter((s) => s.outcome === "started" && s.devices.length > 0);
     assert.equal(started.length, 4, "a probe and a stress container for each of the two instances");
     for (const s of started) assert.equal(s.devices.length, 2, JSON.stringify(s));
     // The probes one after the other, then the two stress containers together (either first).
@@ -152,13 +162,28 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
     }
   });
 
-  it("docker's legacy path (--gpus device=MIG UUID) gives each container its instance the same way", async () => {
+  it("docker's legacy path (--gpus device=MIG UUID) gives each container its instance the same way; a 13.0 image with cuda-compat runs, reported as forward-compat", async () => {
     const before = readStarts(stateDir()).length;
-    const r = await run(inventory({ container_runtime: "docker" }, "inv-docker.yaml"), "docker");
-    assert.equal(r.code, 1, r.stderr);
-    for (const profile of ["3g.40gb", "2g.20gb"])
+    // The 1g's 13.0 image now carries the forward-compatibility libraries (the first case's
+    // bare 13.0 image, refused, is the planted fault beside it).
+    const images = { ...IMAGES, "1g.10gb": COMPAT };
+    const inv = inventory({ container_runtime: "docker", containers: images }, "inv-docker.yaml");
+    const r = await run(inv, "docker");
+    assert.equal(r.code, 0, r.stderr);
+    for (const profile of ["3g.40gb", "2g.20gb", "1g.10gb"])
       for (const title of [/sees exactly its instance/, /computes in its container/])
-        assert.equal(of(r.checks, profile, title)?.status, "passed", profile);
+        assert.equal(of(r.checks, profile, title)?.status, "passed", `${profile}: ${r.stdout}`);
+    const compat = of(r.checks, "1g.10gb", /sees exactly its instance/);
+    assert.deepEqual(
+      [compat?.figures.forwardCompat, compat?.figures.compatDriver, compat?.figures.cudaInside],
+      [true, "580.65.06", "13.0.0"],
+    );
+    assert.equal(compat?.figures.compatLibcuda, "/usr/local/cuda/compat/libcuda.so.580.65.06");
+    assert.match(
+      compat?.message ?? "",
+      /image CUDA 13\.0\.0 is newer than the driver's CUDA 12\.4: it runs through the forward-compatibility libraries .*data-center GPUs only/,
+    );
+    assert.equal(of(r.checks, "3g.40gb", /sees exactly/)?.figures.forwardCompat, undefined);
     const mine = of(r.checks, "3g.40gb", /sees exactly/)?.instance?.uuid;
     // docker names the MIG device by UUID, not by CDI index: the runtime resolved that name.
     const started = readStarts(stateDir()).slice(before);
@@ -166,6 +191,16 @@ describe("containers suite: CUDA 12.2 and 12.4 images side by side on one H100, 
     assert.ok(
       started.some((x) => x.devices[1] === mine),
       JSON.stringify(started),
+    );
+    // The compat image: its listing with no GPU, then its probe and its stress with one.
+    const of13 = started.filter((x) => x.image === COMPAT);
+    assert.deepEqual(
+      of13.map((x) => [x.outcome, x.devices.length]),
+      [
+        ["started", 0],
+        ["started", 2],
+        ["started", 2],
+      ],
     );
   });
 

@@ -3,11 +3,12 @@
 // `image inspect` shows of them, and the refusals that come before any command runs (an image
 // the driver's CUDA cannot run, with nvidia-container-cli's words; a CDI name the layout lacks).
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readStarts } from "../../sim/src/containers/images.js";
 import { runtimeMain } from "../../sim/src/containers/runtime.js";
 import { clearFaults, plantFault } from "../../sim/src/faults.js";
 import { initState } from "../../sim/src/nvsmi/state.js";
-import { imageCudaOf } from "../../src/workloads/containers.js";
+import { compatArgv, compatOf, imageCudaOf } from "../../src/workloads/containers.js";
 import { tempDir } from "../helpers/tmp.js";
 
 async function call(stateDir: string, flavor: "podman" | "docker", ...argv: string[]) {
@@ -99,5 +100,53 @@ describe("simulated container runtime: images and refusals before the start", ()
     assert.match(r.err, /unresolvable CDI devices nvidia\.com\/gpu=0:5/);
     const flag = await call(dir, "podman", "run", "--gpus", "all", "img", "true");
     assert.match(flag.err, /unknown flag: --gpus/, "podman has no --gpus");
+  });
+
+  it("lists an image's compat folder with no GPU; starts the compat image on the older driver, not the bare one", async () => {
+    const dir = node();
+    const COMPAT = "nvidia/cuda:13.0.0-compat-ubuntu24.04";
+    /** The listing the suite runs, through the simulated podman as a node runs it (a child
+     * process: the container's command writes to its stdout). */
+    const list = (image: string) => {
+      const argv = [...compatArgv("podman", image)];
+      argv[0] = "sim/src/containers/podman.ts";
+      const out = execFileSync(process.execPath, ["--import", "tsx", ...argv], {
+        env: { ...process.env, SLICECHECK_SIM_STATE: dir },
+        encoding: "utf8",
+      });
+      return compatOf(out);
+    };
+    // The container's own paths, as `ls` inside it prints them.
+    assert.deepEqual(list(COMPAT), {
+      files: ["/usr/local/cuda/compat/libcuda.so.1", "/usr/local/cuda/compat/libcuda.so.580.65.06"],
+      driver: "580.65.06",
+    });
+    assert.deepEqual(list("nvidia/cuda:13.0.0-base-ubuntu24.04"), {
+      files: [],
+      driver: null,
+    });
+    // Given a GPU: the compat image's NVIDIA_REQUIRE_CUDA lists the 550 branch, the bare one not.
+    const gpu = (image: string) =>
+      call(dir, "docker", "run", "--rm", "--gpus", "all", image, "true");
+    assert.equal((await gpu(COMPAT)).code, 0);
+    assert.equal((await gpu("nvidia/cuda:13.0.0-base-ubuntu24.04")).code, 126);
+    // `sim fault image …+compat` adds such an image; without +compat the same name is refused.
+    await plantFault(dir, "image", { name: "site/train:2=12.8.0+compat" });
+    const inspect = await call(dir, "docker", "image", "inspect", "site/train:2");
+    assert.match(inspect.out, /NVIDIA_REQUIRE_CUDA=cuda>=12\.8 brand=tesla,driver>=470,driver<471/);
+    assert.equal((await gpu("site/train:2")).code, 0);
+    await plantFault(dir, "image", { name: "site/train:2=12.8.0" });
+    assert.equal((await gpu("site/train:2")).code, 126);
+    assert.deepEqual(
+      readStarts(dir).map((s) => [s.outcome, s.devices.length > 0]),
+      [
+        ["started", false],
+        ["started", false],
+        ["started", true],
+        ["refused", true],
+        ["started", true],
+        ["refused", true],
+      ],
+    );
   });
 });

@@ -151,6 +151,10 @@ describe("simulated enroot: import, create, start through the nvidia hook, list,
     const gpu = await start(dir, "new", "0");
     assert.equal(gpu.code, 1);
     assert.match(gpu.err, /requirement error: unsatisfied condition: cuda>=13\.0/);
+    // The same CUDA with its forward-compatibility libraries: the hook lets it start.
+    await enroot(dir, ["create", "--name", "compat", TOO_NEW.replace("-base-", "-compat-")]);
+    assert.equal((await start(dir, "compat", "0")).code, 0);
+    assert.equal(lastStart(dir), g0);
     await plantFault(dir, "container-sees-all", {});
     await start(dir, "ok", "0");
     assert.equal(lastStart(dir), `${g0},${g1}`);
@@ -178,7 +182,7 @@ describe("enroot: the suite's steps on a node (suites/lib/containers-enroot.ts, 
           made.push(a[i + 3]!);
           return ok();
         }
-        if (a[i + 1] === "start") return ok("CUDA_VERSION=12.4.1\n");
+        if (a[i + 1] === "start") return ok("CUDA_VERSION=12.4.1\ncompat-read=done\n");
         if (a[i + 1] === "list") return ok(made.map((m) => `${m}\n`).join(""));
         if (a[i + 1] === "remove" && !o.keep) made.splice(made.indexOf(a.at(-1)!), 1);
         return ok();
@@ -194,7 +198,14 @@ describe("enroot: the suite's steps on a node (suites/lib/containers-enroot.ts, 
     assert.match(got.get("docker://nvidia/cuda:12.4.1")?.problem ?? "", /enroot import/);
     assert.deepEqual(
       { ...got.get(SQSH), createS: null },
-      { cuda: "12.4.1", problem: null, container: "sc-20261204T000000Z-abcdef-1", createS: null },
+      {
+        cuda: "12.4.1",
+        problem: null,
+        container: "sc-20261204T000000Z-abcdef-1",
+        createS: null,
+        compat: { files: [], driver: null },
+        compatProblem: null,
+      },
     );
     assert.deepEqual(calls[0], createArgv("sc-20261204T000000Z-abcdef-1", SQSH));
     assert.deepEqual(calls[1]?.slice(0, 6), startArgv("sc-x", "void", []).slice(0, 6));

@@ -8,7 +8,8 @@ import { readState, type SimState } from "../nvsmi/state.js";
 import { allDevices, resolveDevice } from "./devices.js";
 import { dataPath, fail, type Io } from "./enroot-common.js";
 import { inspectOf, readContainers, recordStart, type SimImage } from "./images.js";
-import { exec, majorMinor, START_COST_S } from "./runtime.js";
+import { requirementError, unsatisfied } from "./require.js";
+import { exec, SIM_FACTS, START_COST_S } from "./runtime.js";
 
 interface StartArgs {
   env: Record<string, string>;
@@ -81,14 +82,10 @@ function hookDevices(
     if (!hit) return { refused: `nvidia-container-cli: device error: ${d}: unknown device` };
     fence.push(...hit);
   }
-  const need = nv("NVIDIA_DISABLE_REQUIRE")
+  const first = nv("NVIDIA_DISABLE_REQUIRE")
     ? null
-    : /cuda>=(\d+\.\d+)/.exec(nv("NVIDIA_REQUIRE_CUDA") ?? "");
-  const have = majorMinor(state.cuda);
-  if (need && have !== null && majorMinor(need[1]!)! > have)
-    return {
-      refused: `nvidia-container-cli: requirement error: unsatisfied condition: cuda>=${need[1]}, please update your driver to a newer version, or use an earlier cuda container`,
-    };
+    : unsatisfied(nv("NVIDIA_REQUIRE_CUDA") ?? "", SIM_FACTS(state));
+  if (first) return { refused: requirementError(first) };
   return seesAll ? allDevices(state) : [...new Set(fence)];
 }
 

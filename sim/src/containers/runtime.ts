@@ -5,12 +5,21 @@
 // of the node with a container's environment (the image's env, no CUDA_VISIBLE_DEVICES from
 // outside) and fenced to the devices it was given (../fence.ts), so its CUDA and its
 // `nvidia-smi -L` see only them. What the toolkit's hook checks before the start is modelled:
-// the image's `cuda>=X.Y` requirement against the driver's CUDA.
+// the image's NVIDIA_REQUIRE_CUDA against the driver (./require.ts), for a container given a GPU.
 import { spawn } from "node:child_process";
 import { FENCE_VAR } from "../fence.js";
 import { readState } from "../nvsmi/state.js";
 import { allDevices, resolveDevice } from "./devices.js";
-import { inspectOf, isSqsh, readContainers, recordStart, type SimImage } from "./images.js";
+import {
+  imageRoot,
+  inspectOf,
+  isSqsh,
+  readContainers,
+  recordStart,
+  requirementOf,
+  type SimImage,
+} from "./images.js";
+import { requirementError, unsatisfied } from "./require.js";
 
 export type Flavor = "podman" | "docker";
 
@@ -105,12 +114,23 @@ function inspect(images: readonly SimImage[], names: string[], io: Io): number {
 
 export interface RunArgs {
   devices: string[];
+  /** --entrypoint: run it with the command as its arguments (the image's own is bypassed). */
+  entrypoint?: string;
   env: Record<string, string>;
   image: string;
   command: string[];
 }
 
-const VALUE_FLAGS = new Set(["--device", "--gpus", "-e", "--env", "-v", "--volume", "--name"]);
+const VALUE_FLAGS = new Set([
+  "--device",
+  "--gpus",
+  "-e",
+  "--env",
+  "-v",
+  "--volume",
+  "--name",
+  "--entrypoint",
+]);
 const VALUE_IGNORED = new Set(["--security-opt", "--network", "--hooks-dir", "-w", "--workdir"]);
 
 function parseRun(flavor: Flavor, args: string[]): RunArgs | string {
@@ -141,21 +161,26 @@ function parseRun(flavor: Flavor, args: string[]): RunArgs | string {
               .replace(/"$/, "")
               .split(",");
       r.devices.push(...list);
+    } else if (flag === "--entrypoint") {
+      r.entrypoint = v;
     } else if (flag === "-e" || flag === "--env") {
       const eq = v.indexOf("=");
       if (eq > 0) r.env[v.slice(0, eq)] = v.slice(eq + 1);
     }
   }
   r.image = args[k] ?? "";
-  r.command = args.slice(k + 1);
+  r.command = r.entrypoint ? [r.entrypoint, ...args.slice(k + 1)] : args.slice(k + 1);
   if (!r.image) return `"${flavor} run" requires at least 1 argument`;
   return r;
 }
 
-export const majorMinor = (v: string) => {
-  const m = /^(\d+)\.(\d+)/.exec(v);
-  return m ? Number(m[1]) * 1000 + Number(m[2]) : null;
-};
+/** What the requirement is checked against: every simulated board is a data-center one, whose
+ * brand NVML reports as `nvidia` (forward compatibility's precondition holds on all of them). */
+export const SIM_FACTS = (state: { cuda: string; driver: string }) => ({
+  cuda: state.cuda,
+  driver: state.driver,
+  brand: "nvidia",
+});
 
 async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Promise<number> {
   const parsed = parseRun(flavor, args);
@@ -200,18 +225,16 @@ async function run(flavor: Flavor, stateDir: string, args: string[], io: Io): Pr
       );
     fence.push(...hit);
   }
-  // The toolkit's hook checks NVIDIA_REQUIRE_CUDA against the driver before the command runs.
-  const need = majorMinor(image.cuda);
-  const have = majorMinor(state.cuda);
-  if (need !== null && have !== null && need > have) {
-    const [ma, mi] = image.cuda.split(".");
-    return refuse(
-      `OCI runtime error: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=${ma}.${mi}, please update your driver to a newer version, or use an earlier cuda container`,
-      126,
-    );
-  }
+  // The toolkit's hook checks NVIDIA_REQUIRE_CUDA against the driver before the command runs;
+  // a container given no GPU has no hook (runc alone), so nothing is checked.
+  const first =
+    fence.length > 0
+      ? unsatisfied(parsed.env.NVIDIA_REQUIRE_CUDA ?? requirementOf(image), SIM_FACTS(state))
+      : null;
+  if (first && !parsed.env.NVIDIA_DISABLE_REQUIRE)
+    return refuse(`OCI runtime error: ${requirementError(first)}`, 126);
   await new Promise((r) => setTimeout(r, START_COST_S * 1000));
-  const given = seesAll ? allDevices(state) : fence;
+  const given = seesAll && fence.length > 0 ? allDevices(state) : fence;
   recordStart(stateDir, {
     runtime: flavor,
     image: image.name,
@@ -231,6 +254,10 @@ export function exec(
   fence: string[],
 ): Promise<number> {
   if (r.command.length === 0) return Promise.resolve(0);
+  // The image's own files are modelled for /usr/local/cuda only (its version.json, its compat
+  // folder): a path the command names there is read from the image's modelled root.
+  const root = imageRoot(stateDir, image);
+  const argv = r.command.map((a) => a.replaceAll("/usr/local/cuda/", `${root}/usr/local/cuda/`));
   const env: NodeJS.ProcessEnv = {
     // The node's PATH stands for the image's plus the toolkit's injected nvidia-smi.
     PATH: process.env.PATH,
@@ -241,8 +268,12 @@ export function exec(
     [FENCE_VAR]: fence.length ? fence.join(",") : "none",
     ...r.env,
   };
+  const rooted = argv.some((a, k) => a !== r.command[k]);
   return new Promise((resolve) => {
-    const child = spawn(r.command[0]!, r.command.slice(1), { env, stdio: "inherit" });
+    const out = rooted ? "pipe" : "inherit";
+    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ["inherit", out, "inherit"] });
+    // What it prints of the image's modelled root shows the container's own paths.
+    child.stdout?.on("data", (b) => process.stdout.write(String(b).replaceAll(root, "")));
     const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
     process.on("SIGTERM", forward("SIGTERM"));
     process.on("SIGINT", forward("SIGINT"));
@@ -252,7 +283,8 @@ export function exec(
       );
       resolve(127);
     });
-    child.on("exit", (code, sig) =>
+    // Piped: its last output read before the answer ("close" follows "exit" and the drain).
+    child.on(rooted ? "close" : "exit", (code, sig) =>
       resolve(code ?? 128 + (sig === "SIGKILL" ? 9 : sig === "SIGINT" ? 2 : 15)),
     );
   });
