@@ -7,7 +7,7 @@ import { interlockRefusals } from "../mig/apply/index.js";
 import { HARNESS_SUITE } from "../util/suite-registry.js";
 import { builtins } from "../workloads/node-run.js";
 import { layoutTask } from "./run-layout.js";
-import { recordNodes, recordXids } from "./run-records.js";
+import { readTopologyEarly, recordNodes, recordXids } from "./run-records.js";
 import { codeOf, errText } from "./run-reports.js";
 import { live, nodeOf, type RunState } from "./run-state.js";
 import { suitesTask } from "./run-suites.js";
@@ -61,10 +61,10 @@ export const discoverTask: RunTask<RunState> = {
     st.progress.phase(live(st).map(nodeOf), "discover");
     // The built-in workloads' build check beside it, off the stress phase's path: its answer
     // waits in builtins' cache (an error there is asked again when a workload needs them).
-    if (anyNeeds(st.suites, "runsWorkloads"))
-      for (const s of live(st)) builtins(s).catch(() => {});
+    if (anyNeeds(st.suites, "runsWorkloads")) for (const s of live(st)) builtins(s).catch(() => {});
     await Promise.all(
       live(st).map(async (s) => {
+        if (st.recorder && !st.o.layout) readTopologyEarly(s);
         try {
           await s.discover();
         } catch (e) {

@@ -5,7 +5,11 @@
 // `dcgmi dmon` answers (then `dcgmi discovery -c` once, for its GPU-I ids), else the default
 // `nvidia-smi` table; each reading's lines are followed by a marker line naming it and its exit
 // status. The first reading waits one interval, as the per-tick sampler's does.
-import { DISCOVERY_ARGV, DMON_ARGV } from "./utilization.js";
+
+/** One DCGM reading: profiling field 1002 (SM active) and 252 (framebuffer used). */
+export const DMON_ARGV = ["dcgmi", "dmon", "-e", "1002,252", "-c", "1"];
+/** DCGM's entity hierarchy: its GPU-I ids against the MIG GPU instances. */
+export const DISCOVERY_ARGV = ["dcgmi", "discovery", "-c"];
 
 export const UTIL_MARKER = "@@slicecheck:util ";
 

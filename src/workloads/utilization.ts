@@ -8,8 +8,16 @@ import { parseTable } from "../nvsmi/table.js";
 import type { Supervisor, Transport } from "../transport/types.js";
 import type { Instance } from "./instances.js";
 import { type InstanceOutcome, openSupervisor } from "./launcher.js";
-import { type Reading, ReadingParser, samplerLoopScript } from "./utilization-loop.js";
 import type { Metric } from "./specs.js";
+import {
+  DISCOVERY_ARGV,
+  DMON_ARGV,
+  type Reading,
+  ReadingParser,
+  samplerLoopScript,
+} from "./utilization-loop.js";
+
+export { DISCOVERY_ARGV, DMON_ARGV };
 
 export type UtilizationSource = "dcgm" | "nvidia-smi";
 
@@ -20,8 +28,6 @@ export interface UtilizationSample {
   smActive: number | null;
   memUsedMiB: number | null;
 }
-
-export const DMON_ARGV = ["dcgmi", "dmon", "-e", "1002,252", "-c", "1"];
 
 interface DmonRow {
   gpu: number;
@@ -63,8 +69,6 @@ export function parseDmon(text: string): DmonRow[] {
   }
   return rows;
 }
-
-export const DISCOVERY_ARGV = ["dcgmi", "discovery", "-c"];
 
 /** DCGM's GPU-I entity id → the MIG GPU instance it is (`gpu/gi`), from `dcgmi discovery -c`:
  * `-> I <gpu>/<gi>` rows carrying `GPU Instance (EntityID: <n>)`. DCGM numbers GPU instances
