@@ -116,8 +116,14 @@ export async function faultScenario(
       },
     })
     .finally(() => sawOom());
-  // The victims' SM activity and memory in use while they are measured under the fault.
-  const sampler = new UtilizationSampler(d.transports[0]!, p.victims, Math.max(500, D * 100));
+  // The victims' SM activity and memory in use while they are measured under the fault: through
+  // their supervisor when they share one (no login per reading).
+  const sampler = new UtilizationSampler(
+    d.transports[0]!,
+    p.victims,
+    Math.max(500, D * 100),
+    shared.supervisor,
+  );
   sampler.start();
   const load = d
     .step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
