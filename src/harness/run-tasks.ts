@@ -60,8 +60,11 @@ export const discoverTask: RunTask<RunState> = {
   run: async (st) => {
     st.progress.phase(live(st).map(nodeOf), "discover");
     // The built-in workloads' build check beside it, off the stress phase's path: its answer
-    // waits in builtins' cache (an error there is asked again when a workload needs them).
-    if (anyNeeds(st.suites, "runsWorkloads")) for (const s of live(st)) builtins(s).catch(() => {});
+    // waits in builtins' cache (an error there is asked again when a workload needs them). Not
+    // before an apply (its nvidia-smi must not meet a mode change or reset on the node), nor
+    // before a drain (a first build's nvcc would load a node whose tenants' jobs still run).
+    if (anyNeeds(st.suites, "runsWorkloads") && !st.o.layout && !st.o.drain)
+      for (const s of live(st)) builtins(s).catch(() => {});
     await Promise.all(
       live(st).map(async (s) => {
         if (st.recorder && !st.o.layout) readTopologyEarly(s);
