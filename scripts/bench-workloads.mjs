@@ -4,8 +4,8 @@
 // --login-delay`). Per row, besides the whole run's overhead: the SSH sessions each node's sshd
 // opened for the run (its own log, LogLevel VERBOSE: one `Starting session: command` line per
 // channel), and the stress phase's overhead: its wall time on the controller less the longest
-// workload's own span on the node (its end record, `nodeElapsedS` in `--json`). Prints figures;
-// asserts nothing.
+// workload's own span on the node (its end record, `nodeElapsedS` in `--json`); then where each
+// run's seconds went (its `tasks` spans in `--json`). Prints figures; asserts nothing.
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -46,6 +46,38 @@ function phaseOverheadS(summary) {
   return per.length ? Math.max(...per) : Number.NaN;
 }
 
+/** Where one run's wall time went, in seconds, from its `tasks` spans (ms since its process
+ * started): Node's start-up and module load before the first span, each task, the suites task
+ * split into the stress phase (its controller-clock window over every node) and the rest, the
+ * teardowns, the records and reports, and the process's exit after the last span. */
+function breakdownS(summary, wallS) {
+  // A CLI without `tasks` in its --json (before they were added) has no breakdown.
+  const tasks = summary.tasks;
+  if (!tasks?.length) return { "no tasks in --json": "-" };
+  const ms = (re) =>
+    tasks.filter((t) => re.test(t.name) && !/^suites: /.test(t.name)).reduce((a, t) => a + t.ms, 0);
+  const steps = summary.checks
+    .filter((c) => c.suite === "stress")
+    .flatMap((c) => c.steps.filter((x) => x.name === "stress"));
+  const phase = steps.length
+    ? Math.max(...steps.map((x) => x.stopMs)) - Math.min(...steps.map((x) => x.startMs))
+    : 0;
+  const last = tasks.reduce((a, t) => Math.max(a, t.atMs + t.ms), 0);
+  const f = (x) => (x / 1000).toFixed(2);
+  return {
+    "start-up": f(tasks[0]?.atMs ?? 0),
+    "declare+open records": f(ms(/^(read the suites|open the records)/)),
+    "connect+lock": f(ms(/^connect/)),
+    discover: f(ms(/^discover$/)),
+    "record nodes": f(ms(/^record the nodes$/)),
+    "stress phase": f(phase),
+    "suites less phase": f(ms(/^suites$/) - phase),
+    teardown: f(ms(/^teardown: /)),
+    "records+reports": f(ms(/^(write the|close the)/)),
+    exit: f(wallS * 1000 - last),
+  };
+}
+
 export function benchWorkloads(root, dir) {
   const cli = join(root, "bin", "slicecheck.js");
   const sc = (...args) =>
@@ -73,6 +105,7 @@ export function benchWorkloads(root, dir) {
       );
     }
     const rows = [];
+    const parts = [];
     for (const [label, inv, sel] of [
       ["1 node, 7 instances", fast, "sim01"],
       ["4 nodes, 28 instances", fast, "all"],
@@ -93,11 +126,18 @@ export function benchWorkloads(root, dir) {
       );
       const conns = s.nodes.map((x) => x.connections);
       const phase = phaseOverheadS(s);
+      const longest = Math.max(
+        ...s.checks.filter((c) => c.suite === "stress").map((c) => c.figures.nodeElapsedS ?? 0),
+      );
+      const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
+      parts.push({ run: label, ...breakdownS(s, wall), "load (1 min)": load });
       rows.push({
         run: label,
         "stress (s)": durationS,
         "wall (s)": wall.toFixed(2),
         "overhead (%)": (((wall - durationS) / durationS) * 100).toFixed(1),
+        // The issue's measure: wall time less the longest workload's own on-node span.
+        "less longest workload (%)": (((wall - longest) / durationS) * 100).toFixed(1),
         "phase overhead (s)": phase.toFixed(2),
         "phase overhead (%)": ((phase / durationS) * 100).toFixed(1),
         passed: s.checks.filter((c) => c.suite === "stress" && c.status === "passed").length,
@@ -109,6 +149,10 @@ export function benchWorkloads(root, dir) {
       "harness overhead of `slicecheck run --suites stress`: the whole run (Node start-up, connect and lock, instance discovery, the on-node build check, the records, teardown and the reports) and the stress phase alone (its wall time less the longest workload's span on the node); SSH sessions per node from each node's sshd log (every command's login, the utilization sampler's included)",
     );
     console.table(rows);
+    console.log(
+      "where each run's wall time went (s): start-up is Node's and the CLI's before the run's first task; stress phase is the controller's window over every node's stress (the workloads' own span and the phase overhead); exit is after the last span, until the process ended; the load average as the run ended",
+    );
+    console.table(parts);
   } finally {
     for (const [inv] of clusters) {
       spawnSync(

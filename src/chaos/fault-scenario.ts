@@ -85,6 +85,15 @@ async function startTogether(
   return { gate, supervisor: gate ? await openSupervisor(d.transports[0]!) : null };
 }
 
+/** The victims' SM activity and memory in use while they are measured under the fault, started:
+ * through their supervisor when they share one (no login per reading). */
+function victimSampler(p: PlanEntry, d: FaultDeps, sup: Supervisor | null): UtilizationSampler {
+  const interval = Math.max(500, d.durationS * 100);
+  const sampler = new UtilizationSampler(d.transports[0]!, p.victims, interval, sup);
+  sampler.start();
+  return sampler;
+}
+
 export async function faultScenario(
   p: PlanEntry,
   fault: FaultName,
@@ -116,9 +125,7 @@ export async function faultScenario(
       },
     })
     .finally(() => sawOom());
-  // The victims' SM activity and memory in use while they are measured under the fault.
-  const sampler = new UtilizationSampler(d.transports[0]!, p.victims, Math.max(500, D * 100));
-  sampler.start();
+  const sampler = victimSampler(p, d, shared.supervisor);
   const load = d
     .step(p.victims, stressSpec(D), "load", "victim", ref.scenario, {
       graceS: victimGraceS(D),

@@ -17,7 +17,7 @@ import type { BuiltWorkloads } from "../workloads/build.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import { builtins, runWorkloadOnNode } from "../workloads/node-run.js";
-import { withUtilization } from "../workloads/utilization.js";
+import { type SharedPhase, withUtilization } from "../workloads/utilization.js";
 import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
 import type {
   BuiltinWorkload,
@@ -266,8 +266,10 @@ export class HarnessContext implements SuiteContext {
           const detail = name === suite ? "running" : `${name} running`;
           this.onProgress?.({ kind: "phase", node, key: suite, detail, atMs: Date.now() });
           // While the stress runs: each instance's SM activity and memory in use.
-          const run = () =>
+          // The sampler's supervisor is the workloads' too: one login for the phase.
+          const run = (shared: SharedPhase | null) =>
             runWorkloadOnNode(s, list, name === "gpu-burn" ? "gpu-burn" : name, {
+              ...shared,
               durationS,
               // A suite named after its workload (the built-in stress and nccl) logs at
               // <out>/<node>/ (the log's name carries the workload); any other suite gets a

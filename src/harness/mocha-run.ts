@@ -14,9 +14,9 @@ import { classify } from "../verdicts/checks.js";
 import { broken, current, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
 import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
+import type { Spans } from "./spans.js";
 import { ensureApiResolvable, ensureTsx } from "./suite-loader.js";
 import type { SuiteFile } from "./suites.js";
-import { trace } from "./tasks.js";
 
 export interface MochaRunOptions {
   files: readonly SuiteFile[];
@@ -37,6 +37,8 @@ export interface MochaRunOptions {
   /** Once the suite files are loaded: each node's suite steps, with the tests each runs there
    * and the workload time it declared (for the progress estimate). */
   planned?(steps: Map<string, PlannedStep[]>): void;
+  /** The run's spans: loading the suite files is one (where the run's time goes). */
+  spans?: Spans;
 }
 
 export type PreCheck = Pick<
@@ -309,9 +311,8 @@ export async function runSuites(ctx: HarnessContext, o: MochaRunOptions): Promis
   if (o.grep) mocha.grep(o.grep);
   if (o.bail) mocha.bail(true);
   addPreChecks(mocha, o.preChecks ?? []);
-  const loadStart = Date.now();
-  await loadSuites(mocha, ctx, o.files, o.runId);
-  trace("load the suites", loadStart);
+  const load = () => loadSuites(mocha, ctx, o.files, o.runId);
+  await (o.spans ? o.spans.time("suites: load the suite files", load) : load());
   o.planned?.(suiteSteps(mocha.suite, ctx, o.files, o.grep));
   await new Promise<void>((resolve) =>
     watch(

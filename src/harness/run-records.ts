@@ -4,9 +4,19 @@
 import { appendFileSync } from "node:fs";
 import { parseXid } from "../nvsmi/xid.js";
 import type { Recorder } from "../store/recorder.js";
-import { readTopology } from "../store/topology.js";
+import { type GpuTopology, readTopology } from "../store/topology.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { NodeSession } from "./session.js";
+
+const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology>>>();
+
+/** The node's live catalogue read beside its discovery, for recordNodes: only where the run
+ * applies no layout, so that what is read then is the run's (else recordNodes reads it after the
+ * apply). Off the run's path, as discovery's own `-lgi` read is: used only if the node shows MIG
+ * instances (a read that fails is no topology, as in readTopology). */
+export function readTopologyEarly(s: NodeSession): void {
+  early.set(s, readTopology(s));
+}
 
 export async function recordNodes(
   recorder: Recorder,
@@ -26,7 +36,9 @@ export async function recordNodes(
       }
       const inv = s.discovered;
       const migOn = inv?.instances.some((i) => i.gpuInstanceId !== null) ?? false;
-      const topology = migOn ? await readTopology(s) : new Map();
+      const read = early.get(s);
+      early.delete(s);
+      const topology = migOn ? await (read ?? readTopology(s)) : new Map();
       recorder.node(
         { node: s.node.name, inventory: inv, suites: [], error: null },
         topology,

@@ -10,7 +10,6 @@ import type { CheckSink } from "../verdicts/checks.js";
 import { DEFAULT_POLICY } from "../verdicts/coverage.js";
 import type { HarnessRunOptions } from "./run-state.js";
 import type { NodeSession } from "./session.js";
-import { trace } from "./tasks.js";
 
 export function errText(e: unknown): string {
   return isSlicecheckError(e)
@@ -34,7 +33,6 @@ export function writeReports(
   r: { exitCode: number; interrupted: boolean; startedMs?: number },
 ): number {
   let exitCode = r.exitCode;
-  const t0 = Date.now();
   try {
     writeCheckReports({
       runId: o.runId,
@@ -76,6 +74,5 @@ export function writeReports(
     o.err(`slicecheck: ${c.message}`);
     if (!r.interrupted && exitCode === 0) exitCode = 2;
   }
-  trace("reports", t0);
   return exitCode;
 }

@@ -1,5 +1,6 @@
 // The one state a run's tasks share (run-tasks.ts, list-tasks.ts), and the run's options and
 // result. Each task reads what earlier tasks left here and adds its own part.
+
 import type { FaultName } from "../chaos/history.js";
 import type { NodeSpec } from "../inventory/types.js";
 import type { LayoutConfig } from "../mig/layout/index.js";
@@ -11,6 +12,7 @@ import type { PreCheck } from "./mocha-run.js";
 import type { ProgressEvent, RunProgress } from "./progress.js";
 import type { NodeSession } from "./session.js";
 import type { SlurmJobWindows } from "./slurm-drain.js";
+import type { Span } from "./spans.js";
 import type { SuiteFile } from "./suites.js";
 import type { TaskList } from "./tasks.js";
 
@@ -90,6 +92,9 @@ export interface HarnessRunResult {
   }[];
   listed?: { suite: string; path: string[]; title: string }[];
   outDir: string;
+  /** Where the run's time went (spans.ts): each task, teardown and end step, in ms since the
+   * process started; what lies before the first is start-up, after the last the exit. */
+  tasks?: Span[];
 }
 
 export type Listed = NonNullable<HarnessRunResult["listed"]>;

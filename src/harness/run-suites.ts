@@ -57,6 +57,7 @@ function mochaOptions(st: RunState, ctx: HarnessContext): MochaRunOptions {
       return labelsOf(f, suite);
     },
     runId: o.runId,
+    spans: st.tasks.spans,
   };
 }
 

@@ -5,8 +5,9 @@
 import { SlicecheckError } from "../errors.js";
 import { interlockRefusals } from "../mig/apply/index.js";
 import { HARNESS_SUITE } from "../util/suite-registry.js";
+import { builtins } from "../workloads/node-run.js";
 import { layoutTask } from "./run-layout.js";
-import { recordNodes, recordXids } from "./run-records.js";
+import { readTopologyEarly, recordNodes, recordXids } from "./run-records.js";
 import { codeOf, errText } from "./run-reports.js";
 import { live, nodeOf, type RunState } from "./run-state.js";
 import { suitesTask } from "./run-suites.js";
@@ -58,8 +59,15 @@ export const discoverTask: RunTask<RunState> = {
   name: "discover",
   run: async (st) => {
     st.progress.phase(live(st).map(nodeOf), "discover");
+    // The built-in workloads' build check beside it, off the stress phase's path: its answer
+    // waits in builtins' cache (an error there is asked again when a workload needs them). Not
+    // before an apply (its nvidia-smi must not meet a mode change or reset on the node), nor
+    // before a drain (a first build's nvcc would load a node whose tenants' jobs still run).
+    if (anyNeeds(st.suites, "runsWorkloads") && !st.o.layout && !st.o.drain)
+      for (const s of live(st)) builtins(s).catch(() => {});
     await Promise.all(
       live(st).map(async (s) => {
+        if (st.recorder && !st.o.layout) readTopologyEarly(s);
         try {
           await s.discover();
         } catch (e) {

@@ -5,6 +5,7 @@
 // go on. The run's end (records, reports) comes in every case: after a refused or failed apply
 // and after an interrupt.
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { SlicecheckError } from "../errors.js";
 import { intendedGroups } from "../mig/apply/intended.js";
 import { Recorder, type RunStatus } from "../store/recorder.js";
@@ -130,8 +131,9 @@ function grepMatchedNothing(st: RunState): boolean {
 /** Records, then reports: the run's end, also after an interrupt. Returns the exit code. */
 async function finishRun(st: RunState, exitCode: number): Promise<number> {
   const { o, tasks, recorder, sink } = st;
+  const { spans } = tasks;
   // Before the reports, so that a lost record is in them too.
-  const lost = await recorder?.flush();
+  const lost = await spans.time("write the records", async () => recorder?.flush());
   if (lost) {
     // A record that did not make it is no failure of the node, but the run cannot claim a
     // complete history: diff and regression would compare against a hole.
@@ -145,13 +147,15 @@ async function finishRun(st: RunState, exitCode: number): Promise<number> {
     o.err(`slicecheck: ${c.message}`);
     if (!tasks.interrupted && exitCode === 0) exitCode = 2;
   }
-  const code = writeReports(o, sink, st.sessions, {
-    exitCode,
-    interrupted: tasks.interrupted,
-    startedMs: st.startedMs,
-  });
+  const code = spans.timeSync("write the reports", () =>
+    writeReports(o, sink, st.sessions, {
+      exitCode,
+      interrupted: tasks.interrupted,
+      startedMs: st.startedMs,
+    }),
+  );
   const status: RunStatus = tasks.interrupted ? "interrupted" : statusOfExit(code);
-  await recorder?.finish(status);
+  await spans.time("close the records", async () => recorder?.finish(status));
   return code;
 }
 
@@ -172,6 +176,7 @@ function resultOf(st: RunState, exitCode: number): HarnessRunResult {
     })),
     listed: st.listed,
     outDir: st.o.outDir,
+    tasks: st.tasks.spans.list,
   };
 }
 
@@ -195,12 +200,14 @@ function checkLayoutNeeds(o: HarnessRunOptions, suites: readonly SuiteFile[]): v
 
 export async function runHarness(o: HarnessRunOptions): Promise<HarnessRunResult> {
   const startedMs = Date.now();
+  const entered = performance.now();
   // A suite file that does not load is bad input, found before anything else happens.
   const suites = await declareSuites(o.suites, optionsView(o));
   checkLayoutNeeds(o, suites);
   const st = newState(o, suites, startedMs);
+  st.tasks.spans.add("read the suites' declarations", entered);
   const removeSignals = st.tasks.onSignals({ err: o.err }, o.exit ?? ((c) => process.exit(c)));
-  if (!o.list) await openRun(st, removeSignals);
+  if (!o.list) await st.tasks.spans.time("open the records", () => openRun(st, removeSignals));
   try {
     await runTaskList(st, o.list ? LIST_TASKS : RUN_TASKS);
   } finally {

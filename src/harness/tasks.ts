@@ -3,12 +3,8 @@
 // happened, on an error and on an interrupt. The first SIGINT/SIGTERM aborts the run's signal
 // (workloads stop, teardowns run); the second stops waiting and says exactly what is left.
 import { setMaxListeners } from "node:events";
-
-/** SLICECHECK_TRACE=1: where a run's time goes, one stderr line per task and teardown. */
-export function trace(what: string, sinceMs: number): void {
-  if (process.env.SLICECHECK_TRACE)
-    process.stderr.write(`[trace] ${what}: ${Date.now() - sinceMs} ms\n`);
-}
+import { performance } from "node:perf_hooks";
+import { Spans } from "./spans.js";
 
 /** The exit code of a run stopped by `sig`: 128 + its number, as shells report it (SIGINT 130,
  * SIGTERM 143), so a scheduler or supervisor that sent SIGTERM sees its own signal. */
@@ -35,6 +31,8 @@ export class TaskList {
   private current: string | null = null;
   private tearing = false;
   readonly ac = new AbortController();
+  /** Where the run's time went: every task and teardown (`run --json` tasks). */
+  readonly spans = new Spans();
   interrupted = false;
   /** The signal of the first interrupt: the run's exit code says which (interruptExitCode). */
   interruptedBy: NodeJS.Signals | null = null;
@@ -55,12 +53,12 @@ export class TaskList {
     // A task inside a task (the apply inside the layout): the outer one is current again after.
     const outer = this.current;
     this.current = name;
-    const t0 = Date.now();
+    const t0 = performance.now();
     try {
       return await fn(this.ac.signal);
     } finally {
       this.current = outer;
-      trace(`task ${name}`, t0);
+      this.spans.add(name, t0);
     }
   }
 
@@ -83,13 +81,13 @@ export class TaskList {
     while (this.teardowns.length > 0) {
       const t = this.teardowns[this.teardowns.length - 1]!;
       this.current = t.name;
-      const t0 = Date.now();
+      const t0 = performance.now();
       try {
         await t.run();
       } catch (e) {
         onError(t.name, e);
       }
-      trace(`teardown ${t.name}`, t0);
+      this.spans.add(`teardown: ${t.name}`, t0);
       this.teardowns.pop();
     }
     this.current = null;

@@ -15,8 +15,13 @@ export interface GpuTopology {
 export async function readTopology(t: Transport): Promise<Map<number, GpuTopology>> {
   const out = new Map<number, GpuTopology>();
   try {
-    const lgip = await t.exec({ argv: ["nvidia-smi", "mig", "-lgip"] }, { timeoutMs: 60_000 });
-    const lgipp = await t.exec({ argv: ["nvidia-smi", "mig", "-lgipp"] }, { timeoutMs: 60_000 });
+    // Both at once: a round trip each, and neither depends on the other.
+    const [lgip, lgipp] = await Promise.all(
+      ["-lgip", "-lgipp"].map((a) =>
+        t.exec({ argv: ["nvidia-smi", "mig", a] }, { timeoutMs: 60_000 }),
+      ),
+    );
+    if (!lgip || !lgipp) return out;
     if (lgip.exitCode !== 0 || lgipp.exitCode !== 0) return out;
     for (const g of parseLgip(lgip.stdout).gpus)
       out.set(g.index, { profiles: g.profiles, placements: [] });

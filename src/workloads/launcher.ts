@@ -72,6 +72,9 @@ export interface LaunchOptions {
    * launches that start together on one node share one login. Without it, each call opens its
    * own for its instances and closes it at the end. */
   supervisor?: Supervisor | null;
+  /** When the phase began, if before this call (its shared supervisor's login): each outcome's
+   * start, so that the login counts in the phase as a workload's own would. */
+  phaseStartMs?: number;
 }
 
 /** Where workloads are started: the node's supervisor, or a channel each (`fallback` says why). */
@@ -124,7 +127,7 @@ export async function runOnInstances(
       ? { key: randomBytes(8).toString("hex"), count: instances.length, waitS: o.startTogetherS }
       : undefined);
   // The phase starts before its login: the supervisor's counts as the workloads' own would.
-  const launchedMs = Date.now();
+  const launchedMs = o.phaseStartMs ?? Date.now();
   // One supervisor for the node's instances (they are all of one node), unless shared.
   const own = o.supervisor || instances.length === 0 ? null : await openSupervisor(transports[0]!);
   const sup = o.supervisor ?? own;

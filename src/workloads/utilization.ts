@@ -5,10 +5,19 @@
 // activity (`utilization.gpu` reads N/A under MIG, mig-reference.md §4). Parsing and the
 // figures are pure; the sampler runs one command at a time over the node's session.
 import { parseTable } from "../nvsmi/table.js";
-import type { Transport } from "../transport/types.js";
+import type { Supervisor, Transport } from "../transport/types.js";
 import type { Instance } from "./instances.js";
-import type { InstanceOutcome } from "./launcher.js";
+import { type InstanceOutcome, openSupervisor } from "./launcher.js";
 import type { Metric } from "./specs.js";
+import {
+  DISCOVERY_ARGV,
+  DMON_ARGV,
+  type Reading,
+  ReadingParser,
+  samplerLoopScript,
+} from "./utilization-loop.js";
+
+export { DISCOVERY_ARGV, DMON_ARGV };
 
 export type UtilizationSource = "dcgm" | "nvidia-smi";
 
@@ -19,8 +28,6 @@ export interface UtilizationSample {
   smActive: number | null;
   memUsedMiB: number | null;
 }
-
-export const DMON_ARGV = ["dcgmi", "dmon", "-e", "1002,252", "-c", "1"];
 
 interface DmonRow {
   gpu: number;
@@ -62,8 +69,6 @@ export function parseDmon(text: string): DmonRow[] {
   }
   return rows;
 }
-
-export const DISCOVERY_ARGV = ["dcgmi", "discovery", "-c"];
 
 /** DCGM's GPU-I entity id → the MIG GPU instance it is (`gpu/gi`), from `dcgmi discovery -c`:
  * `-> I <gpu>/<gi>` rows carrying `GPU Instance (EntityID: <n>)`. DCGM numbers GPU instances
@@ -138,8 +143,10 @@ const spare = (t: Transport): SpareChannel | null =>
     ? (t as unknown as SpareChannel)
     : null;
 
-/** Samples every `intervalMs` from start() until stop(); one command in flight at a time, and
- * only on a channel that is free: a tick without one is skipped, never a second connection. */
+/** Samples every `intervalMs` from start() until stop(). Through the node's supervisor when
+ * one runs (one looping command for the phase: utilization-loop.ts); otherwise one command per
+ * tick, in flight one at a time and only on a channel that is free: a tick without one is
+ * skipped, never a second connection. */
 export class UtilizationSampler {
   private running = false;
   private loop: Promise<void> | null = null;
@@ -150,32 +157,88 @@ export class UtilizationSampler {
     insufficient: new Map(),
   };
   private skipped = 0;
+  private t0 = 0;
+  /** Ends the wait between ticks at once on stop(): the phase's end never waits an interval. */
+  private wake: () => void = () => {};
+  /** Stops the looping command (supervised sampling). */
+  private readonly halt = new AbortController();
   /** DCGM's GPU-I entity ids, read once `dcgmi discovery -c` answers. */
   private entities: Map<number, { gpu: number; gi: number }> | null = null;
   constructor(
     private readonly t: Transport,
     private readonly instances: readonly Instance[],
     private readonly intervalMs: number,
+    private readonly supervisor: Supervisor | null = null,
   ) {}
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    const t0 = Date.now();
-    // The first reading waits one interval: the workloads start first, and a sampler's
-    // nvidia-smi never competes with their start for the node's state (their lock, on the sim).
-    const sleep = () => new Promise((res) => setTimeout(res, this.intervalMs));
-    this.loop = (async () => {
-      await sleep();
-      while (this.running) {
-        await this.tick(t0);
-        if (this.running) await sleep();
-      }
-    })();
+    this.t0 = Date.now();
+    const sup = this.supervisor;
+    this.loop = sup && sup.fallback === null ? this.supervised(sup) : this.ticks();
+  }
+
+  /** One command per tick. The first reading waits one interval: the workloads start first,
+   * and a sampler's nvidia-smi never competes with their start for the node's state. */
+  private async ticks(): Promise<void> {
+    const sleep = () =>
+      new Promise<void>((res) => {
+        const timer = setTimeout(res, this.intervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          res();
+        };
+      });
+    await sleep();
+    while (this.running) {
+      await this.tick();
+      if (this.running) await sleep();
+    }
+  }
+
+  /** The looping command through the supervisor; if it ends early, ticks take over. */
+  private async supervised(sup: Supervisor): Promise<void> {
+    const parser = new ReadingParser();
+    const timeoutMs = 24 * 3600_000;
+    try {
+      await sup.exec(
+        { shell: samplerLoopScript(this.intervalMs) },
+        {
+          timeoutMs,
+          signal: this.halt.signal,
+          onStdout: (c) => {
+            for (const r of parser.feed(c)) this.take(r);
+          },
+        },
+      );
+    } catch {
+      /* stopped (INTERRUPTED), or its supervisor is gone: the ticks below, if still running */
+    }
+    if (this.running) await this.ticks();
+  }
+
+  /** One reading of the looping command, judged as the per-tick sampler judges its own. */
+  private take(r: Reading): void {
+    if (r.kind === "discovery") {
+      this.result.source = "dcgm";
+      this.readEntities(r.code, r.out);
+    } else if (r.kind === "dmon" && r.code !== 0 && this.result.source === null)
+      this.result.source = "nvidia-smi";
+    else {
+      this.result.source ??= r.kind === "dmon" ? "dcgm" : "nvidia-smi";
+      this.record({ code: r.code, out: r.out });
+    }
+  }
+
+  private readEntities(code: number | null, out: string): void {
+    this.entities = code === 0 ? parseDcgmHierarchy(out) : new Map();
+    if (this.entities.size === 0 && this.instances.some((i) => i.gpuInstanceId !== null))
+      this.result.problem = `dcgmi discovery -c did not map DCGM's GPU-I ids to MIG instances (exit ${code ?? "none"}): no MIG instance is given a DCGM row`;
   }
 
   /** One reading; the source is decided by the first dmon that gets a channel. */
-  private async tick(t0: number): Promise<void> {
+  private async tick(): Promise<void> {
     let r: { code: number | null; out: string } | null = null;
     if (this.result.source === null) {
       const dmon = await this.exec(DMON_ARGV);
@@ -188,12 +251,14 @@ export class UtilizationSampler {
     if (this.result.source === "dcgm" && this.entities === null) {
       const d = await this.exec(DISCOVERY_ARGV);
       if (d === null) return;
-      this.entities = d.code === 0 ? parseDcgmHierarchy(d.out) : new Map();
-      if (this.entities.size === 0 && this.instances.some((i) => i.gpuInstanceId !== null))
-        this.result.problem = `dcgmi discovery -c did not map DCGM's GPU-I ids to MIG instances (exit ${d.code ?? "none"}): no MIG instance is given a DCGM row`;
+      this.readEntities(d.code, d.out);
     }
     r ??= await this.exec(this.result.source === "dcgm" ? DMON_ARGV : ["nvidia-smi"]);
-    if (r === null) return;
+    if (r !== null) this.record(r);
+  }
+
+  /** A reading's samples, per instance. */
+  private record(r: { code: number | null; out: string }): void {
     if (r.code !== 0) {
       this.result.problem = `the sample command failed (exit ${r.code ?? "none"})`;
       return;
@@ -206,7 +271,7 @@ export class UtilizationSampler {
       for (const [uuid, s] of got)
         this.result.samples.set(uuid, [
           ...(this.result.samples.get(uuid) ?? []),
-          { t: Date.now() - t0, ...s },
+          { t: Date.now() - this.t0, ...s },
         ]);
     } catch (e) {
       this.result.problem = (e as Error).message;
@@ -215,6 +280,8 @@ export class UtilizationSampler {
 
   async stop(): Promise<UtilizationResult> {
     this.running = false;
+    this.wake();
+    this.halt.abort("the phase ended");
     await this.loop;
     if (this.result.samples.size > 0) this.result.problem = null;
     else if (this.skipped > 0)
@@ -293,22 +360,32 @@ export function utilizationMetrics(samples: readonly UtilizationSample[]): Metri
   return out;
 }
 
+/** The node's supervisor a sampled phase shares with its workloads, and when it was asked for. */
+export type SharedPhase = { supervisor: Supervisor; phaseStartMs: number };
+
 /** Runs `work` with a sampler over `instances` when `sample` is set; the outcomes get the
- * utilization measurements of their instance (recorded with the run like any other). */
+ * utilization measurements of their instance (recorded with the run like any other). With a
+ * sampler, the node's supervisor is opened here and handed to `work` with the time it was asked
+ * for: the workloads and the sampler share its one login (the phase's only one), and the phase
+ * counts from before that login. */
 export async function withUtilization<T extends { outcomes: InstanceOutcome[] }>(
   t: Transport,
   instances: readonly Instance[],
   o: { sample: boolean; durationS: number },
-  work: () => Promise<T>,
+  work: (shared: SharedPhase | null) => Promise<T>,
 ): Promise<{ result: T; util: UtilizationResult | null }> {
-  if (!o.sample) return { result: await work(), util: null };
-  const sampler = new UtilizationSampler(t, instances, Math.max(500, (o.durationS * 1000) / 10));
+  if (!o.sample) return { result: await work(null), util: null };
+  const phaseStartMs = Date.now();
+  const supervisor = await openSupervisor(t);
+  const interval = Math.max(500, (o.durationS * 1000) / 10);
+  const sampler = new UtilizationSampler(t, instances, interval, supervisor);
   sampler.start();
   let result: T;
   try {
-    result = await work();
+    result = await work({ supervisor, phaseStartMs });
   } finally {
     await sampler.stop();
+    await supervisor.close();
   }
   const util = await sampler.stop();
   for (const out of result.outcomes) {

@@ -48,6 +48,19 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
     );
     assert.equal(r.code, 0, r.stderr);
     const s = JSON.parse(r.stdout) as Summary;
+    // Where the run's time went: its tasks in the order they ended, on the process's clock, the
+    // 2-s stress inside the suites' span.
+    const tasks = (JSON.parse(r.stdout) as { tasks: { name: string; atMs: number; ms: number }[] })
+      .tasks;
+    const at = (name: string) => tasks.findIndex((t) => t.name === name);
+    const order = ["connect and lock", "discover", "layout", "suites"]
+      .concat(["teardown: restore the original MIG layout", "write the reports"])
+      .map(at);
+    assert.ok(
+      order.every((k, i) => k >= 0 && (i === 0 || k > order[i - 1]!)),
+      JSON.stringify(tasks),
+    );
+    assert.ok(tasks[at("suites")]!.ms >= 2000, JSON.stringify(tasks));
     for (const node of ["sim01", "sim02"]) {
       const rows = stressOf(s, node);
       assert.ok(rows.length >= 3, `${node} ran on every instance of the balanced layout`);

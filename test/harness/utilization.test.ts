@@ -17,6 +17,7 @@ import {
   type UtilizationSample,
   utilizationMetrics,
 } from "../../src/workloads/utilization.js";
+import { ReadingParser } from "../../src/workloads/utilization-loop.js";
 import { cli } from "../helpers/cli.js";
 import { startCluster, type TestCluster } from "../helpers/cluster.js";
 
@@ -125,6 +126,32 @@ describe("utilization during stress (simulated MIG H100, real sshd)", function (
 });
 
 describe("utilization: pure reading", () => {
+  it("the looping sampler's output cuts into readings at its marker lines, whatever the chunks", () => {
+    const text = [
+      "#Entity SMACT FBUSD",
+      "GPU 0 0.5 10",
+      "@@slicecheck:util discovery 0",
+      "table line",
+      "@@slicecheck:util dmon 0",
+      "@@slicecheck:util smi 6",
+      "@@slicecheck:util dmon 0 trailing",
+      "",
+    ].join("\n");
+    // Cut at every third byte: a marker split across chunks is still one marker.
+    const p = new ReadingParser();
+    const got = [];
+    for (let k = 0; k < text.length; k += 3) got.push(...p.feed(text.slice(k, k + 3)));
+    assert.deepEqual(got, [
+      { kind: "discovery", code: 0, out: "#Entity SMACT FBUSD\nGPU 0 0.5 10" },
+      { kind: "dmon", code: 0, out: "table line" },
+      { kind: "smi", code: 6, out: "" },
+    ]);
+    // A line that only looks like a marker is a reading's line, never a reading of its own.
+    assert.deepEqual(p.feed("@@slicecheck:util smi 0\n"), [
+      { kind: "smi", code: 0, out: "@@slicecheck:util dmon 0 trailing" },
+    ]);
+  });
+
   it("attributes GPU-I rows through dcgmi discovery -c (DCGM's entity ids are not GI ids)", () => {
     const text = [
       "#Entity          SMACT       FBUSD",

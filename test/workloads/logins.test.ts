@@ -1,8 +1,8 @@
-// One login per node per phase (issue 25): a stress on 7 MIG instances opens as many SSH
-// sessions as a stress on 1 (one: the node's supervisor), counted from sshd's own log
-// (LogLevel VERBOSE writes one `Starting session: command` line per channel). With a channel
-// per workload the 7-instance phase would open 7. The launcher is driven directly: a whole
-// `run` also samples utilization on whatever channel is free, which varies with timing.
+// One login per node per phase (issue 25): a stress on 7 MIG instances, its utilization sampler
+// included, opens as many SSH sessions as a stress on 1 (one: the node's supervisor, which runs
+// the workloads and the sampler's looping command), counted from sshd's own log (LogLevel
+// VERBOSE writes one `Starting session: command` line per channel). With a channel per workload
+// the 7-instance phase would open 7, and a sampler with a command per tick one more per tick.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { SshTransport } from "../../src/transport/ssh.js";
 import { discoverInstances } from "../../src/workloads/instances.js";
 import { runOnInstances } from "../../src/workloads/launcher.js";
 import { stressSpec } from "../../src/workloads/specs.js";
+import { withUtilization } from "../../src/workloads/utilization.js";
 import { cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -28,8 +29,11 @@ describe("one login per node per phase (node supervisor, real sshd)", function (
       .split("\n")
       .filter((l) => l.includes("Starting session: command")).length;
 
-  /** The sessions one stress phase opens on the node, and how many of its workloads passed. */
-  async function stressPhase(config: string): Promise<{ sessions: number; ok: number }> {
+  /** The sessions one stress phase opens on the node (sampled as a run samples it), how many of
+   * its workloads passed, and the fewest utilization samples an instance got. */
+  async function stressPhase(
+    config: string,
+  ): Promise<{ sessions: number; ok: number; samples: number }> {
     const a = await cli(
       "apply",
       "-i",
@@ -44,20 +48,31 @@ describe("one login per node per phase (node supervisor, real sshd)", function (
       const { instances } = await discoverInstances(t);
       const before = sessions();
       const spec = { ...stressSpec(3, 0.5), program: "slicecheck-stress" };
-      const outcomes = await runOnInstances([t], instances, spec, { outDir: out });
+      const { result, util } = await withUtilization(
+        t,
+        instances,
+        { sample: true, durationS: 3 },
+        async (shared) => ({
+          outcomes: await runOnInstances([t], instances, spec, { outDir: out, ...shared }),
+        }),
+      );
+      const outcomes = result.outcomes;
       return {
         sessions: sessions() - before,
         ok: outcomes.filter((o) => o.exitCode === 0 && o.incomplete === null).length,
+        samples: Math.min(...instances.map((i) => util?.samples.get(i.uuid)?.length ?? 0)),
       };
     } finally {
       await t.close();
     }
   }
 
-  it("a 7-instance stress phase costs the node one login, as a 1-instance one does", async () => {
+  it("a 7-instance stress phase, sampled, costs the node one login, as a 1-instance one does", async () => {
     const seven = await stressPhase("all-1g.10gb");
     const one = await stressPhase("all-7g.80gb");
     assert.deepEqual([seven.ok, one.ok], [7, 1]);
+    // Every instance was sampled (a reading every 0.5 s of a 3-s phase), through that login.
+    assert.ok(seven.samples >= 1 && one.samples >= 1, JSON.stringify([seven, one]));
     assert.deepEqual([seven.sessions, one.sessions], [1, 1]);
   });
 

@@ -180,6 +180,8 @@ export function printJson(r: HarnessRunResult, runId: string, io: Out, outDir?: 
         // The compliance page's headline and coverage (null when run.json could not be written).
         signoff: outDir && r.checks.length > 0 ? signoffOfRun(outDir) : null,
         nodes: r.nodes,
+        // Where the run's time went: each task, teardown and end step (spans.ts).
+        tasks: r.tasks,
         checks: r.checks,
       },
       null,
