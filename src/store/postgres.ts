@@ -12,7 +12,9 @@ import {
   redactUrl,
   type Sql,
   type Store,
+  type WriteOptions,
 } from "./backend.js";
+import { commitMode, RelaxedCommits, writeStatement } from "./pg-commit.js";
 import { MIGRATIONS, migrationSql, numberedParams, SCHEMA_VERSION } from "./schema.js";
 
 // Any constant: the key of the advisory lock that serialises slicecheck's migrations.
@@ -58,7 +60,7 @@ function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await q.query(numberedParams(sql), [...params])).rows[0] as T | undefined,
     run: async (sql: string, params: readonly unknown[] = []) => {
-      await q.query(numberedParams(sql), [...params]);
+      await q.query(writeStatement(sql, params));
     },
   };
 }
@@ -74,24 +76,62 @@ function destroy(client: pg.ClientBase): void {
   ).connection?.stream?.destroy();
 }
 
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+/** `fn` on a client of its own. After a client-side timeout the connection still has the query
+ * in flight: it cannot be reused, and dropping it rolls back on the server. */
+async function withClient<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query("BEGIN");
-    const r = await fn(client);
-    await client.query("COMMIT");
-    return r;
+    return await fn(client);
   } catch (e) {
-    // After a client-side timeout the connection still has the query in flight: it cannot be
-    // reused, and a ROLLBACK would only wait as long again. Dropping it rolls back on the server.
     if (timedOut(e)) broken = e instanceof Error ? e : new Error(String(e));
-    else await client.query("ROLLBACK").catch(() => {});
     throw e;
   } finally {
     client.release(broken);
     if (broken) destroy(client);
   }
+}
+
+async function transactionOn<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const r = await fn();
+    await client.query("COMMIT");
+    return r;
+  } catch (e) {
+    // A ROLLBACK after a timeout would only wait as long again (withClient drops the client).
+    if (!timedOut(e)) await client.query("ROLLBACK").catch(() => {});
+    throw e;
+  }
+}
+
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, (c) => transactionOn(c, () => fn(c)));
+}
+
+/**
+ * A write: `fn` alone (`tx` false: one statement, atomic by itself) or in a transaction, with
+ * the commit mode `o` asks for (pg-commit.ts). A durable write after relaxed ones first checks,
+ * inside its transaction, that the server that took them did not restart meanwhile.
+ */
+function writer(pool: pg.Pool, location: string) {
+  const relaxedCommits = new RelaxedCommits();
+  return <T>(o: WriteOptions | undefined, tx: boolean, fn: (c: pg.PoolClient) => Promise<T>) =>
+    withClient(pool, async (c) => {
+      const relaxed = o?.relaxed ?? false;
+      await commitMode(c, relaxed);
+      const check = !relaxed && relaxedCommits.pending;
+      const r =
+        tx || check
+          ? await transactionOn(c, async () => {
+              if (check) await relaxedCommits.check(c, location);
+              return fn(c);
+            })
+          : await fn(c);
+      if (relaxed) relaxedCommits.committed(c);
+      else relaxedCommits.settled();
+      return r;
+    });
 }
 
 /** One transaction per step, version bump inside it, under the lock; returns the version found. */
@@ -178,6 +218,7 @@ export async function openPostgres(url: string, o: OpenOptions = {}): Promise<St
     throw e;
   });
   const direct = sqlOf(pool);
+  const write = writer(pool, location);
   return {
     kind: "postgres",
     location,
@@ -185,11 +226,15 @@ export async function openPostgres(url: string, o: OpenOptions = {}): Promise<St
       guard("a read", direct.all<T>(sql, params)),
     get: <T>(sql: string, params?: readonly unknown[]) =>
       guard("a read", direct.get<T>(sql, params)),
-    run: (sql, params) => guard("a write", direct.run(sql, params)),
-    transaction: (fn) =>
+    run: (sql, params, o) =>
+      guard(
+        "a write",
+        write(o, false, (c) => sqlOf(c).run(sql, params)),
+      ),
+    transaction: (fn, o) =>
       guard(
         "a transaction",
-        inTransaction(pool, (c) => fn(sqlOf(c))),
+        write(o, true, (c) => fn(sqlOf(c))),
       ),
     close: () => endPool(pool, clients, answering ? timeoutMs : 0),
   };

@@ -1,0 +1,92 @@
+// How the PostgreSQL backend commits (postgres.ts): relaxed writes with synchronous_commit=off,
+// durable ones with the server's own setting, and writes as prepared statements.
+//
+// Why relaxed commits are the SQLite backend's promise, not a weaker one: the SQLite file runs
+// WAL with synchronous=NORMAL (db.ts), so a commit outlasts the controller's death and only the
+// machine's crash or power loss may take its last commits. synchronous_commit=off is the same
+// promise for a server: COMMIT returns once the commit is in the server's WAL buffers (it
+// outlasts the controller at once), the WAL writer flushes it within about 3 × wal_writer_delay,
+// a server crash may lose those last commits and never leaves the database inconsistent.
+// Durable commits (a run's start and end, and the check that its records are written) use the
+// server's own synchronous_commit, and because WAL is flushed in order, each one makes every
+// relaxed commit before it durable too: a run that reads finished has all its rows on disk.
+//
+// One difference needs a guard: SQLite's crash takes the controller with it, but a server can
+// crash and restart while the controller runs on, and pg's pool would reconnect and carry on
+// as if nothing had been lost. So every relaxed commit notes which start of the server took it
+// (pg_postmaster_start_time()), and the next durable commit first checks that the server is
+// still that one; if it restarted (or failed over), the durable commit fails, so the run's
+// records read as incomplete instead of complete with a hole.
+import { createHash } from "node:crypto";
+import type pg from "pg";
+import { SlicecheckError } from "../errors.js";
+import { numberedParams } from "./schema.js";
+
+/** The server start (pg_postmaster_start_time) each connection set to relaxed commits saw. */
+const relaxedOn = new WeakMap<pg.ClientBase, string>();
+
+/** Sets `c`'s synchronous_commit for what it commits next: one round trip when it changes, so
+ * in a run about twice per connection (relaxed after the start, durable for the end). Session
+ * settings, not SET LOCAL: SET LOCAL needs a transaction around every batch, three round trips
+ * (BEGIN, SET, COMMIT) more than the one INSERT a batch costs today. */
+export async function commitMode(c: pg.ClientBase, relaxed: boolean): Promise<void> {
+  if (relaxedOn.has(c) === relaxed) return;
+  if (!relaxed) {
+    // DEFAULT, not `on`: the server's, database's or role's own setting (remote_apply for a
+    // synchronous standby, say), which a durable commit must not weaken.
+    await c.query("SET synchronous_commit TO DEFAULT");
+    relaxedOn.delete(c);
+    return;
+  }
+  const rs = (await c.query(
+    "SET synchronous_commit = off; SELECT pg_postmaster_start_time()::text AS up",
+  )) as unknown as pg.QueryResult[];
+  relaxedOn.set(c, String(rs[1]?.rows[0]?.up));
+}
+
+/**
+ * The server starts that took relaxed commits since the last durable one. A durable commit
+ * calls check() inside its transaction (before COMMIT) and settled() after it.
+ */
+export class RelaxedCommits {
+  private readonly starts = new Set<string>();
+
+  /** Whether a durable commit must check the server (any relaxed commit since the last). */
+  get pending(): boolean {
+    return this.starts.size > 0;
+  }
+
+  committed(c: pg.ClientBase): void {
+    const up = relaxedOn.get(c);
+    if (up !== undefined) this.starts.add(up);
+  }
+
+  async check(c: pg.ClientBase, location: string): Promise<void> {
+    const up = String((await c.query("SELECT pg_postmaster_start_time()::text AS up")).rows[0]?.up);
+    const lost = [...this.starts].filter((s) => s !== up);
+    if (lost.length === 0) return;
+    throw new SlicecheckError(
+      "DB",
+      `records database ${location}: the server restarted during the run (started ${lost.join(", ")}, now ${up}): the last writes before its restart were committed with synchronous_commit=off and may be lost; this run's records there are incomplete`,
+      { location, restarted: true, before: lost, now: up },
+    );
+  }
+
+  settled(): void {
+    this.starts.clear();
+  }
+}
+
+/** Statements with more bound parameters than this run unnamed: every named one stays prepared
+ * on its connection, and a batch's shape (rows × columns) varies with its size. */
+const PREPARE_MAX_PARAMS = 2_000;
+
+/** A write as a named (prepared) statement: the server parses and plans its text once per
+ * connection, and a batch of a node's instances is the same text every time. */
+export function writeStatement(sql: string, params: readonly unknown[]): pg.QueryConfig {
+  const text = numberedParams(sql);
+  const values = [...params];
+  if (values.length > PREPARE_MAX_PARAMS) return { text, values };
+  const name = `slicecheck_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
+  return { name, text, values };
+}
