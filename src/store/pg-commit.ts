@@ -11,6 +11,12 @@
 // server's own synchronous_commit, and because WAL is flushed in order, each one makes every
 // relaxed commit before it durable too: a run that reads finished has all its rows on disk.
 //
+// The setting is the transaction's own (set_config(…, true), SET LOCAL's function form), never
+// the session's: it ends with the commit, leaks to nothing else on the connection (a pooler in
+// transaction mode hands server connections from client to client), and a durable commit needs
+// nothing put back. A single INSERT sets it in the same statement (relaxedStatement), so a
+// batch stays one round trip; SET LOCAL would need BEGIN and COMMIT around it, three more.
+//
 // One difference needs a guard: SQLite's crash takes the controller with it, but a server can
 // crash and restart while the controller runs on, and pg's pool would reconnect and carry on
 // as if nothing had been lost. So every relaxed commit notes which start of the server took it
@@ -22,26 +28,21 @@ import type pg from "pg";
 import { SlicecheckError } from "../errors.js";
 import { numberedParams } from "./schema.js";
 
-/** The server start (pg_postmaster_start_time) each connection set to relaxed commits saw. */
-const relaxedOn = new WeakMap<pg.ClientBase, string>();
+/** Turns the transaction's commit relaxed, and answers the server's start (`up`). */
+const RELAX =
+  "set_config('synchronous_commit', 'off', true) AS relaxed, pg_postmaster_start_time()::text AS up";
 
-/** Sets `c`'s synchronous_commit for what it commits next: one round trip when it changes, so
- * in a run about twice per connection (relaxed after the start, durable for the end). Session
- * settings, not SET LOCAL: SET LOCAL needs a transaction around every batch, three round trips
- * (BEGIN, SET, COMMIT) more than the one INSERT a batch costs today. */
-export async function commitMode(c: pg.ClientBase, relaxed: boolean): Promise<void> {
-  if (relaxedOn.has(c) === relaxed) return;
-  if (!relaxed) {
-    // DEFAULT, not `on`: the server's, database's or role's own setting (remote_apply for a
-    // synchronous standby, say), which a durable commit must not weaken.
-    await c.query("SET synchronous_commit TO DEFAULT");
-    relaxedOn.delete(c);
-    return;
-  }
-  const rs = (await c.query(
-    "SET synchronous_commit = off; SELECT pg_postmaster_start_time()::text AS up",
-  )) as unknown as pg.QueryResult[];
-  relaxedOn.set(c, String(rs[1]?.rows[0]?.up));
+/** The first statement of a relaxed transaction. */
+export const RELAX_TRANSACTION = `SELECT ${RELAX}`;
+
+/**
+ * `sql` (a `?` statement) as one statement that also relaxes its own commit, or null where it
+ * cannot (not an INSERT, UPDATE or DELETE). The write becomes a data-modifying WITH, which runs
+ * whole even unreferenced; the SELECT answers one row whatever the write's size.
+ */
+export function relaxedStatement(sql: string): string | null {
+  if (!/^\s*(INSERT|UPDATE|DELETE)\b/i.test(sql)) return null;
+  return `WITH w AS (${sql}) SELECT ${RELAX}`;
 }
 
 /**
@@ -56,9 +57,9 @@ export class RelaxedCommits {
     return this.starts.size > 0;
   }
 
-  committed(c: pg.ClientBase): void {
-    const up = relaxedOn.get(c);
-    if (up !== undefined) this.starts.add(up);
+  /** A relaxed commit done, with the `up` its relaxing statement answered. */
+  committed(up: unknown): void {
+    this.starts.add(String(up));
   }
 
   async check(c: pg.ClientBase, location: string): Promise<void> {
@@ -81,12 +82,25 @@ export class RelaxedCommits {
  * on its connection, and a batch's shape (rows × columns) varies with its size. */
 const PREPARE_MAX_PARAMS = 2_000;
 
-/** A write as a named (prepared) statement: the server parses and plans its text once per
- * connection, and a batch of a node's instances is the same text every time. */
-export function writeStatement(sql: string, params: readonly unknown[]): pg.QueryConfig {
+/** SQLSTATEs of a named statement that a pooler in transaction mode (PgBouncer before 1.21, or
+ * without max_prepared_statements) lost or shares: the server connection is another one. */
+const PREPARED_LOST = new Set(["26000", "42P05"]);
+
+/** Whether `e` says that named statements do not work over this connection (a pooler). */
+export function preparedLost(e: unknown): boolean {
+  return PREPARED_LOST.has(String((e as { code?: unknown }).code));
+}
+
+/** A write as a named (prepared) statement when `named`: the server parses and plans its text
+ * once per connection, and a batch of a node's instances is the same text every time. */
+export function writeStatement(
+  sql: string,
+  params: readonly unknown[],
+  named: boolean,
+): pg.QueryConfig {
   const text = numberedParams(sql);
   const values = [...params];
-  if (values.length > PREPARE_MAX_PARAMS) return { text, values };
+  if (!named || values.length > PREPARE_MAX_PARAMS) return { text, values };
   const name = `slicecheck_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
   return { name, text, values };
 }

@@ -14,7 +14,13 @@ import {
   type Store,
   type WriteOptions,
 } from "./backend.js";
-import { commitMode, RelaxedCommits, writeStatement } from "./pg-commit.js";
+import {
+  preparedLost,
+  RELAX_TRANSACTION,
+  RelaxedCommits,
+  relaxedStatement,
+  writeStatement,
+} from "./pg-commit.js";
 import { MIGRATIONS, migrationSql, numberedParams, SCHEMA_VERSION } from "./schema.js";
 
 // Any constant: the key of the advisory lock that serialises slicecheck's migrations.
@@ -53,14 +59,15 @@ function dbError(location: string, e: unknown, doing: string, timeoutMs: number)
   );
 }
 
-function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
+/** `named`: whether writes go as prepared statements (pg-commit.ts writeStatement). */
+function sqlOf(q: pg.Pool | pg.PoolClient, named: () => boolean = () => false): Sql {
   return {
     all: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await q.query(numberedParams(sql), [...params])).rows as T[],
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await q.query(numberedParams(sql), [...params])).rows[0] as T | undefined,
     run: async (sql: string, params: readonly unknown[] = []) => {
-      await q.query(writeStatement(sql, params));
+      await q.query(writeStatement(sql, params, named()));
     },
   };
 }
@@ -109,29 +116,53 @@ async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise
   return withClient(pool, (c) => transactionOn(c, () => fn(c)));
 }
 
+/** A write: one statement, or statements that commit together. */
+type Write<T> = { sql: string; params: readonly unknown[] } | ((tx: Sql) => Promise<T>);
+
 /**
- * A write: `fn` alone (`tx` false: one statement, atomic by itself) or in a transaction, with
- * the commit mode `o` asks for (pg-commit.ts). A durable write after relaxed ones first checks,
- * inside its transaction, that the server that took them did not restart meanwhile.
+ * Writes, relaxed or durable as `o` asks (pg-commit.ts). A relaxed single statement relaxes its
+ * own commit (one round trip); anything else is a transaction, opened by the relaxing statement
+ * or, for a durable write after relaxed ones, by the check that the server did not restart
+ * meanwhile. Writes go as prepared statements until a pooler shows it loses them; the write
+ * that showed it (which did not run: Parse and Bind come before anything executes, and its
+ * transaction rolled back) is written again unnamed.
  */
 function writer(pool: pg.Pool, location: string) {
   const relaxedCommits = new RelaxedCommits();
-  return <T>(o: WriteOptions | undefined, tx: boolean, fn: (c: pg.PoolClient) => Promise<T>) =>
+  let named = true;
+  const once = <T>(o: WriteOptions | undefined, w: Write<T>): Promise<T> =>
     withClient(pool, async (c) => {
       const relaxed = o?.relaxed ?? false;
-      await commitMode(c, relaxed);
       const check = !relaxed && relaxedCommits.pending;
-      const r =
-        tx || check
-          ? await transactionOn(c, async () => {
-              if (check) await relaxedCommits.check(c, location);
-              return fn(c);
-            })
-          : await fn(c);
-      if (relaxed) relaxedCommits.committed(c);
+      const alone =
+        typeof w === "function" || check ? null : relaxed ? relaxedStatement(w.sql) : w.sql;
+      if (alone !== null && typeof w !== "function") {
+        const r = await c.query(writeStatement(alone, w.params, named));
+        if (relaxed) relaxedCommits.committed(r.rows[0]?.up);
+        return undefined as T;
+      }
+      let up: unknown;
+      const r = await transactionOn(c, async () => {
+        if (relaxed) up = (await c.query(RELAX_TRANSACTION)).rows[0]?.up;
+        if (check) await relaxedCommits.check(c, location);
+        const tx = sqlOf(c, () => named);
+        if (typeof w === "function") return w(tx);
+        await tx.run(w.sql, w.params);
+        return undefined as T;
+      });
+      if (relaxed) relaxedCommits.committed(up);
       else relaxedCommits.settled();
       return r;
     });
+  return async <T>(o: WriteOptions | undefined, w: Write<T>): Promise<T> => {
+    try {
+      return await once(o, w);
+    } catch (e) {
+      if (!named || !preparedLost(e)) throw e;
+      named = false;
+      return once(o, w);
+    }
+  };
 }
 
 /** One transaction per step, version bump inside it, under the lock; returns the version found. */
@@ -226,16 +257,8 @@ export async function openPostgres(url: string, o: OpenOptions = {}): Promise<St
       guard("a read", direct.all<T>(sql, params)),
     get: <T>(sql: string, params?: readonly unknown[]) =>
       guard("a read", direct.get<T>(sql, params)),
-    run: (sql, params, o) =>
-      guard(
-        "a write",
-        write(o, false, (c) => sqlOf(c).run(sql, params)),
-      ),
-    transaction: (fn, o) =>
-      guard(
-        "a transaction",
-        write(o, true, (c) => fn(sqlOf(c))),
-      ),
+    run: (sql, params = [], o) => guard("a write", write(o, { sql, params })),
+    transaction: (fn, o) => guard("a transaction", write(o, fn)),
     close: () => endPool(pool, clients, answering ? timeoutMs : 0),
   };
 }

@@ -31,17 +31,19 @@ async function node(rec: Recorder, name: string): Promise<Error | null> {
   return rec.flush();
 }
 
-// Every row inserted or updated notes the synchronous_commit its statement ran under.
+// Every row inserted or updated notes the synchronous_commit its transaction commits with:
+// deferred triggers run at COMMIT, just before the server decides whether to wait for the flush.
 const NOTE_SETTINGS = `
   CREATE TABLE seen (n SERIAL PRIMARY KEY, what TEXT NOT NULL, setting TEXT NOT NULL);
   CREATE FUNCTION note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
     INSERT INTO seen (what, setting) VALUES (TG_TABLE_NAME || ' ' || TG_OP,
       current_setting('synchronous_commit'));
-    RETURN NEW;
+    RETURN NULL;
   END $$;
-  CREATE TRIGGER note_measurements BEFORE INSERT ON measurements
-    FOR EACH ROW EXECUTE FUNCTION note();
-  CREATE TRIGGER note_runs BEFORE INSERT OR UPDATE ON runs FOR EACH ROW EXECUTE FUNCTION note();`;
+  CREATE CONSTRAINT TRIGGER note_measurements AFTER INSERT ON measurements
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION note();
+  CREATE CONSTRAINT TRIGGER note_runs AFTER INSERT OR UPDATE ON runs
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION note();`;
 
 describe("store: how PostgreSQL commits the records (real server)", function () {
   this.timeout(90_000);
@@ -88,6 +90,27 @@ describe("store: how PostgreSQL commits the records (real server)", function () 
     ]);
     const [run] = await sql<{ status: string }>(url, "SELECT status FROM runs WHERE id = 'r1'");
     assert.equal(run?.status, "passed");
+  });
+
+  it("prepared statements a pooler lost (as PgBouncer in transaction mode does) are written again unnamed, once", async () => {
+    const url = await freshDb();
+    const rec = await Recorder.start(url, { runId: "r3", argv: [] });
+    assert.equal(await node(rec, "n1"), null);
+    // The one idle connection (the pool hands back the last released) forgets what n1 prepared,
+    // while pg's client still believes it is there: n2's batch, the same text, meets 26000.
+    await rec.store.run("DEALLOCATE ALL");
+    assert.equal(await node(rec, "n2"), null);
+    assert.equal(await node(rec, "n3"), null);
+    assert.equal(await rec.finish("passed"), null);
+    const rows = await sql<{ node: string; n: string }>(
+      url,
+      "SELECT node, count(*) AS n FROM measurements WHERE run_id = 'r3' GROUP BY 1 ORDER BY 1",
+    );
+    assert.deepEqual(rows, [
+      { node: "n1", n: "14" },
+      { node: "n2", n: "14" },
+      { node: "n3", n: "14" },
+    ]);
   });
 
   it("a server restart after relaxed batches: settle says the records are incomplete, finish does not mark the run finished", async () => {
