@@ -3,7 +3,11 @@
 // their ratio (issue 25's goal: PostgreSQL within 2× of SQLite). The measurements are written
 // as a stress run writes them: per node, one Recorder.measurements() call per MIG instance (its
 // tflops and errors), the node's instances queued together, and the node flushed before the
-// next one starts (no grouping across nodes, which a fleet finishing at once would add).
+// next one starts (no grouping across nodes, which a fleet finishing at once would add); then,
+// timed apart, settled (the one durable commit a run makes before its records count as written).
+// Both backends make the same promise for the batches (they outlast the controller's death, a
+// crash of the database's host may lose the last moments of them: SQLite synchronous=NORMAL,
+// PostgreSQL synchronous_commit=off, src/store/pg-commit.ts) and commit the settle durably.
 // BENCH_RECORDS_ROOT measures another build (a checkout of main, for the before figure).
 // Prints figures; asserts nothing.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -38,9 +42,15 @@ async function measure(Recorder, location, runId, nodes) {
     await rec.flush();
   }
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  // Once per run, apart: it flushes (fsyncs) the log the batches left unflushed. A build
+  // before settle() (BENCH_RECORDS_ROOT) committed every batch durably instead.
+  const s = process.hrtime.bigint();
+  const lost = await (rec.settle?.() ?? rec.flush());
+  if (lost) throw lost;
+  const settleMs = Number(process.hrtime.bigint() - s) / 1e6;
   const failed = await rec.finish("passed");
   if (failed) throw failed;
-  return { ms, commits: rec.stats.commits ?? rec.stats.writes };
+  return { ms, settleMs, commits: rec.stats.commits ?? rec.stats.writes };
 }
 
 export async function benchRecords(root) {
@@ -57,10 +67,9 @@ export async function benchRecords(root) {
     for (const [backend, location, pgoptions] of [
       ["SQLite (WAL, synchronous=NORMAL)", join(dir, "bench.db")],
       ["PostgreSQL 127.0.0.1 (fsync on)", server.url],
-      // The server-side setting that matches SQLite's synchronous=NORMAL (a commit survives the
-      // controller's death, not the server's crash): an operator's choice (ALTER DATABASE … SET
-      // synchronous_commit = off), never slicecheck's; shown for the like-for-like figure.
-      ["PostgreSQL, synchronous_commit=off", server.url, "-c synchronous_commit=off"],
+      // The server set to synchronous_commit=off by its operator: the settle commits relaxed
+      // too (the batches already are); before settle() existed, the like-for-like figure.
+      ["PostgreSQL, server synchronous_commit=off", server.url, "-c synchronous_commit=off"],
     ]) {
       const saved = process.env.PGOPTIONS;
       if (pgoptions) process.env.PGOPTIONS = pgoptions;
@@ -72,6 +81,7 @@ export async function benchRecords(root) {
           commits: r.commits,
           "wall (ms)": Math.round(r.ms),
           "per measurement (ms)": Number((r.ms / (nodes * perNode)).toFixed(4)),
+          "settle, once (ms)": Number(r.settleMs.toFixed(1)),
         });
       } finally {
         if (saved === undefined) delete process.env.PGOPTIONS;
@@ -88,6 +98,6 @@ export async function benchRecords(root) {
   console.table(rows);
   const [sqlite, durable, async] = rows.map((r) => r["per measurement (ms)"]);
   console.log(
-    `records: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (synchronous_commit=off); goal ≤ 2×`,
+    `records: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (server synchronous_commit=off); goal ≤ 2×`,
   );
 }

@@ -14,6 +14,8 @@ export interface LocalPostgres {
   dir: string;
   pid: number;
   stop(): Promise<void>;
+  /** Stops the server and starts it again on the same data and port. */
+  restart(): Promise<void>;
 }
 
 /** The newest /usr/lib/postgresql/<major>/bin that has initdb (Debian 12: 15). */
@@ -100,33 +102,49 @@ export async function startPostgres(
   const args = ["-D", data, "-h", "127.0.0.1", "-p", String(port), "-k", sock];
   if (o.durable === false) args.push("-c", "fsync=off", "-c", "synchronous_commit=off");
   let out = "";
-  const child = spawn(join(bin, "postgres"), args, {
-    ...as,
-    cwd: dir,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout?.on("data", (b: Buffer) => {
-    out = (out + b.toString()).slice(-4000);
-  });
-  child.stderr?.on("data", (b: Buffer) => {
-    out = (out + b.toString()).slice(-4000);
-  });
-  const url = `postgres://slicecheck@127.0.0.1:${port}/postgres`;
-  const pid = child.pid ?? 0;
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    const gone = new Promise<void>((r) => child.once("exit", () => r()));
-    // SIGINT: "fast shutdown", rolls back open transactions and exits cleanly.
-    process.kill(pid, "SIGINT");
-    await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
-    if (child.exitCode === null) process.kill(pid, "SIGKILL");
+  const launch = (): ChildProcess => {
+    const c = spawn(join(bin, "postgres"), args, {
+      ...as,
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    c.stdout?.on("data", (b: Buffer) => {
+      out = (out + b.toString()).slice(-4000);
+    });
+    c.stderr?.on("data", (b: Buffer) => {
+      out = (out + b.toString()).slice(-4000);
+    });
+    return c;
   };
-  try {
-    await ready(url, child, () => out.trim());
-  } catch (e) {
+  let child = launch();
+  const url = `postgres://slicecheck@127.0.0.1:${port}/postgres`;
+  const stop = async () => {
+    const c = child;
+    if (c.exitCode !== null || c.pid === undefined) return;
+    const gone = new Promise<void>((r) => c.once("exit", () => r()));
+    // SIGINT: "fast shutdown", rolls back open transactions and exits cleanly.
+    process.kill(c.pid, "SIGINT");
+    await Promise.race([gone, new Promise((r) => setTimeout(r, 15_000))]);
+    if (c.exitCode === null) process.kill(c.pid, "SIGKILL");
+  };
+  const handle: LocalPostgres = { url, dir, pid: child.pid ?? 0, stop, restart: async () => {} };
+  const up = async () => {
+    try {
+      await ready(url, child, () => out.trim());
+    } catch (e) {
+      await stop();
+      throw e;
+    }
+    child.unref();
+    handle.pid = child.pid ?? 0;
+  };
+  // The same data folder and port, a new postmaster: what a server's crash and restart (or a
+  // failover) looks like to a client, whose connections all drop.
+  handle.restart = async () => {
     await stop();
-    throw e;
-  }
-  child.unref();
-  return { url, dir, pid, stop };
+    child = launch();
+    await up();
+  };
+  await up();
+  return handle;
 }

@@ -132,8 +132,8 @@ function grepMatchedNothing(st: RunState): boolean {
 async function finishRun(st: RunState, exitCode: number): Promise<number> {
   const { o, tasks, recorder, sink } = st;
   const { spans } = tasks;
-  // Before the reports, so that a lost record is in them too.
-  const lost = await spans.time("write the records", async () => recorder?.flush());
+  // Before the reports, so that a lost record is in them too; durable from here on (settle).
+  const lost = await spans.time("write the records", async () => recorder?.settle());
   if (lost) {
     // A record that did not make it is no failure of the node, but the run cannot claim a
     // complete history: diff and regression would compare against a hole.

@@ -9,12 +9,27 @@ export interface Sql {
   run(sql: string, params?: readonly unknown[]): Promise<void>;
 }
 
+/** How far a write's commit must outlast a crash. */
+export interface WriteOptions {
+  /**
+   * true: the commit outlasts the controller's death, but the database host's crash or power
+   * loss may take the last moments of such commits (SQLite: synchronous=NORMAL; PostgreSQL:
+   * synchronous_commit=off, at most about 3 × wal_writer_delay). The database stays consistent,
+   * and the next durable commit makes every earlier one durable too (both logs are written in
+   * order). false (the default): durable once the call returns (fsync, or the server's own
+   * synchronous_commit).
+   */
+  relaxed?: boolean;
+}
+
 export interface Store extends Sql {
   readonly kind: "sqlite" | "postgres";
   /** For messages: the file, or the URL without its password. */
   readonly location: string;
+  /** One statement, its own commit. */
+  run(sql: string, params?: readonly unknown[], o?: WriteOptions): Promise<void>;
   /** Everything `fn` does commits together or not at all. */
-  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Sql) => Promise<T>, o?: WriteOptions): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,7 @@
 // commit: one INSERT per measurement and one transaction per instance made it ten times slower
 // than the SQLite file (issue 25). A write stays the unit of atomicity: its ops all commit
 // together or not at all, so a kill keeps whole instances, never half of one.
-import type { Sql, Store } from "./backend.js";
+import type { Sql, Store, WriteOptions } from "./backend.js";
 
 /** Rows for one table, all with the same columns, inserted as they are (no upsert). */
 export interface Rows {
@@ -68,20 +68,24 @@ export function mergeOps(ops: readonly Op[]): Op[] {
 
 /** Writes `ops` (already merged) in one transaction; a single statement needs none (a statement
  * is atomic on its own), which saves PostgreSQL two round trips (BEGIN, COMMIT). */
-export async function applyOps(store: Store, ops: readonly Op[]): Promise<void> {
+export async function applyOps(
+  store: Store,
+  ops: readonly Op[],
+  o: WriteOptions = {},
+): Promise<void> {
   const max = MAX_PARAMS[store.kind];
   const only = ops.length === 1 ? ops[0] : undefined;
   if (only && typeof only !== "function") {
     const statements = insertStatements(only, max);
     const [one] = statements;
-    if (one && statements.length === 1) return store.run(one.sql, one.params);
+    if (one && statements.length === 1) return store.run(one.sql, one.params, o);
   }
   await store.transaction(async (tx) => {
     for (const op of ops) {
       if (typeof op === "function") await op(tx);
       else for (const s of insertStatements(op, max)) await tx.run(s.sql, s.params);
     }
-  });
+  }, o);
 }
 
 /** The rows a commit takes at most from the queue (one write larger than this goes alone, whole):

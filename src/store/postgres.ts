@@ -12,7 +12,15 @@ import {
   redactUrl,
   type Sql,
   type Store,
+  type WriteOptions,
 } from "./backend.js";
+import {
+  preparedLost,
+  RELAX_TRANSACTION,
+  RelaxedCommits,
+  relaxedStatement,
+  writeStatement,
+} from "./pg-commit.js";
 import { MIGRATIONS, migrationSql, numberedParams, SCHEMA_VERSION } from "./schema.js";
 
 // Any constant: the key of the advisory lock that serialises slicecheck's migrations.
@@ -51,14 +59,15 @@ function dbError(location: string, e: unknown, doing: string, timeoutMs: number)
   );
 }
 
-function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
+/** `named`: whether writes go as prepared statements (pg-commit.ts writeStatement). */
+function sqlOf(q: pg.Pool | pg.PoolClient, named: () => boolean = () => false): Sql {
   return {
     all: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await q.query(numberedParams(sql), [...params])).rows as T[],
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await q.query(numberedParams(sql), [...params])).rows[0] as T | undefined,
     run: async (sql: string, params: readonly unknown[] = []) => {
-      await q.query(numberedParams(sql), [...params]);
+      await q.query(writeStatement(sql, params, named()));
     },
   };
 }
@@ -74,24 +83,86 @@ function destroy(client: pg.ClientBase): void {
   ).connection?.stream?.destroy();
 }
 
-async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+/** `fn` on a client of its own. After a client-side timeout the connection still has the query
+ * in flight: it cannot be reused, and dropping it rolls back on the server. */
+async function withClient<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query("BEGIN");
-    const r = await fn(client);
-    await client.query("COMMIT");
-    return r;
+    return await fn(client);
   } catch (e) {
-    // After a client-side timeout the connection still has the query in flight: it cannot be
-    // reused, and a ROLLBACK would only wait as long again. Dropping it rolls back on the server.
     if (timedOut(e)) broken = e instanceof Error ? e : new Error(String(e));
-    else await client.query("ROLLBACK").catch(() => {});
     throw e;
   } finally {
     client.release(broken);
     if (broken) destroy(client);
   }
+}
+
+async function transactionOn<T>(client: pg.PoolClient, fn: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const r = await fn();
+    await client.query("COMMIT");
+    return r;
+  } catch (e) {
+    // A ROLLBACK after a timeout would only wait as long again (withClient drops the client).
+    if (!timedOut(e)) await client.query("ROLLBACK").catch(() => {});
+    throw e;
+  }
+}
+
+async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, (c) => transactionOn(c, () => fn(c)));
+}
+
+/** A write: one statement, or statements that commit together. */
+type Write<T> = { sql: string; params: readonly unknown[] } | ((tx: Sql) => Promise<T>);
+
+/**
+ * Writes, relaxed or durable as `o` asks (pg-commit.ts). A relaxed single statement relaxes its
+ * own commit (one round trip); anything else is a transaction, opened by the relaxing statement
+ * or, for a durable write after relaxed ones, by the check that the server did not restart
+ * meanwhile. Writes go as prepared statements until a pooler shows it loses them; the write
+ * that showed it (which did not run: Parse and Bind come before anything executes, and its
+ * transaction rolled back) is written again unnamed.
+ */
+function writer(pool: pg.Pool, location: string) {
+  const relaxedCommits = new RelaxedCommits();
+  let named = true;
+  const once = <T>(o: WriteOptions | undefined, w: Write<T>): Promise<T> =>
+    withClient(pool, async (c) => {
+      const relaxed = o?.relaxed ?? false;
+      const check = !relaxed && relaxedCommits.pending;
+      const alone =
+        typeof w === "function" || check ? null : relaxed ? relaxedStatement(w.sql) : w.sql;
+      if (alone !== null && typeof w !== "function") {
+        const r = await c.query(writeStatement(alone, w.params, named));
+        if (relaxed) relaxedCommits.committed(r.rows[0]?.up);
+        return undefined as T;
+      }
+      let up: unknown;
+      const r = await transactionOn(c, async () => {
+        if (relaxed) up = (await c.query(RELAX_TRANSACTION)).rows[0]?.up;
+        if (check) await relaxedCommits.check(c, location);
+        const tx = sqlOf(c, () => named);
+        if (typeof w === "function") return w(tx);
+        await tx.run(w.sql, w.params);
+        return undefined as T;
+      });
+      if (relaxed) relaxedCommits.committed(up);
+      else relaxedCommits.settled();
+      return r;
+    });
+  return async <T>(o: WriteOptions | undefined, w: Write<T>): Promise<T> => {
+    try {
+      return await once(o, w);
+    } catch (e) {
+      if (!named || !preparedLost(e)) throw e;
+      named = false;
+      return once(o, w);
+    }
+  };
 }
 
 /** One transaction per step, version bump inside it, under the lock; returns the version found. */
@@ -178,6 +249,7 @@ export async function openPostgres(url: string, o: OpenOptions = {}): Promise<St
     throw e;
   });
   const direct = sqlOf(pool);
+  const write = writer(pool, location);
   return {
     kind: "postgres",
     location,
@@ -185,12 +257,8 @@ export async function openPostgres(url: string, o: OpenOptions = {}): Promise<St
       guard("a read", direct.all<T>(sql, params)),
     get: <T>(sql: string, params?: readonly unknown[]) =>
       guard("a read", direct.get<T>(sql, params)),
-    run: (sql, params) => guard("a write", direct.run(sql, params)),
-    transaction: (fn) =>
-      guard(
-        "a transaction",
-        inTransaction(pool, (c) => fn(sqlOf(c))),
-      ),
+    run: (sql, params = [], o) => guard("a write", write(o, { sql, params })),
+    transaction: (fn, o) => guard("a transaction", write(o, fn)),
     close: () => endPool(pool, clients, answering ? timeoutMs : 0),
   };
 }

@@ -7,6 +7,9 @@
 // hold a measurement up); flush() waits for them and says whether any failed. Every call is
 // bounded by --db-timeout; after one ran out, the rest are dropped unsent (the database is not
 // answering, and each would wait as long again), so a stopped server costs one timeout.
+// Writes commit relaxed (they outlast the controller's death, not the database host's crash:
+// store/backend.ts WriteOptions); the run's start, settle() and finish() commit durably, and each
+// makes every write before it durable too.
 
 import type { StepTimings } from "../mig/apply/types.js";
 import { resolveProduct } from "../mig/catalog/catalog.js";
@@ -90,6 +93,8 @@ export class Recorder {
   private queue: Promise<void> = Promise.resolve();
   /** Writes queued and not yet taken by a commit. */
   private pending: Write[] = [];
+  /** The queued writes that must commit durably (settle, finish); all others are relaxed. */
+  private readonly durable = new WeakSet<Write>();
   private draining = false;
   private failure: Error | null = null;
   /** Writes done, the commits they took, and how long those took (bench: time per measurement). */
@@ -140,7 +145,8 @@ export class Recorder {
    * commit holds whole writes only, so a kill between commits keeps whole instances, and a
    * commit is never delayed waiting for more (nothing sits unsent behind a timer).
    */
-  private write(w: Write): void {
+  private write(w: Write, durable = false): void {
+    if (durable) this.durable.add(w);
     this.pending.push(w);
     if (this.draining) return;
     this.draining = true;
@@ -160,7 +166,8 @@ export class Recorder {
     if (isDbTimeout(this.failure)) return;
     const t0 = performance.now();
     try {
-      await applyOps(this.store, mergeOps(group.flat()));
+      const relaxed = !group.some((w) => this.durable.has(w));
+      await applyOps(this.store, mergeOps(group.flat()), { relaxed });
       this.stats.writes += group.length;
       this.stats.commits++;
       this.stats.ms += performance.now() - t0;
@@ -177,6 +184,19 @@ export class Recorder {
   async flush(): Promise<Error | null> {
     await this.queue;
     return this.failure;
+  }
+
+  /**
+   * Waits for every queued write and makes them durable: one durable commit after them (the
+   * run's row, unchanged), which on PostgreSQL also fails if the server restarted since the
+   * relaxed ones (pg-commit.ts). What a run calls before it says its records are written.
+   */
+  async settle(): Promise<Error | null> {
+    this.write(
+      [(tx) => tx.run("UPDATE runs SET status = status WHERE id = ?", [this.runId])],
+      true,
+    );
+    return this.flush();
   }
 
   /** The node's drivers, GPUs and MIG instances (GI ids, placements) and the live catalogue. */
@@ -391,15 +411,18 @@ export class Recorder {
 
   /** The finish status, after every queued write; closes the store. The first failed write. */
   async finish(status: RunStatus): Promise<Error | null> {
-    this.write([
-      (tx) =>
-        // The worst status of the run's jobs wins (one job per node under --via slurm).
-        tx.run(
-          `UPDATE runs SET finished = ?, status = CASE WHEN ${RANK("?")} >= ${RANK("status")}
+    this.write(
+      [
+        (tx) =>
+          // The worst status of the run's jobs wins (one job per node under --via slurm).
+          tx.run(
+            `UPDATE runs SET finished = ?, status = CASE WHEN ${RANK("?")} >= ${RANK("status")}
            THEN ? ELSE status END WHERE id = ?`,
-          [new Date().toISOString(), status, status, this.runId],
-        ),
-    ]);
+            [new Date().toISOString(), status, status, this.runId],
+          ),
+      ],
+      true,
+    );
     const failure = await this.flush();
     await this.store.close().catch(() => {});
     return failure;

@@ -2,7 +2,13 @@
 // once; a queue still orders them, so that an asynchronous transaction (BEGIN … await … COMMIT)
 // never has another caller's statement land inside it.
 
-import { dbTimeoutError, type OpenOptions, type Sql, type Store } from "./backend.js";
+import {
+  dbTimeoutError,
+  type OpenOptions,
+  type Sql,
+  type Store,
+  type WriteOptions,
+} from "./backend.js";
 import { openDb, SQLITE_BUSY_CAP_MS } from "./db.js";
 
 export function openSqlite(path: string, o: OpenOptions = {}): Store {
@@ -30,6 +36,20 @@ export function openSqlite(path: string, o: OpenOptions = {}): Store {
       db.prepare(sql).run(...params);
     },
   };
+  // The file runs synchronous=NORMAL (db.ts): a commit survives the controller's death, not the
+  // machine's power loss. A durable write syncs the WAL at its commit (FULL), which takes every
+  // earlier commit with it; the setting is the connection's (changed outside a transaction
+  // only, SQLite refuses it inside one), put back after.
+  const durably = async <T>(o: WriteOptions | undefined, fn: () => Promise<T>): Promise<T> => {
+    if (o?.relaxed) return fn();
+    const was = db.pragma("synchronous", { simple: true }) as number;
+    db.pragma("synchronous = FULL");
+    try {
+      return await fn();
+    } finally {
+      db.pragma(`synchronous = ${was}`);
+    }
+  };
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
     const next = queue.then(fn, fn);
@@ -41,23 +61,25 @@ export function openSqlite(path: string, o: OpenOptions = {}): Store {
     location: path,
     all: (sql, params) => serial(() => direct.all(sql, params)),
     get: (sql, params) => serial(() => direct.get(sql, params)),
-    run: (sql, params) => serial(() => direct.run(sql, params)),
-    transaction: (fn) =>
-      serial(async () => {
-        try {
-          db.exec("BEGIN IMMEDIATE");
-        } catch (e) {
-          throw busy(e);
-        }
-        try {
-          const r = await fn(direct);
-          db.exec("COMMIT");
-          return r;
-        } catch (e) {
-          if (db.inTransaction) db.exec("ROLLBACK");
-          throw busy(e);
-        }
-      }),
+    run: (sql, params, o) => serial(() => durably(o, () => direct.run(sql, params))),
+    transaction: (fn, o) =>
+      serial(() =>
+        durably(o, async () => {
+          try {
+            db.exec("BEGIN IMMEDIATE");
+          } catch (e) {
+            throw busy(e);
+          }
+          try {
+            const r = await fn(direct);
+            db.exec("COMMIT");
+            return r;
+          } catch (e) {
+            if (db.inTransaction) db.exec("ROLLBACK");
+            throw busy(e);
+          }
+        }),
+      ),
     close: () =>
       serial(async () => {
         if (db.open) db.close();
