@@ -25,7 +25,7 @@ const DEFAULT = join(import.meta.dirname, "../../fixtures/layouts/default.yaml")
 
 /** Pids of the node lease holders of `runId` on this machine (the simulated node's shells). */
 function holders(runId: string): number[] {
-  return readdirSync("/proc")
+  const found = readdirSync("/proc")
     .filter((d) => {
       if (!/^\d+$/.test(d)) return false;
       try {
@@ -36,6 +36,18 @@ function holders(runId: string): number[] {
       }
     })
     .map(Number);
+  // A fork of the holder (a command substitution, a sleep not yet exec'd) carries its command
+  // line for an instant: only the shell whose parent is not itself a holder is the holder.
+  return found.filter((p) => !found.includes(parentOf(p)));
+}
+
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return 0;
+  }
 }
 
 describe("the node lease guards every change (real sshd, simulated H100)", function () {

@@ -12,6 +12,20 @@ import { tempDir } from "../helpers/tmp.js";
 const NORMAL = 1;
 const FULL = 2;
 
+/** One instance's tflops figure. */
+const one = (i: number) => ({
+  node: "n1",
+  gpuUuid: "GPU-1",
+  instanceUuid: `MIG-${i}`,
+  profile: "1g.10gb",
+  placement: `${i}:1`,
+  workload: "stress",
+  metric: "tflops",
+  value: 1,
+  unit: "TFLOP/s",
+  repetition: 1,
+});
+
 describe("store: how the SQLite file commits the records", () => {
   it("batches commit with synchronous=NORMAL; start, settle and finish with FULL, NORMAL after", async () => {
     const path = join(tempDir("commit"), "records.db");
@@ -31,46 +45,11 @@ describe("store: how the SQLite file commits the records", () => {
       END;`);
     db.close();
     const rec = await Recorder.start(path, { runId: "r1", argv: [] });
-    for (let i = 0; i < 3; i++)
-      rec.measurements(
-        "stress",
-        [
-          {
-            node: "n1",
-            gpuUuid: "GPU-1",
-            instanceUuid: `MIG-${i}`,
-            profile: "1g.10gb",
-            placement: `${i}:1`,
-            workload: "stress",
-            metric: "tflops",
-            value: 1,
-            unit: "TFLOP/s",
-            repetition: 1,
-          },
-        ],
-        "NVIDIA H100 80GB HBM3",
-      );
+    for (let i = 0; i < 3; i++) rec.measurements("stress", [one(i)], "NVIDIA H100 80GB HBM3");
     assert.equal(await rec.flush(), null);
     assert.equal(await rec.settle(), null);
     // A relaxed write after a durable one: the setting was put back.
-    rec.measurements(
-      "stress",
-      [
-        {
-          node: "n1",
-          gpuUuid: "GPU-1",
-          instanceUuid: "MIG-9",
-          profile: "1g.10gb",
-          placement: "9:1",
-          workload: "stress",
-          metric: "tflops",
-          value: 1,
-          unit: "TFLOP/s",
-          repetition: 1,
-        },
-      ],
-      "NVIDIA H100 80GB HBM3",
-    );
+    rec.measurements("stress", [one(9)], "NVIDIA H100 80GB HBM3");
     assert.equal(await rec.flush(), null);
     assert.equal(await rec.finish("passed"), null);
     const check = new Database(path, { readonly: true });
