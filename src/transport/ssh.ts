@@ -164,6 +164,10 @@ export class SshTransport implements Transport, RawShell {
         else resolve({ code: code ?? null, signal: signal ?? null });
       });
     });
+    // Its rejection (a lost connection) is its consumer's to read, whenever that consumer gets
+    // to it: a process whose `done` nobody awaits yet must not end the controller as an
+    // unhandled rejection (CI saw one crash a test worker with CONNECTION_LOST).
+    done.catch(() => {});
     return {
       ...consumeStreams(ch, ch.stderr),
       write: (d) => {

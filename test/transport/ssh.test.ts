@@ -369,6 +369,32 @@ describe("ssh transport (real sshd)", function () {
     );
   });
 
+  it("a connection lost under a started process nobody awaits yet is no unhandled rejection (the controller lives)", async () => {
+    const unhandled: unknown[] = [];
+    const note = (e: unknown) => unhandled.push(e);
+    // Mocha's own listener would turn it into this test's failure anyway; this one names it.
+    process.on("unhandledRejection", note);
+    try {
+      const t = transport(a, newRunId());
+      await t.connect();
+      const listener = readPid(join(cluster.dir, ".sim.d/nodes/sim01/sshd.pid"))!;
+      const before = new Set(childrenOf(listener));
+      const proc = await t.start("sleep 300");
+      for (const pid of childrenOf(listener))
+        if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
+      // Planted: without the handler on `done`, the loss below rejects it with no one listening.
+      const lostError = () => (t as unknown as { lostError: unknown }).lostError;
+      assert.ok(await waitFor(() => lostError() !== null, 30_000), "the loss was noticed");
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(unhandled, []);
+      await assert.rejects(proc.done, (e: unknown) => isSlicecheckError(e, "CONNECTION_LOST"));
+      proc.end();
+      await t.close();
+    } finally {
+      process.off("unhandledRejection", note);
+    }
+  });
+
   it("reports a connection dropped mid-command as an error, not a hang, and leaves nothing running", async () => {
     const run = newRunId();
     const t = transport(a, run);
