@@ -30,6 +30,12 @@ export const LEASE_LOST_MARKER = "@@slicecheck:lease-lost";
 /** Reads the lease line into g e s t, digits only where numbers are expected. */
 const READ_LEASE = `g=0; e=0; s=none; t=; { read g e s t < ${LEASE_FILE}; } 2>/dev/null; case "$g" in ''|*[!0-9]*) g=0;; esac; case "$e" in ''|*[!0-9]*) e=0;; esac;`;
 
+/** Before a refusal is described: a holder that has just taken flock writes its info file and
+ * its lease a few commands later, so a refusal read in between would name no run (or the last
+ * holder's). Waits up to 3 s for a lease held and unexpired, which the holder writes last; a
+ * holder that never gets there (stopped between the two) is described as found. */
+const AWAIT_HOLDER = `i=0; while [ "$i" -lt 30 ]; do ${READ_LEASE} [ "$s" = held ] && [ "$e" -gt "$(date +%s)" ] && break; sleep 0.1 2>/dev/null || sleep 1; i=$((i + 1)); done;`;
+
 export function lockScript(o: { info: string; leaseS: number; runTag: string }): string {
   const L = Math.ceil(o.leaseS);
   // Written under a temporary name and renamed: a reader never sees half a lease.
@@ -37,7 +43,7 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
   return [
     `mkdir -p ${LOCK_DIR} && exec 9>>${LOCK_FILE} || { echo "LOCK_ERROR cannot open "${LOCK_FILE}; exit 70; };`,
     "command -v flock >/dev/null 2>&1 || { echo 'LOCK_ERROR flock (util-linux) is not installed'; exit 70; };",
-    `if ! flock -n 9; then echo "LOCK_HELD $(date +%s)"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
+    `if ! flock -n 9; then ${AWAIT_HOLDER} echo "LOCK_HELD $(date +%s)"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
     READ_LEASE,
     // A lease still held by nobody alive: its holder was killed, its controller may still be
     // changing the node over another channel until the lease runs out.
