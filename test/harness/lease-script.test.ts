@@ -28,9 +28,7 @@ function contender(dir: string): Promise<{ out: string }> {
   const p = spawn("sh", ["-c", script], { env: { ...process.env, SLICECHECK_STATE_DIR: dir } });
   let out = "";
   p.stdout.on("data", (b) => (out += b));
-  return new Promise((resolve) =>
-    p.on("close", () => resolve({ out })),
-  );
+  return new Promise((resolve) => p.on("close", () => resolve({ out })));
 }
 
 /** Waits until the holder has the lock (a flock -n of our own fails). */
