@@ -42,6 +42,7 @@ export function eventDataOf(out: InstanceOutcome, scenario: string): EventData {
   if (builtin?.stress.length)
     data.samples = builtin.stress.map((x) => ({ t: x.t, tflops: x.tflops }));
   if (out.incomplete) data.incomplete = out.incomplete;
+  if (out.starved) data.starved = out.starved;
   if (out.nodeSpan) data.nodeSpan = out.nodeSpan;
   if (builtin?.memhog) {
     data.oom = builtin.memhog.oom;

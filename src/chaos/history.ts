@@ -80,6 +80,8 @@ export interface EventData {
   exitCode?: number | null;
   signal?: string | null;
   timedOut?: boolean;
+  /** Into its deadline on a starved node (workloads/completion.ts starvedAtDeadline): why. */
+  starved?: string;
   /** Throughput over the run (stress). */
   tflops?: number;
   /** The stress's interval lines (`SLICECHECK stress t=… tflops=…`): repeated samples of one

@@ -16,6 +16,7 @@ export function resultOf(
   const st = statusOf(o);
   const reason =
     o.harnessError ??
+    o.starved ??
     o.incomplete ??
     o.parseError ??
     (o.timedOut

@@ -35,6 +35,18 @@ export const END_MARKER = "@@slicecheck:end ";
 export const GATE_MARKER = "@@slicecheck:gate-open";
 
 /**
+ * The node's CPU stall time so far, in µs, into $w (empty where the kernel has no PSI): the
+ * `total` of /proc/pressure/cpu's `some` line, the time at least one runnable task waited for a
+ * CPU. The recorder notes it at the command's start and end, so a command killed at its deadline
+ * on a machine too loaded to run it says so (completion.ts starvedAtDeadline) instead of reading
+ * as a hung workload. A builtin read: no process is started for it.
+ */
+const PSI_READ = `q() { w=; read -r _ _ _ _ w 2>/dev/null </proc/pressure/cpu; w=\${w#total=}; case "$w" in ''|*[!0-9]*) w=;; esac; };`;
+
+/** The end record's line: exit, start and end on the node's clock, and the CPU stall between. */
+const END_LINE = `c=; [ -n "$w0" ] && [ -n "$w" ] && c=$((w - w0)); printf '${END_MARKER}rc=%s start=%s end=%s cpuwait=%s\n' "$rc" "$s" "$e" "$c" >&2`;
+
+/**
  * The recorder: a shell between `timeout` and the command that notes, on the node's clock, when
  * the command started and ended and how it exited, and prints that as the last line of stderr.
  * The line travels on the command's own channel ahead of its exit status, so it is there
@@ -45,7 +57,7 @@ export const GATE_MARKER = "@@slicecheck:gate-open";
  * exit 128+n, as a shell reports it (the recorder cannot re-raise without turning an `exit 143`
  * into a SIGTERM).
  */
-const RECORDER = `trap : HUP INT TERM; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
+const RECORDER = `trap : HUP INT TERM; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; "$@"; rc=$?; e=$(date +%s.%N); q; ${END_LINE}; exit "$rc"`;
 
 /**
  * The gate ahead of the recorder (gate dir, count, wait in s, then the command): each member
@@ -54,7 +66,7 @@ const RECORDER = `trap : HUP INT TERM; s=$(date +%s.%N); "$@"; rc=$?; e=$(date +
  * (GATE_MARKER) before the command runs. The folder is removed when a
  * member ends; one arriving after that waits out `waitS` and runs alone, never hangs.
  */
-const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do [ "$(ls "$d" | wc -l)" -ge "$n" ] && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; s=$(date +%s.%N); echo '${GATE_MARKER}' >&2; "$@"; rc=$?; e=$(date +%s.%N); rm -rf "$d"; printf '${END_MARKER}rc=%s start=%s end=%s\n' "$rc" "$s" "$e" >&2; exit "$rc"`;
+const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do [ "$(ls "$d" | wc -l)" -ge "$n" ] && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; echo '${GATE_MARKER}' >&2; "$@"; rc=$?; e=$(date +%s.%N); q; rm -rf "$d"; ${END_LINE}; exit "$rc"`;
 
 const GATE_KEY = /^[A-Za-z0-9._-]{1,120}$/;
 
@@ -67,7 +79,9 @@ function recorded(argv: readonly string[], gate: StartGate | undefined): string[
 }
 
 export function parseEndRecord(line: string): EndRecord | null {
-  const m = /^rc=(\d+) start=(\d+(?:\.\d+)?)\S* end=(\d+(?:\.\d+)?)\S*$/.exec(line.trim());
+  const m = /^rc=(\d+) start=(\d+(?:\.\d+)?)\S* end=(\d+(?:\.\d+)?)\S*(?: cpuwait=(\d*))?$/.exec(
+    line.trim(),
+  );
   if (!m) return null;
   // Without GNU date's %N the times are whole seconds: a second of doubt, counted against the
   // command (its end is taken as late as it may have been).
@@ -75,7 +89,14 @@ export function parseEndRecord(line: string): EndRecord | null {
   const elapsedMs = (Number(m[3]) - Number(m[2])) * 1000 + (whole ? 1000 : 0);
   if (!Number.isFinite(elapsedMs) || elapsedMs < 0) return null;
   const startS = Number(m[2]);
-  return { exitCode: Number(m[1]), elapsedMs, startS, endS: startS + elapsedMs / 1000 };
+  const rec: EndRecord = {
+    exitCode: Number(m[1]),
+    elapsedMs,
+    startS,
+    endS: startS + elapsedMs / 1000,
+  };
+  if (m[4]) rec.cpuWaitMs = Number(m[4]) / 1000;
+  return rec;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

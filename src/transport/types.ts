@@ -20,6 +20,8 @@ export interface EndRecord {
    * taken a second late): whether commands on one node overlapped. */
   startS: number;
   endS: number;
+  /** The node's CPU stall time (PSI cpu `some`) while it ran, in ms; absent without PSI. */
+  cpuWaitMs?: number;
 }
 
 export interface ExecOptions {

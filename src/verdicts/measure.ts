@@ -108,6 +108,7 @@ export function spoiled(e: ChaosEvent): string | null {
  * overrun by the harness or the control machine, not missed by a hung workload. */
 export function deadlineOverrun(e: ChaosEvent): string | null {
   const d = e.data;
+  if (d.starved) return `killed at its deadline: ${d.starved}`;
   if (!d.timedOut || !d.durationS) return null;
   // The stress prints its last interval line once its own clock reaches its duration (t is
   // printed to 0.1 s): only a stress that got there was cut by the deadline rather than hung.

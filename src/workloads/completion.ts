@@ -124,6 +124,28 @@ export function judgeLateExit(
   };
 }
 
+/** The share of a command's time the node's CPU must have been stalled (PSI cpu `some`) for a
+ * missed deadline to be put down to the machine. A hung workload on a healthy node leaves it
+ * near 0; the simulated cluster on 2 loaded cores, where a 3-s stress missed a 33-s deadline,
+ * read above 90 %. Half is the conservative line: a missed deadline below it stays a failure. */
+export const STARVED_SHARE = 0.5;
+
+/**
+ * Why a command that ran into its deadline on the node (`timedOut` as judged, or killed there by
+ * the node's own `timeout`, exit 124) was starved rather than hung: the node's CPU was stalled
+ * for at least STARVED_SHARE of the time it ran. Null when it was not, or when the node could
+ * not say (no end record, no PSI): then the missed deadline is the workload's, as before.
+ */
+export function starvedAtDeadline(
+  r: { exitCode: number | null; endRecord?: { elapsedMs: number; cpuWaitMs?: number } | null },
+  timedOut: boolean,
+): string | null {
+  const rec = r.endRecord;
+  if (!(timedOut || r.exitCode === 124) || rec?.cpuWaitMs === undefined) return null;
+  if (rec.cpuWaitMs < STARVED_SHARE * rec.elapsedMs) return null;
+  return `it ran into its deadline while the node's CPU was stalled for ${fmtS(rec.cpuWaitMs)} s of its ${fmtS(rec.elapsedMs)} s (PSI cpu some): a machine too loaded to run it, not a hung workload; undecided`;
+}
+
 function fmtS(ms: number): string {
   return (ms / 1000).toFixed(1);
 }

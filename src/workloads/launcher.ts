@@ -7,7 +7,12 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../errors.js";
 import type { StartGate, Supervisor, Transport } from "../transport/types.js";
-import { incompleteReason, judgeLateExit, watchdogStopped } from "./completion.js";
+import {
+  incompleteReason,
+  judgeLateExit,
+  starvedAtDeadline,
+  watchdogStopped,
+} from "./completion.js";
 import type { Instance } from "./instances.js";
 import { type Metric, metricsOf, type WorkloadSpec } from "./specs.js";
 
@@ -49,6 +54,9 @@ export interface InstanceOutcome {
   /** Its start and end in seconds of the node's clock (the node's record), or null when no
    * record came: whether processes sharing a device really ran at the same time. */
   nodeSpan?: { startS: number; endS: number } | null;
+  /** It ran into its deadline on a node whose CPU was stalled most of that time
+   * (starvedAtDeadline): the missed deadline is the machine's, the check undecided. */
+  starved?: string | null;
   log: string;
   stdout: string;
   measurements: Measurement[];
@@ -246,6 +254,7 @@ async function runOne(
       harnessError: out.state.error ?? late.unjudged ?? watchdogStopped(r),
       incomplete: incompleteReason(spec, { ...r, timedOut: late.timedOut }),
       late: late.late,
+      starved: starvedAtDeadline(r, late.timedOut),
       nodeSpan: r.endRecord ? { startS: r.endRecord.startS, endS: r.endRecord.endS } : null,
       stdout: r.stdout,
       measurements: metrics.map(measure),

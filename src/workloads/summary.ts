@@ -15,6 +15,9 @@ export function statusOf(o: InstanceOutcome): InstanceStatus {
   // alone), or died (a crash, a kill, a signal that stopped it early, each named in the note):
   // a failed check. Exit 0 with figures that stop short of the duration: the measurement is cut
   // short, so the harness cannot decide; never a pass.
+  // Into its deadline on a node too loaded to run it (starvedAtDeadline): undecided, never a
+  // failure the machine's load made.
+  if (o.starved) return "broken";
   if (o.died || o.timedOut) return "failed";
   if (o.incomplete) return "broken";
   const errors = o.measurements.find(
@@ -65,6 +68,7 @@ export function summarize(runId: string, results: NodeRunResult[]) {
           log: out.log,
           note:
             out.harnessError ??
+            out.starved ??
             (out.timedOut
               ? "killed at its deadline"
               : out.incomplete
