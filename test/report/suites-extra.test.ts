@@ -25,7 +25,8 @@ function allureResults(out: string): AllureResult[] {
 const LAYOUT = ["--layout", "fixtures/layouts/default.yaml", "-c", "all-balanced"];
 
 describe("suites-extra: layout suite, health suite, regression suite (real sshd, simulated H100)", function () {
-  this.timeout(60_000);
+  // Two runs and an upgrade in one test: over a minute on 2 slow, loaded cores.
+  this.timeout(150_000);
   const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06" }]);
   const base = (name: string, ...more: string[]) => [
     "run",
