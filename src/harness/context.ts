@@ -17,6 +17,7 @@ import type { BuiltWorkloads } from "../workloads/build.js";
 import type { Instance } from "../workloads/instances.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import { builtins, runWorkloadOnNode } from "../workloads/node-run.js";
+import { stressGraceS } from "../workloads/specs.js";
 import { type SharedPhase, withUtilization } from "../workloads/utilization.js";
 import { CONTEXT_KEY, type Scope, type SuiteContext } from "./api.js";
 import type {
@@ -280,9 +281,11 @@ export class HarnessContext implements SuiteContext {
                   : join(this.options.outDir, suite.replace(/[^\w.-]+/g, "_")),
               signal: this.signal,
               onLine: this.services.onLine,
-              // A stress ends on its own at its duration: past a fifth more (5 s at least) it hangs.
-              graceS:
-                name === "stress" || name === "serve" ? Math.max(5, durationS * 0.2) : undefined,
+              // A stress ends on its own at its duration: past a fifth more (10 s at least) it
+              // hangs. Not less than 10 s: seven CUDA contexts created at once on one GPU, or a
+              // node busy with something else, start late (a 3 s stress on 4 loaded nodes ran
+              // 8 s, CI of 4 Dec), and a false STRESS_FAILED is worse than a hang caught later.
+              graceS: name === "stress" || name === "serve" ? stressGraceS(durationS) : undefined,
               ...(wrap ? { wrap: wrapFor(list, wrap) } : {}),
             });
           const { result: r, util } = await withUtilization(

@@ -41,6 +41,10 @@ export const BUILTIN_PROGRAMS = {
   serve: "slicecheck-serve",
 } as const;
 
+/** How long past its duration a stress (or serve), which ends on its own, may run before it is
+ * taken for hung and killed: a fifth more, 10 s at least (harness/context.ts says why). */
+export const stressGraceS = (durationS: number): number => Math.max(10, durationS * 0.2);
+
 export function stressSpec(
   durationS: number,
   intervalS = Math.max(0.2, Math.min(5, durationS / 5)),
