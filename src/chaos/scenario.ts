@@ -235,8 +235,9 @@ export class NodeScenarios<V> {
       try {
         this.o.onProgress?.(`${this.node} ${label}: ${fault}`);
         await this.scenario(p, fault, ref, bus, 1);
-        // Slowed or stopped victims are measured once more (a fresh baseline, the fault
-        // again) before a failure is reported: noise does not reproduce, a leak does.
+        // Slowed or stopped victims, or a disturbed measurement (the fault missed them), are
+        // measured once more (a fresh baseline, the fault again) before a failure or an
+        // undecided is reported: noise does not reproduce, a leak does.
         // A soft route's slowdown is its characterisation, not a failure to re-measure.
         const again = promisesOf(p.route).compute
           ? this.o.judge.remeasureReason(this.o.history.events, ref, this.o)
@@ -246,7 +247,7 @@ export class NodeScenarios<V> {
           this.event(null, p.gpu, "controller", "harness", "info", {
             scenario: ref.scenario,
             attempt: 2,
-            note: `re-measured before failing: ${again}`,
+            note: `re-measured before judging: ${again}`,
           });
           await this.baseline(p, ref.scenario, 2);
           await this.scenario(p, fault, ref, bus, 2);

@@ -404,6 +404,23 @@ describe("measurement discipline (pure)", () => {
     assert.equal(remeasureReason(retried(slow, { tflops: 15, samples: samples(15) }), crash), null);
   });
 
+  it("a fault that missed the victims is re-measured once: the second measurement decides", () => {
+    // The crash (at 100.9 s on the node's clock) struck after the victim's run had ended.
+    const missed = history("crash", { load: { nodeSpan: { startS: 97, endS: 100.5 } } });
+    assert.match(remeasureReason(missed, crash) ?? "", /did not land while the victims ran/);
+    const cleared = victimsUnaffected(retried(missed, { tflops: 30, samples: samples(30) }), crash);
+    assert.equal(cleared.status, "passed", cleared.summary);
+    assert.match(cleared.summary, /re-measured and unaffected.*first measurement: .*did not land/);
+    // Missed again: undecided, and not measured a third time.
+    const again = retried(missed, {
+      tflops: 30,
+      samples: samples(30),
+      nodeSpan: { startS: 201, endS: 204 },
+    });
+    assert.equal(victimsUnaffected(again, crash).status, "broken");
+    assert.equal(remeasureReason(again, crash), null);
+  });
+
   it("a victim killed by its neighbour's fault is not re-measured: it fails at once", () => {
     const h = history("crash", {
       load: {
