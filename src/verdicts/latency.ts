@@ -99,6 +99,27 @@ function compare(v: string, base: ChaosEvent, load: ChaosEvent, tol: number, f: 
   return { ratio, rise };
 }
 
+/** A victim's serve that did not end well under the fault: a death or a serve that stopped
+ * answering is hard; a deadline overrun by the control machine, or one the node's CPU starvation
+ * explains (workloads/completion.ts starvedAtDeadline), disturbs the measurement. */
+function endedBadly(load: ChaosEvent): { hard: boolean; why: string } {
+  const v = load.instance;
+  const d = load.data;
+  const last = d.latencySamples?.at(-1)?.t ?? 0;
+  // Killed at its deadline with its figures at their end: the deadline was overrun by the
+  // control machine, not missed by a serve that stopped answering.
+  if (d.timedOut && last >= (d.durationS ?? Infinity) - 0.06)
+    return { hard: false, why: `${v}'s serve was killed at an overrun deadline` };
+  if (d.starved)
+    return { hard: false, why: `${v}'s serve was killed at its deadline: ${d.starved}` };
+  return {
+    hard: true,
+    why: d.timedOut
+      ? `${v}'s serve stopped answering and was killed at its deadline`
+      : `${v}'s serve died under the fault (exit ${d.exitCode ?? d.signal})`,
+  };
+}
+
 export function victimsLatencyUnaffected(
   h: readonly ChaosEvent[],
   ref: ScenarioRef,
@@ -133,19 +154,9 @@ export function victimsLatencyUnaffected(
     for (const e of load.data.cudaErrors ?? []) hard.push(`${v} got a CUDA error: ${e.kind}`);
     const why = unusable(load);
     if (why && load.type !== "ok" && !load.data.incomplete) {
-      const last = load.data.latencySamples?.at(-1)?.t ?? 0;
-      // Killed at its deadline with its figures at their end: the deadline was overrun by the
-      // control machine, not missed by a serve that stopped answering.
-      if (load.data.timedOut && last >= (load.data.durationS ?? Infinity) - 0.06) {
-        disturbed.push(`${v}'s serve was killed at an overrun deadline`);
-        continue;
-      }
-      hard.push(
-        load.data.timedOut
-          ? `${v}'s serve stopped answering and was killed at its deadline`
-          : `${v}'s serve died under the fault (exit ${load.data.exitCode ?? load.data.signal})`,
-      );
-      lines.push(...tailOf(load.data));
+      const ended = endedBadly(load);
+      (ended.hard ? hard : disturbed).push(ended.why);
+      if (ended.hard) lines.push(...tailOf(load.data));
       continue;
     }
     if (why) {

@@ -150,6 +150,16 @@ describe("victims' latency unaffected (pure)", () => {
     assert.match(noBaseline.summary, /no baseline latency/);
     const none = victimsLatencyUnaffected(oom(0.5).slice(0, 2), ref);
     assert.equal(none.status, "broken");
+    // Killed at its deadline with its samples short of the end: a serve that stopped answering
+    // fails, one whose node was starved of CPU (its recorder's PSI figure) is undecided.
+    const short = serve(0.12).latencySamples!.slice(0, 3);
+    const hung = oom(0.12, { timedOut: true, latencySamples: short }, "fail");
+    assert.equal(victimsLatencyUnaffected(hung, ref).status, "failed");
+    const starved = "the node's CPU was stalled for 9.0 s of its 9.5 s (PSI cpu some)";
+    const slow = oom(0.12, { timedOut: true, latencySamples: short, starved }, "fail");
+    const v = victimsLatencyUnaffected(slow, ref);
+    assert.equal(v.status, "broken", v.summary);
+    assert.match(v.summary, /killed at its deadline: the node's CPU was stalled/);
     // The victim's window ended before the OOM held its memory: it says nothing of the fault.
     const missed = oom(0.12, { nodeSpan: { startS: 40, endS: 42 } });
     assert.equal(victimsLatencyUnaffected(missed, ref).status, "broken");
