@@ -28,36 +28,37 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const E2E =
   /helpers\/(cluster|slurm-cluster|slurmdbd|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
-/** The end-to-end files that take longest (measured from a clean-clone CI run's per-test times on
- * 2 cores, 3 December 2026, evening), started first so that no long file
- * begins last while the other workers sit idle. Only an order: a file missing here still runs,
- * and a name here that no longer exists is ignored. */
+/** The end-to-end files that take longest, longest first (measured with `npm run test:times` on
+ * 2 loaded cores, 4 December 2026: the seconds each took, hooks included), started first so that
+ * no long file begins last while the other workers sit idle. Only an order: a file missing here
+ * still runs, and a name here that no longer exists is ignored. */
 const SLOW_FIRST = [
-  // Its five runs are in its before hook, which per-test times leave out.
-  "test/report/signoff.test.ts",
-  "test/chaos/isolation.test.ts",
-  "test/harness/via-slurm.test.ts",
-  "test/chaos/soft-partitioning.test.ts",
-  "test/chaos/latency.test.ts",
-  "test/demo.test.ts",
-  "test/harness/stalls.test.ts",
-  "test/harness/lifecycle.test.ts",
-  "test/chaos/vgpu-guest.test.ts",
-  "test/harness/lease.test.ts",
-  "test/suites/slurm.test.ts",
-  "test/harness/via-slurm-constrain.test.ts",
-  "test/report/counts.test.ts",
-  "test/harness/slurm-drain.test.ts",
-  "test/cli/hung-nvidia-smi.test.ts",
-  "test/cli/run-progress.test.ts",
-  "test/suites/slurm-parallel.test.ts",
-  "test/chaos/parallel-nodes.test.ts",
-  "test/report/report.test.ts",
-  "test/harness/late-exit.test.ts",
-  "test/suites/containers.test.ts",
-  "test/suites/training.test.ts",
-  "test/cli/apply.test.ts",
-  "test/cli/cdi.test.ts",
+  "test/report/signoff.test.ts", // 457 s
+  "test/demo.test.ts", // 456 s
+  "test/harness/via-slurm.test.ts", // 384 s
+  "test/harness/lifecycle.test.ts", // 372 s
+  "test/chaos/isolation.test.ts", // 340 s
+  "test/suites/containers.test.ts", // 319 s
+  "test/suites/slurm.test.ts", // 239 s
+  "test/suites/slurm-parallel.test.ts", // 238 s
+  "test/harness/slurm-drain.test.ts", // 232 s
+  "test/chaos/latency.test.ts", // 209 s
+  "test/cli/run-progress.test.ts", // 201 s
+  "test/chaos/vgpu-guest.test.ts", // 196 s
+  "test/chaos/soft-partitioning.test.ts", // 177 s
+  "test/cli/cdi.test.ts", // 171 s
+  "test/report/report.test.ts", // 158 s
+  "test/chaos/parallel-nodes.test.ts", // 137 s
+  "test/harness/lease.test.ts", // 131 s
+  "test/harness/stalls.test.ts", // 130 s
+  "test/cli/apply.test.ts", // 129 s
+  "test/report/counts.test.ts", // 127 s
+  "test/suites/training.test.ts", // 111 s
+  "test/cli/doctor-ready.test.ts", // 105 s
+  "test/report/suites-extra.test.ts", // 102 s
+  "test/harness/suites.test.ts", // 101 s
+  "test/harness/via-slurm-constrain.test.ts", // 97 s
+  "test/cli/rollout.test.ts", // 96 s
 ];
 
 /** Where the tests are: the product's, and the simulator package's own. */
