@@ -57,8 +57,12 @@ export function installTools(binDir: string): void {
         `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``,
       );
     }
+    // Its one-file bundle where the build made one (scripts/bundle-sim.mjs): a tool call then
+    // loads one file rather than some 40 modules.
+    const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", script.replace(/^dist\/sim\//, ""));
+    const entry = existsSync(bundled) ? bundled : abs;
     const path = join(binDir, tool);
-    writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} "$@"\n`);
+    writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(entry)} "$@"\n`);
     chmodSync(path, 0o755);
   }
 }

@@ -62,7 +62,8 @@ export const GH200_96GB_PROFILES: readonly GiProfileSpec[] = fromRows([
 
 // H200 141GB: 580.173.02 (PRICKLE) against a 2024 driver (mig-parted #120, excerpt): 1g.35gb
 // 32.25→32.50, 3g/4g 69.50→69.75, 7g 139.75→140.00. The 2024 issue predates R560, so the change
-// is put at R560 (unverified).
+// is put at R560 (the boundary unverified). 580.159.04's -lgip on a real H200 (fixtures/captures,
+// 4 Dec 2026) lists exactly the newer rows (test/nvsmi/h200-device.test.ts).
 const H200 = (old: string, now: string) => changedAt("560", old, now);
 // biome-ignore format: aligned with mig-reference.md §2
 export const H200_PROFILES: readonly GiProfileSpec[] = fromRows([
