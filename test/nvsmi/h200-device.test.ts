@@ -96,7 +96,7 @@ describe("a real H200 (driver 580.159.04): parsers and catalogue on its captured
   });
 
   it("the kernel log's Xid 31 and 43 are the crasher's, on this GPU's bus; another bus sees none", () => {
-    const lines = readCapture(`dmesg-nvrm_${H200}_xid31-xid43-crasher.txt`).split("\n");
+    const lines = readCapture("xid_31_43_H200-580.159.04_crasher-dmesg.txt").split("\n");
     const bus = busKey("00000000:00:06.0");
     const seen = xidsIn(lines, bus).map((x) => [x.xid, x.name, x.pid]);
     assert.deepEqual(seen, [
