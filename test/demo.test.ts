@@ -7,13 +7,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 
 describe("npm run demo (end to end)", function () {
-  this.timeout(600_000);
+  this.timeout(900_000);
 
   it("runs every step, finds the planted regression, writes the report and the PDF, and stops the cluster", () => {
     const t0 = Date.now();
     const r = spawnSync(process.execPath, ["scripts/demo.mjs"], {
       encoding: "utf8",
-      timeout: 590_000,
+      timeout: 890_000,
     });
     const out = r.stdout + r.stderr;
     assert.equal(r.status, 0, out.slice(-3000));

@@ -20,7 +20,7 @@ const filesUnder = (dir: string): string[] =>
   });
 
 describe("isolation scenarios (run --suites isolation, real sshd, simulated H100 and A100)", function () {
-  this.timeout(120_000);
+  this.timeout(300_000);
   let c: TestCluster;
   let n = 0;
 
@@ -203,7 +203,7 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
   });
 
   it("an aggressor in a container (containers: {aggressor: IMAGE}): its crash, kill and hang happen inside and are judged as the bare one's", async function () {
-    this.timeout(240_000);
+    this.timeout(360_000);
     const image = "nvidia/cuda:12.4.1-base-ubuntu22.04";
     const inv = parse(readFileSync(c.inventoryPath, "utf8")) as { defaults?: object };
     inv.defaults = { ...inv.defaults, containers: { aggressor: image } };

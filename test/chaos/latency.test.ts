@@ -20,7 +20,7 @@ const checksOf = (dir: string): CheckRecord[] =>
     .map((l) => JSON.parse(l) as CheckRecord);
 
 describe("serving suite and latency isolation (real sshd, simulated H100)", function () {
-  this.timeout(180_000);
+  this.timeout(360_000);
   const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06" }]);
   afterEach(async () => {
     await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);

@@ -19,7 +19,7 @@ const checksOf = (dir: string): CheckRecord[] =>
     .map((l) => JSON.parse(l) as CheckRecord);
 
 describe("isolation scenarios on soft routes (time-slicing, MPS, MPS with limits; MIG off, real sshd)", function () {
-  this.timeout(120_000);
+  this.timeout(300_000);
   const c = useCluster([{ gpu: "A100-80GB", driver: "535.183.01" }]);
   afterEach(async () => {
     await cli("sim", "fault", "sim01", "--clear", "--inventory", c.inventoryPath);

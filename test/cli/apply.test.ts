@@ -26,7 +26,7 @@ interface Out {
 const argvs = (r: NodeReport, gpu = 0) => r.gpus[gpu]!.commands.map((c) => c.argv.join(" "));
 
 describe("slicecheck apply / assert / restore (real sshd; simulated A100, H100, H200)", function () {
-  this.timeout(60_000);
+  this.timeout(150_000);
   const c = useCluster([
     { gpu: "A100-40GB", driver: "535.183.01" },
     { gpu: "H100-80GB", driver: "580.65.06", gpus: 2 },

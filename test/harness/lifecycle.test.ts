@@ -35,7 +35,7 @@ function results(out: string): AllureResult[] {
 const LAYOUT = "test/fixtures/isolation-layout.yaml";
 
 describe("the run's spine: history ids, durations, the node lock, interrupts (real sshd)", function () {
-  this.timeout(240_000);
+  this.timeout(480_000);
   const c = useCluster([{ gpu: "H100-80GB", driver: "580.65.06" }]);
   const journal = () => join(c.dir, "journal");
   const gis = (node = "sim01") =>

@@ -19,7 +19,7 @@ interface Check {
 }
 
 describe("run --drain (real Slurm 22.05, real sshd, simulated H100 x3)", function () {
-  this.timeout(240_000);
+  this.timeout(360_000);
   const c = useSlurmCluster(3);
   const node = (name: string) => slurmNodeOf(c, name);
   let out = 0;

@@ -40,7 +40,7 @@ const tuples = (checks: Check[]) =>
   checks.map((k) => [k.node, k.suite, k.title, k.status].join(" | ")).sort();
 
 describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)", function () {
-  this.timeout(180_000);
+  this.timeout(300_000);
   const c = useSlurmCluster(4);
   const server = usePostgres();
   /** TCP connections a node's sshd has accepted so far (its VERBOSE log). */

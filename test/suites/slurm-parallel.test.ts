@@ -69,12 +69,12 @@ const show = (m: Map<string, Span>) =>
   [...m].map(([n, s]) => `${n} ${iso(s.first)}..${iso(s.last)}`).join(", ");
 
 describe("slurm suite on two MIG nodes runs them side by side (real Slurm 22.05, real sshd)", function () {
-  this.timeout(240_000);
+  this.timeout(360_000);
   const c = useSlurmCluster(2);
   let n = 0;
 
   before(async function () {
-    this.timeout(180_000);
+    this.timeout(300_000);
     for (const node of NODES) await applyUnderSlurm(c, node, "all-balanced");
   });
 
