@@ -252,11 +252,12 @@ describe("isolation scenarios (run --suites isolation, real sshd, simulated H100
       /Xid 31 names the aggressor \(GI 1, CI 0\)/,
     );
     // The runtime started that image on the aggressor's MIG device (and its GPU), nothing more.
-    // One start per fault (crash, kill, hang); the kill may land before the simulated runtime
-    // (a Node process) has noted its start on a loaded machine (seen on 2 slow cores), so that
-    // fault's record may be missing, never another image's or device's.
+    // One start per fault (crash, kill, hang) and attempt (a disturbed measurement is taken once
+    // more); the kill may land before the simulated runtime (a Node process) has noted its
+    // start on a loaded machine (seen on 2 slow cores), so that fault's record may be missing,
+    // never another image's or device's.
     const starts = readStarts(state).slice(before);
-    assert.ok(starts.length >= 2 && starts.length <= 3, JSON.stringify(starts));
+    assert.ok(starts.length >= 2 && starts.length <= 6, JSON.stringify(starts));
     for (const st of starts)
       assert.deepEqual([st.image, st.outcome, st.devices.length], [image, "started", 2]);
     // The fault's log: the line printed inside the container, then the crasher's own error.

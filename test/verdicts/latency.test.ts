@@ -8,7 +8,12 @@ import { DEFAULT_LATENCY_FAULTS, parseLatencyFaults } from "../../src/chaos/isol
 import type { Route } from "../../src/chaos/routes.js";
 import type { ScenarioRef } from "../../src/verdicts/isolation.js";
 import { LATENCY_VERDICT, victimsLatencyUnaffected } from "../../src/verdicts/latency.js";
-import { judgeRoute, LATENCY_FAULTS_DEFAULT, verdictNamesOf } from "../../src/verdicts/routes.js";
+import {
+  judgeRoute,
+  LATENCY_FAULTS_DEFAULT,
+  remeasureScenario,
+  verdictNamesOf,
+} from "../../src/verdicts/routes.js";
 
 const A = "gpu0/gi1/ci0";
 const V = "gpu0/gi2/ci0";
@@ -160,8 +165,18 @@ describe("victims' latency unaffected (pure)", () => {
     const v = victimsLatencyUnaffected(slow, ref);
     assert.equal(v.status, "broken", v.summary);
     assert.match(v.summary, /killed at its deadline: the node's CPU was stalled/);
-    // The victim's window ended before the OOM held its memory: it says nothing of the fault.
+    // The victim's window ended before the OOM held its memory: it says nothing of the fault,
+    // and the scenario is measured once more (its serve windows again), then not again.
     const missed = oom(0.12, { nodeSpan: { startS: 40, endS: 42 } });
     assert.equal(victimsLatencyUnaffected(missed, ref).status, "broken");
+    const o = { latencyFaults: ["oom"] };
+    assert.match(remeasureScenario(missed, ref, o) ?? "", /did not land while the victims ran/);
+    assert.equal(remeasureScenario(missed, ref, { latencyFaults: [] }), null);
+    const again = [
+      ...missed,
+      ev(V, "serve", "ok", { scenario: ref.scenario, attempt: 2, ...serve(0.12) }),
+    ];
+    assert.equal(remeasureScenario(again, ref, o), null);
+    assert.equal(remeasureScenario(oom(0.12), ref, o), null);
   });
 });
