@@ -9,7 +9,7 @@
 // module that finds files beside itself (the workloads' sources, the reaper) finds the same ones
 // as unbundled. Where esbuild is missing (npm ci --omit=dev), nothing is bundled and the tools
 // run from dist/sim as before (sim/src/tools.ts falls back).
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,9 +18,8 @@ import { pathToFileURL } from "node:url";
 const ownUrl = {
   name: "own-import-meta-url",
   setup(build) {
-    build.onLoad({ filter: /\.js$/ }, async (args) => {
-      const { readFile } = await import("node:fs/promises");
-      const text = await readFile(args.path, "utf8");
+    build.onLoad({ filter: /\.js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
       if (!text.includes("import.meta.url")) return undefined;
       const url = JSON.stringify(pathToFileURL(args.path).href);
       return { contents: text.replaceAll("import.meta.url", url), loader: "js" };

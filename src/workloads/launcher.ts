@@ -191,6 +191,41 @@ function openLog(log: string, inst: Instance, o: LaunchOptions, fallback: string
   return { write, end, state };
 }
 
+/** The outcome of a workload whose command was lost (the connection, an interrupted run):
+ * broken (harnessError), never a pass, keeping the figures it printed before. */
+function lostOutcome(
+  base: Pick<InstanceOutcome, "instance" | "workload" | "repetition" | "log" | "startMs">,
+  e: unknown,
+  seenOut: string,
+  parse: (out: string) => Metric[],
+  measure: (m: Metric) => Measurement,
+): InstanceOutcome {
+  let partial: Metric[] = [];
+  try {
+    partial = parse(seenOut);
+  } catch {
+    /* a cut line: nothing to keep */
+  }
+  return {
+    ...base,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    durationMs: 0,
+    stopMs: Date.now(),
+    died: false,
+    incomplete: null,
+    harnessError: isSlicecheckError(e)
+      ? `[${e.code}] ${e.message}`
+      : e instanceof Error
+        ? e.message
+        : String(e),
+    stdout: seenOut,
+    measurements: partial.map(measure),
+    parseError: null,
+  };
+}
+
 async function runOne(
   t: Launch,
   inst: Instance,
@@ -261,32 +296,7 @@ async function runOne(
       parseError,
     };
   } catch (e) {
-    let partial: Metric[] = [];
-    try {
-      partial = metricsOf(spec.name, seenOut);
-    } catch {
-      /* a cut line: nothing to keep */
-    }
-    return {
-      ...base,
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      durationMs: 0,
-      stopMs: Date.now(),
-      died: false,
-      incomplete: null,
-      harnessError: isSlicecheckError(e)
-        ? `[${e.code}] ${e.message}`
-        : e instanceof Error
-          ? e.message
-          : String(e),
-      stdout: seenOut,
-      // Figures printed before the connection was lost or the run interrupted: kept, and the
-      // outcome is still broken (harnessError), never a pass.
-      measurements: partial.map(measure),
-      parseError: null,
-    };
+    return lostOutcome(base, e, seenOut, (m) => metricsOf(spec.name, m), measure);
   } finally {
     await out.end();
   }
