@@ -37,7 +37,8 @@ export async function bundleSimTools(root) {
     return null;
   }
   const { SIM_TOOLS } = await import(pathToFileURL(join(root, "dist/sim/tools.js")).href);
-  const entries = [...new Set(Object.values(SIM_TOOLS))];
+  // With the cluster's resident simulator (sim/src/resident), which answers nvidia-smi's reads.
+  const entries = [...new Set([...Object.values(SIM_TOOLS), "dist/sim/resident/main.js"])];
   for (const script of entries) {
     // The same path under dist/sim-bundle as the entry's under dist/sim (sim/src/tools.ts).
     const rel = relative(join(root, "dist", "sim"), join(root, script));

@@ -8,6 +8,7 @@ import { stringify } from "yaml";
 import { isSlicecheckError, SlicecheckError } from "../../src/errors.js";
 import { initState } from "./nvsmi/state.js";
 import { inPool } from "./pool.js";
+import { ensureResident, stopResident } from "./resident/lifecycle.js";
 import { startSlurm, stopSlurm } from "./slurmd/cluster.js";
 import { MAX_SIM_NODES, type SimNodeSpec } from "./spec.js";
 import {
@@ -102,6 +103,7 @@ export async function simUp(
     for (const r of records) installSlurmTools(join(r.dir, "bin"), dir);
   }
   writeClusterFiles(invPath, dir, records, slurm);
+  await ensureResident(dir);
   return simStatus(invPath);
 }
 
@@ -139,7 +141,7 @@ async function upNode(ctx: UpContext, n: SimNodeSpec, i: number): Promise<SimNod
     prev.driver === n.driver &&
     (prev.loginDelayS ?? 0) === (n.loginDelayS ?? 0);
   if (same && pid && isAlive(pid) && isOurSshd(pid, config)) {
-    installTools(join(nodeDir, "bin"));
+    installTools(join(nodeDir, "bin"), ctx.dir);
     return prev;
   }
   if (pid) await stopSshd(pid, config);
@@ -150,7 +152,7 @@ async function upNode(ctx: UpContext, n: SimNodeSpec, i: number): Promise<SimNod
     rmSync(stateDir, { recursive: true, force: true });
     initState(stateDir, { node: n.name, product: n.gpu, gpus: n.gpus, driver: n.driver });
   }
-  installTools(join(nodeDir, "bin"));
+  installTools(join(nodeDir, "bin"), ctx.dir);
   const keep = prev && prev.host === host && (await portFree(host, prev.port)) ? prev.port : null;
   const port = await startOnFreePort(ctx, { nodeDir, host, stateDir, keep }, n.loginDelayS);
   return { ...n, host, port, dir: nodeDir };
@@ -317,5 +319,6 @@ export async function simDown(inventory: string): Promise<number> {
   const stopped = await stopSshds((c?.nodes ?? []).flatMap((n) => sshdOf(n.dir) ?? []));
   for (const n of c?.nodes ?? []) rmSync(join(n.dir, "sshd.pid"), { force: true });
   if (c?.slurm) await stopSlurm(dir);
+  await stopResident(dir);
   return stopped;
 }

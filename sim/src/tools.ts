@@ -5,6 +5,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../../src/errors.js";
 import { quote } from "../../src/util/shell.js";
+import { PORT_FILE } from "./resident/files.js";
+import { PROTOCOL_VERSION } from "./resident/protocol.js";
+import { RESIDENT_TOOLS } from "./resident/tools.js";
 
 /** The package root, from sim/src (tsx) or dist/sim (compiled). */
 export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -47,22 +50,62 @@ export const SIM_TOOLS: Record<string, string> = {
   enroot: "dist/sim/containers/enroot.js",
 };
 
-export function installTools(binDir: string): void {
+const BASH = "/bin/bash";
+
+/**
+ * The wrapper of a tool the cluster's resident simulator answers (resident/server.ts): bash, for
+ * its /dev/tcp, sends the call and prints the answer; when nothing answers, or the answer is
+ * `fallback`, it runs the tool as its own Node process, as every other wrapper does. A late
+ * answer (10 s) is given up rather than waited for.
+ */
+export function residentWrapper(tool: string, run: string, portFile: string): string {
+  return `#!${BASH}
+# ${tool} on a simulated node: the cluster's resident simulator answers, else a process of its own.
+port=
+{ read -r port <${quote(portFile)}; } 2>/dev/null
+if [ -n "$port" ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+  trap '' PIPE
+  if printf '%s\\0' ${PROTOCOL_VERSION} ${quote(tool)} "\${SLICECHECK_SIM_STATE-}" "\${SLICECHECK_SIM_FENCE+1}" \\
+    "\${SLICECHECK_SIM_FENCE-}" "$EUID" "$#" "$@" >&3 2>/dev/null &&
+    IFS= read -r -t 10 head <&3 && [[ $head =~ ^[0-9]+$ ]]; then
+    trap - PIPE
+    cat <&3
+    exit "$head"
+  fi
+  trap - PIPE
+  exec 3<&-
+fi
+${run}
+`;
+}
+
+/** The script a tool's wrapper runs: its one-file bundle where the build made one
+ * (scripts/bundle-sim.mjs; a call then loads one file rather than some 40 modules). */
+export function toolEntry(tool: string): string {
+  const script = SIM_TOOLS[tool] ?? "";
+  const abs = join(PACKAGE_ROOT, script);
+  if (!script || !existsSync(abs)) {
+    throw new SlicecheckError(
+      "SIM",
+      `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``,
+    );
+  }
+  const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", script.replace(/^dist\/sim\//, ""));
+  return existsSync(bundled) ? bundled : abs;
+}
+
+/** `clusterDir`: where the cluster's resident simulator writes its port; none, no resident. */
+export function installTools(binDir: string, clusterDir?: string): void {
   mkdirSync(binDir, { recursive: true });
-  for (const [tool, script] of Object.entries(SIM_TOOLS)) {
-    const abs = join(PACKAGE_ROOT, script);
-    if (!existsSync(abs)) {
-      throw new SlicecheckError(
-        "SIM",
-        `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``,
-      );
-    }
-    // Its one-file bundle where the build made one (scripts/bundle-sim.mjs): a tool call then
-    // loads one file rather than some 40 modules.
-    const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", script.replace(/^dist\/sim\//, ""));
-    const entry = existsSync(bundled) ? bundled : abs;
+  for (const tool of Object.keys(SIM_TOOLS)) {
+    const entry = toolEntry(tool);
     const path = join(binDir, tool);
-    writeFileSync(path, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(entry)} "$@"\n`);
+    const run = `exec ${quote(process.execPath)} ${quote(entry)} "$@"`;
+    const resident = clusterDir && RESIDENT_TOOLS.has(tool) && existsSync(BASH);
+    const text = resident
+      ? residentWrapper(tool, run, join(clusterDir, PORT_FILE))
+      : `#!/bin/sh\n${run}\n`;
+    writeFileSync(path, text);
     chmodSync(path, 0o755);
   }
 }

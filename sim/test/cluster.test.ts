@@ -5,9 +5,10 @@ import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import { tempDir } from "../../test/helpers/tmp.js";
-import { nodeAddress, simDown, simStatus, simUp } from "../src/cluster.js";
+import { clusterDirFor, nodeAddress, simDown, simStatus, simUp } from "../src/cluster.js";
+import { PID_FILE } from "../src/resident/files.js";
 import { buildSimSpec, MAX_SIM_NODES } from "../src/spec.js";
-import { isAlive } from "../src/sshd.js";
+import { isAlive, readPid } from "../src/sshd.js";
 
 describe("simulated cluster lifecycle", function () {
   this.timeout(60_000);
@@ -58,8 +59,11 @@ describe("simulated cluster lifecycle", function () {
   it("`down` stops only its own sshd processes, by pid", async () => {
     const bystander = spawn("sleep", ["60"], { stdio: "ignore" });
     const pids = simStatus(inv).map((s) => s.pid!);
+    // With the cluster's resident simulator (sim/src/resident), which `up` started.
+    const resident = readPid(join(clusterDirFor(inv), PID_FILE));
+    assert.ok(resident && isAlive(resident), "`up` started the resident simulator");
     assert.equal(await simDown(inv), 2);
-    for (const p of pids) assert.equal(isAlive(p), false);
+    for (const p of [...pids, resident]) assert.equal(isAlive(p), false);
     assert.equal(isAlive(bystander.pid!), true, "an unrelated process is untouched");
     bystander.kill();
     assert.ok(simStatus(inv).every((s) => !s.running));

@@ -28,6 +28,8 @@ export interface NvidiaSmiIo {
   uid: number;
   /** Clock for the table's timestamp line; tests pin it. */
   now?: () => Date;
+  /** The caller's environment (its device fence); this process's own when not given. */
+  env?: NodeJS.ProcessEnv;
 }
 
 interface Reply {
@@ -57,13 +59,14 @@ const LISTING_FAILURE = {
   lcip: MSG.failedDisplayCiProfiles,
 } as const;
 
-function readOnly(
-  state: SimState,
-  ids: string | undefined,
-  c: Command,
-  uid: number,
-  now: Date,
-): Reply {
+interface Caller {
+  uid: number;
+  now: Date;
+  env: NodeJS.ProcessEnv;
+}
+
+function readOnly(state: SimState, ids: string | undefined, c: Command, who: Caller): Reply {
+  const { uid, now } = who;
   const vs = views(state, ids);
   if (!vs) return reply([MSG.noDevices], EXIT.notFound);
   const layout = layoutFor(state.driver);
@@ -71,7 +74,7 @@ function readOnly(
     case "table":
       return reply(formatTable(state, vs, layout, now));
     case "list":
-      return reply(formatList(vs, layout, fenceOf()));
+      return reply(formatList(vs, layout, fenceOf(who.env)));
     case "q":
       return reply(formatQuery(state, vs, layout, now));
     case "vgpu-q": {
@@ -150,6 +153,13 @@ function mutate(state: SimState, ids: string | undefined, c: Command, uid: numbe
   }
 }
 
+/** Whether this argv changes the node (a MIG or mode change, a reset): the resident simulator
+ * (../resident) answers only the calls that do not. */
+export function isMutationArgv(argv: string[]): boolean {
+  const parsed = parseArgs(argv);
+  return !("error" in parsed) && isMutation(parsed.command);
+}
+
 function isMutation(c: Command): boolean {
   if (c.kind === "mig-mode" || c.kind === "reset") return true;
   return c.kind === "mig" && ["cgi", "cci", "dci", "dgi"].includes(c.mig.op);
@@ -193,12 +203,12 @@ export async function nvidiaSmiMain(argv: string[], io: NvidiaSmiIo): Promise<nu
     }
     const state = readState(io.stateDir);
     const gone = lostAmong(state, ids);
-    if (gone.lost.length === 0)
-      return emit(readOnly(state, ids, command, io.uid, io.now?.() ?? new Date()));
+    const who = { uid: io.uid, now: io.now?.() ?? new Date(), env: io.env ?? process.env };
+    if (gone.lost.length === 0) return emit(readOnly(state, ids, command, who));
     if (gone.all) return emit(reply(gone.lost, EXIT.gpuLost));
     // The GPUs still on the bus answer as usual, after the lost ones' lines.
     const reachable = { ...state, gpus: state.gpus.filter((g) => !g.lost) };
-    const rest = readOnly(reachable, ids, command, io.uid, io.now?.() ?? new Date());
+    const rest = readOnly(reachable, ids, command, who);
     return emit(
       reply([...gone.lost, ...rest.lines], rest.code === EXIT.ok ? EXIT.gpuLost : rest.code),
     );

@@ -1,10 +1,8 @@
 #!/usr/bin/env node
-// The simulated node's `nvidia-container-cli info`: the driver and the CUDA version it runs, then
-// one block per GPU, labels padded to 15 columns as libnvidia-container's src/cli/info.c prints
-// them. Under `sim fault no-toolkit`: not installed (exit 127).
-import { COMPUTE_CAP } from "../nvsmi/fmt/query.js";
+// The simulated node's `nvidia-container-cli info` (answers.ts). Under `sim fault no-toolkit`:
+// not installed (exit 127).
 import { readState } from "../nvsmi/state.js";
-import { viewOf } from "../nvsmi/view.js";
+import { containerCliInfo } from "./answers.js";
 
 const stateDir = process.env.SLICECHECK_SIM_STATE;
 if (!stateDir) {
@@ -20,21 +18,4 @@ if (process.argv[2] !== "info") {
   process.stderr.write("nvidia-container-cli (simulated): only `info` is modelled\n");
   process.exit(1);
 }
-const row = (k: string, v: string | number) => `${`${k}:`.padEnd(15)} ${v}`;
-const out = [row("NVRM version", state.driver), row("CUDA version", state.cuda)];
-for (const g of state.gpus) {
-  if (g.lost) continue;
-  const v = viewOf(state, g);
-  const cc = v.architecture ? COMPUTE_CAP[v.architecture] : "8.9";
-  out.push(
-    "",
-    row("Device Index", g.index),
-    row("Device Minor", g.index),
-    row("Model", v.smiName),
-    row("Brand", "Nvidia"),
-    row("GPU UUID", g.uuid),
-    row("Bus Location", g.pciBusId),
-    row("Architecture", cc),
-  );
-}
-process.stdout.write(`${out.join("\n")}\n`);
+process.stdout.write(containerCliInfo(state));

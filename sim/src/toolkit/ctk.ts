@@ -3,14 +3,11 @@
 // node's layout now, ./spec.ts) and `cdi list` (the names in the node's spec folders, after a
 // logrus "Found N CDI devices" line on stderr, as the real one logs it). Under `sim fault
 // no-toolkit` it is not installed: the shell's "not found", exit 127.
-//
-// RECONSTRUCTED: the version banner follows the toolkit's ("NVIDIA Container Toolkit CLI version
-// X", "commit: …"); the commit is a placeholder.
+// Its `--version` banner is in answers.ts.
 import { parse } from "yaml";
 import { readState } from "../nvsmi/state.js";
+import { CTK_VERSION_TEXT } from "./answers.js";
 import { cdiDirs, readSpecs, specText, writeSpec } from "./spec.js";
-
-export const SIM_CTK_VERSION = "1.17.8";
 
 const stateDir = process.env.SLICECHECK_SIM_STATE;
 if (!stateDir) {
@@ -28,9 +25,7 @@ const fail = (why: string): never => {
   process.exit(1);
 };
 if (args[0] === "--version" || args[0] === "-v") {
-  process.stdout.write(
-    `NVIDIA Container Toolkit CLI version ${SIM_CTK_VERSION}\ncommit: 0000000\n`,
-  );
+  process.stdout.write(CTK_VERSION_TEXT);
 } else if (args[0] === "cdi" && args[1] === "generate") {
   const i = args.findIndex((a) => a === "--output" || a.startsWith("--output="));
   const output = i < 0 ? null : args[i]!.includes("=") ? args[i]!.split("=")[1]! : args[i + 1];

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Entry of the resident simulator of one simulated cluster (server.ts): `node main.js CLUSTER_DIR`,
+// started detached by `sim up` (lifecycle.ts). It writes its pid, then its port, into the
+// cluster's folder, and leaves when `sim down` stops it, or by itself once the cluster's folder
+// is gone or names another resident simulator (a test that deleted its cluster without `sim
+// down` leaves nothing running for long).
+import { existsSync, renameSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { readPid } from "../sshd.js";
+import { PID_FILE, PORT_FILE } from "./files.js";
+import { listen } from "./server.js";
+
+const dir = process.argv[2];
+if (!dir) {
+  process.stderr.write("usage: resident CLUSTER_DIR\n");
+  process.exit(2);
+}
+
+function writeAtomically(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o644 });
+  renameSync(tmp, file);
+}
+
+writeAtomically(join(dir, PID_FILE), `${process.pid}\n`);
+const server = await listen();
+writeAtomically(join(dir, PORT_FILE), `${(server.address() as AddressInfo).port}\n`);
+
+const CHECK_MS = 5_000;
+setInterval(() => {
+  const ours =
+    existsSync(join(dir, "cluster.json")) && readPid(join(dir, PID_FILE)) === process.pid;
+  if (!ours) process.exit(0);
+}, CHECK_MS);

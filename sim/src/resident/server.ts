@@ -1,0 +1,99 @@
+// The resident simulator: one Node process per simulated cluster that answers the read-only calls
+// of the simulated nvidia-smi. A relayout and stress on one node makes some 60 tool calls, about
+// 45 of them nvidia-smi listings and queries; as a Node process each they cost 0.13 s of CPU on 2
+// slow cores (Node's own start is 0.10 s), and they were most of the end-to-end tests' CPU. Here
+// one costs a connection and a read of the node's state file.
+//
+// It answers exactly what the tool's own process prints (the same function, nvidiaSmiMain, on the
+// same state folder, with the caller's uid and device fence), and otherwise says `fallback`: a
+// call that changes the node (its lock and its writes stay in the tool's own process), a caller
+// of another uid (whose file permissions this process does not share), anything that wrote to
+// stderr or threw. The wrapper then runs the tool as before, so a wrong guess here costs time,
+// never a different answer.
+import { createServer, type Server, type Socket } from "node:net";
+import { lsmodText, simulatedPgrep } from "../host/answers.js";
+import { isMutationArgv, nvidiaSmiMain } from "../nvsmi/cli.js";
+import { readState } from "../nvsmi/state.js";
+import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
+import { formatAnswer, parseRequest, type ResidentRequest } from "./protocol.js";
+
+type Answer = { code: number; stdout: string } | null;
+
+async function nvidiaSmi(req: ResidentRequest): Promise<Answer> {
+  if (isMutationArgv(req.argv)) return null;
+  let stdout = "";
+  let stderr = "";
+  const code = await nvidiaSmiMain(req.argv, {
+    stateDir: req.stateDir,
+    uid: req.uid,
+    env: req.env,
+    stdout: (s) => {
+      stdout += s;
+    },
+    stderr: (s) => {
+      stderr += s;
+    },
+  });
+  return stderr ? null : { code, stdout };
+}
+
+/** The toolkit's read-only calls; not where `sim fault no-toolkit` has removed it (the shell's
+ * "not found" on stderr is the tool entry's to print). */
+function toolkit(req: ResidentRequest): Answer {
+  const state = readState(req.stateDir);
+  if (state.noToolkit) return null;
+  if (req.tool === "nvidia-ctk")
+    return ["--version", "-v"].includes(req.argv[0] ?? "")
+      ? { code: 0, stdout: CTK_VERSION_TEXT }
+      : null;
+  return req.argv[0] === "info" ? { code: 0, stdout: containerCliInfo(state) } : null;
+}
+
+/** The tools answered here (resident/tools.ts lists them for their wrappers). */
+export const RESIDENT_HANDLERS: Record<string, (req: ResidentRequest) => Promise<Answer>> = {
+  "nvidia-smi": nvidiaSmi,
+  lsmod: async (req) => ({ code: 0, stdout: lsmodText(req.stateDir) }),
+  // Only the GPU daemons the node simulates; the host's own processes are the real pgrep's.
+  pgrep: async (req) => simulatedPgrep(req.argv, req.stateDir),
+  "nvidia-ctk": async (req) => toolkit(req),
+  "nvidia-container-cli": async (req) => toolkit(req),
+};
+
+export async function answer(req: ResidentRequest): Promise<Answer> {
+  const handler = RESIDENT_HANDLERS[req.tool];
+  const ownUid = typeof process.getuid === "function" ? process.getuid() : 0;
+  if (!handler || !req.stateDir || req.uid !== ownUid) return null;
+  try {
+    return await handler(req);
+  } catch {
+    return null;
+  }
+}
+
+/** A caller that never finishes its request is dropped after this. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+function onConnection(sock: Socket): void {
+  let buf = Buffer.alloc(0);
+  sock.setTimeout(REQUEST_TIMEOUT_MS, () => sock.destroy());
+  // A caller killed mid-answer (a timeout on the node) is no concern of the others.
+  sock.on("error", () => sock.destroy());
+  const onData = (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk]);
+    const req = parseRequest(buf);
+    if (req === "more") return;
+    sock.off("data", onData);
+    const pending = req === "bad" ? Promise.resolve(null) : answer(req);
+    void pending.then((a) => sock.end(formatAnswer(a)));
+  };
+  sock.on("data", onData);
+}
+
+/** Listens on a free loopback port; resolves with the server once it does. */
+export function listen(): Promise<Server> {
+  const server = createServer(onConnection);
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve(server));
+  });
+}

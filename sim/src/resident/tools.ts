@@ -1,0 +1,10 @@
+// The node tools whose wrappers ask the resident simulator first (server.ts has their handlers):
+// the read-only calls a relayout makes most (about 53 of the 57 tool calls of one relayout and
+// stress on one node; the rest change the node or are its workloads).
+export const RESIDENT_TOOLS: ReadonlySet<string> = new Set([
+  "nvidia-smi",
+  "lsmod",
+  "pgrep",
+  "nvidia-ctk",
+  "nvidia-container-cli",
+]);
