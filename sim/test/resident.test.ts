@@ -11,6 +11,7 @@ import { createConnection } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tempDir } from "../../test/helpers/tmp.js";
+import { appendKernelLog } from "../src/klog/log.js";
 import { initState, readState, type SimState, writeState } from "../src/nvsmi/state.js";
 import { PID_FILE, PORT_FILE } from "../src/resident/files.js";
 import { ensureResident, stopResident } from "../src/resident/lifecycle.js";
@@ -146,6 +147,15 @@ describe("the resident simulator answers as each tool's own process does", funct
     same("nvidia-container-cli", ["info"]);
   });
 
+  it("dmesg: the kernel log in each time format", async () => {
+    await appendKernelLog(stateDir, [
+      "NVRM: Xid (PCI:0000:07:00): 31, pid=4242, name=crasher, Ch 00000008, intr 00000000",
+    ]);
+    for (const args of [[], ["-T"], ["--time-format", "iso"], ["-t"], ["-r"], ["-k", "-P"]])
+      same("dmesg", args);
+    assert.match(same("dmesg", []).stdout, /Xid \(PCI:0000:07:00\): 31, pid=4242/);
+  });
+
   it("leaves to the tool's own process what changes the node or is not the node's", () => {
     const not = (tool: string, args: string[]) =>
       assert.equal(resident(tool, args).code, NOT_ANSWERED, `${tool} ${args.join(" ")}`);
@@ -154,6 +164,9 @@ describe("the resident simulator answers as each tool's own process does", funct
     // The host's own processes are the real pgrep's to list.
     not("pgrep", ["-x", "sshd"]);
     not("nvidia-ctk", ["cdi", "generate"]);
+    // Clearing the kernel log changes it; a wrong option's usage goes to stderr.
+    for (const args of [["-c"], ["-C"], ["--read-clear"], ["--bogus"]]) not("dmesg", args);
+    assert.match(own("dmesg", []).stdout, /pid=4242/, "the log was not cleared by asking");
     edit((s) => {
       s.noToolkit = true;
     });

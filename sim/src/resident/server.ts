@@ -12,6 +12,7 @@
 // never a different answer.
 import { createServer, type Server, type Socket } from "node:net";
 import { lsmodText, simulatedPgrep } from "../host/answers.js";
+import { dmesgMain } from "../klog/dmesg.js";
 import { isMutationArgv, nvidiaSmiMain } from "../nvsmi/cli.js";
 import { readState } from "../nvsmi/state.js";
 import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
@@ -19,11 +20,22 @@ import { formatAnswer, parseRequest, type ResidentRequest } from "./protocol.js"
 
 type Answer = { code: number; stdout: string } | null;
 
-async function nvidiaSmi(req: ResidentRequest): Promise<Answer> {
-  if (isMutationArgv(req.argv)) return null;
+type ToolMain = (
+  argv: string[],
+  io: {
+    stateDir: string;
+    uid: number;
+    env: NodeJS.ProcessEnv;
+    stdout: (s: string) => void;
+    stderr: (s: string) => void;
+  },
+) => Promise<number>;
+
+/** A tool's own main function, its output kept; nothing when it wrote to stderr. */
+async function captured(main: ToolMain, req: ResidentRequest): Promise<Answer> {
   let stdout = "";
   let stderr = "";
-  const code = await nvidiaSmiMain(req.argv, {
+  const code = await main(req.argv, {
     stateDir: req.stateDir,
     uid: req.uid,
     env: req.env,
@@ -35,6 +47,17 @@ async function nvidiaSmi(req: ResidentRequest): Promise<Answer> {
     },
   });
   return stderr ? null : { code, stdout };
+}
+
+async function nvidiaSmi(req: ResidentRequest): Promise<Answer> {
+  return isMutationArgv(req.argv) ? null : captured(nvidiaSmiMain, req);
+}
+
+/** Reading the kernel log; clearing it (-c, -C) is a change, left to the tool's own process. */
+const CLEARS = /^(-[a-zA-Z]*[cC][a-zA-Z]*|--clear|--read-clear)$/;
+
+async function dmesg(req: ResidentRequest): Promise<Answer> {
+  return req.argv.some((a) => CLEARS.test(a)) ? null : captured(dmesgMain, req);
 }
 
 /** The toolkit's read-only calls; not where `sim fault no-toolkit` has removed it (the shell's
@@ -52,6 +75,7 @@ function toolkit(req: ResidentRequest): Answer {
 /** The tools answered here (resident/tools.ts lists them for their wrappers). */
 export const RESIDENT_HANDLERS: Record<string, (req: ResidentRequest) => Promise<Answer>> = {
   "nvidia-smi": nvidiaSmi,
+  dmesg,
   lsmod: async (req) => ({ code: 0, stdout: lsmodText(req.stateDir) }),
   // Only the GPU daemons the node simulates; the host's own processes are the real pgrep's.
   pgrep: async (req) => simulatedPgrep(req.argv, req.stateDir),

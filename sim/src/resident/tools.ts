@@ -3,6 +3,7 @@
 // stress on one node; the rest change the node or are its workloads).
 export const RESIDENT_TOOLS: ReadonlySet<string> = new Set([
   "nvidia-smi",
+  "dmesg",
   "lsmod",
   "pgrep",
   "nvidia-ctk",
