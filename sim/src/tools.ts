@@ -56,20 +56,21 @@ const BASH = "/bin/bash";
  * The wrapper of a tool the cluster's resident simulator answers (resident/server.ts): bash, for
  * its /dev/tcp, sends the call and prints the answer; when nothing answers, or the answer is
  * `fallback`, it runs the tool as its own Node process, as every other wrapper does. A late
- * answer (10 s) is given up rather than waited for.
+ * answer (10 s) is given up rather than waited for. cat by its path: a session's PATH may lack it
+ * (a container's environment), and then the answer would be lost, not fallen back from.
  */
 export function residentWrapper(tool: string, run: string, portFile: string): string {
   return `#!${BASH}
 # ${tool} on a simulated node: the cluster's resident simulator answers, else a process of its own.
 port=
 { read -r port <${quote(portFile)}; } 2>/dev/null
-if [ -n "$port" ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+if [ -n "$port" ] && [ -x /bin/cat ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
   trap '' PIPE
   if printf '%s\\0' ${PROTOCOL_VERSION} ${quote(tool)} "\${SLICECHECK_SIM_STATE-}" "\${SLICECHECK_SIM_FENCE+1}" \\
     "\${SLICECHECK_SIM_FENCE-}" "$EUID" "$#" "$@" >&3 2>/dev/null &&
     IFS= read -r -t 10 head <&3 && [[ $head =~ ^[0-9]+$ ]]; then
     trap - PIPE
-    cat <&3
+    /bin/cat <&3
     exit "$head"
   fi
   trap - PIPE

@@ -119,6 +119,10 @@ describe("the resident simulator answers as each tool's own process does", funct
     same("nvidia-smi", ["-L"], { SLICECHECK_SIM_FENCE: "none" });
   });
 
+  it("a session whose PATH lacks cat still gets the whole answer (a container's environment)", () => {
+    assert.match(same("nvidia-smi", ["-L"], { PATH: "/nowhere" }).stdout, /^GPU 0: /);
+  });
+
   it("nvidia-smi: a lost GPU's lines come first; the reachable one answers", () => {
     edit((s) => {
       s.gpus[1]!.lost = true;
