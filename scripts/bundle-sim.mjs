@@ -36,9 +36,11 @@ export async function bundleSimTools(root) {
   } catch {
     return null;
   }
-  const { SIM_TOOLS } = await import(pathToFileURL(join(root, "dist/sim/tools.js")).href);
-  // With the cluster's resident simulator (sim/src/resident), which answers nvidia-smi's reads.
-  const entries = [...new Set([...Object.values(SIM_TOOLS), "dist/sim/resident/main.js"])];
+  const { SIM_TOOLS, RESIDENT_SCRIPT } = await import(
+    pathToFileURL(join(root, "dist/sim/tools.js")).href
+  );
+  // With the cluster's resident simulator (sim/src/resident), which answers the tools' reads.
+  const entries = [...new Set([...Object.values(SIM_TOOLS), RESIDENT_SCRIPT])];
   for (const script of entries) {
     // The same path under dist/sim-bundle as the entry's under dist/sim (sim/src/tools.ts).
     const rel = relative(join(root, "dist", "sim"), join(root, script));

@@ -80,8 +80,17 @@ ${run}
 `;
 }
 
-/** The script a tool's wrapper runs: its one-file bundle where the build made one
+/** The cluster's resident simulator (resident/main.ts), bundled with the tools. */
+export const RESIDENT_SCRIPT = "dist/sim/resident/main.js";
+
+/** What runs for a script of dist/sim: its one-file bundle where the build made one
  * (scripts/bundle-sim.mjs; a call then loads one file rather than some 40 modules). */
+export function builtEntry(script: string): string {
+  const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", script.replace(/^dist\/sim\//, ""));
+  return existsSync(bundled) ? bundled : join(PACKAGE_ROOT, script);
+}
+
+/** The script a tool's wrapper runs. */
 export function toolEntry(tool: string): string {
   const script = SIM_TOOLS[tool] ?? "";
   const abs = join(PACKAGE_ROOT, script);
@@ -91,8 +100,7 @@ export function toolEntry(tool: string): string {
       `the simulated ${tool} is not built (${abs} is missing); run \`npm run build\``,
     );
   }
-  const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", script.replace(/^dist\/sim\//, ""));
-  return existsSync(bundled) ? bundled : abs;
+  return builtEntry(script);
 }
 
 /** `clusterDir`: where the cluster's resident simulator writes its port; none, no resident. */

@@ -6,16 +6,11 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isAlive, readPid } from "../sshd.js";
-import { PACKAGE_ROOT } from "../tools.js";
+import { builtEntry, RESIDENT_SCRIPT } from "../tools.js";
 import { PID_FILE, PORT_FILE } from "./files.js";
 
+/** How its command line ends, bundled or not. */
 const ENTRY = "resident/main.js";
-
-/** Its one-file bundle where the build made one (scripts/bundle-sim.mjs), else dist/sim's. */
-export function residentEntry(): string {
-  const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", ENTRY);
-  return existsSync(bundled) ? bundled : join(PACKAGE_ROOT, "dist/sim", ENTRY);
-}
 
 /** The pid in the cluster's pid file when that process is this cluster's resident simulator. */
 function runningResident(dir: string): number | null {
@@ -34,7 +29,7 @@ const START_WAIT_MS = 5_000;
 /** Starts the cluster's resident simulator unless it runs; waits (a while) for its port. */
 export async function ensureResident(dir: string): Promise<void> {
   if (runningResident(dir) && existsSync(join(dir, PORT_FILE))) return;
-  const entry = residentEntry();
+  const entry = builtEntry(RESIDENT_SCRIPT);
   if (!existsSync(entry)) return;
   rmSync(join(dir, PORT_FILE), { force: true });
   const child = spawn(process.execPath, [entry, dir], {
