@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bundleSimTools } from "./bundle-sim.mjs";
+import { bundleCli, bundleSimTools, compileSuites } from "./bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -71,8 +71,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   rmSync(join(root, "dist"), { recursive: true, force: true });
   let status = run("tsconfig.build.json");
   if (status === 0) status = compileSim();
-  // The simulated node's tools, one file each (bundle-sim.mjs says why).
+  // The simulated node's tools, one file each, and the CLI (bundle.mjs says why).
   if (status === 0 && (await bundleSimTools(root)) === null)
-    console.error("slicecheck build: esbuild is not installed; the simulated tools run unbundled");
+    console.error(
+      "slicecheck build: esbuild is not installed; the CLI and simulated tools run unbundled",
+    );
+  if (status === 0) await bundleCli(root);
+  // The built-in suites as JavaScript, so that a run needs no tsx for them (suite-compiled.ts).
+  if (status === 0) await compileSuites(root);
   process.exit(status);
 }

@@ -84,7 +84,7 @@ ${run}
 export const RESIDENT_SCRIPT = "dist/sim/resident/main.js";
 
 /** What runs for a script of dist/sim: its one-file bundle where the build made one
- * (scripts/bundle-sim.mjs; a call then loads one file rather than some 40 modules). */
+ * (scripts/bundle.mjs; a call then loads one file rather than some 40 modules). */
 export function builtEntry(script: string): string {
   const bundled = join(PACKAGE_ROOT, "dist/sim-bundle", script.replace(/^dist\/sim\//, ""));
   return existsSync(bundled) ? bundled : join(PACKAGE_ROOT, script);

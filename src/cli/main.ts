@@ -110,6 +110,21 @@ export function exitOnInterrupt(): void {
   }
 }
 
+/**
+ * A reader that goes away (`slicecheck plan … | head -1`) closes stdout, and the next write fails
+ * with EPIPE, which killed the process with a stack trace in the middle of its command: for a
+ * run, before its teardown restored the layout. Output to a closed pipe is dropped instead and
+ * the command goes on to its end and its own exit code. Any other stream error is thrown, as
+ * before.
+ */
+export function dropOutputToClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code !== "EPIPE" && e.code !== "ERR_STREAM_DESTROYED") throw e;
+    });
+  }
+}
+
 export async function main(
   argv: string[],
   io: Out = stdio,

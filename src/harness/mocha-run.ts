@@ -15,7 +15,7 @@ import { broken, current, fail, SCOPE_KEY } from "./api.js";
 import { HarnessContext } from "./context.js";
 import { type PlannedStep, SUITE_OVERHEAD_S } from "./progress.js";
 import type { Spans } from "./spans.js";
-import { ensureApiResolvable, ensureTsx } from "./suite-loader.js";
+import { modulePaths, prepareLoaders } from "./suite-loader.js";
 import type { SuiteFile } from "./suites.js";
 
 export interface MochaRunOptions {
@@ -80,15 +80,15 @@ export async function loadSuites(
   files: readonly SuiteFile[],
   runId: string,
 ): Promise<void> {
-  await ensureApiResolvable();
-  for (const f of files) {
-    if (/\.(c|m)?ts$/.test(f.path)) await ensureTsx();
+  const paths = modulePaths(files);
+  await prepareLoaders(files, paths);
+  for (const [i, f] of files.entries()) {
     ctx.loading = f.name;
     const ctxObj = globalThis as unknown as Mocha.MochaGlobals;
     // The `file` handed to mocha is the suite's stable name: Allure's history id hashes it.
     mocha.suite.emit("pre-require", ctxObj, f.identity, mocha);
     try {
-      const mod = await import(`${pathToFileURL(f.path).href}?run=${runId}`);
+      const mod = await import(`${pathToFileURL(paths[i] ?? f.path).href}?run=${runId}`);
       mocha.suite.emit("require", mod, f.identity, mocha);
       mocha.suite.emit("post-require", ctxObj, f.identity, mocha);
     } finally {

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import Mocha from "mocha";
 import { CONTEXT_KEY, type SuiteContext } from "./api.js";
 import type { HarnessOptions, RunOptionsView, SuiteRun } from "./api-types.js";
-import { checkSyntax, ensureApiResolvable, ensureTsx, loadError } from "./suite-loader.js";
+import { checkSyntax, loadError, modulePaths, prepareLoaders } from "./suite-loader.js";
 import type { SuiteFile } from "./suites.js";
 
 const NO_NODES = "a suite's declaration is read without nodes";
@@ -36,11 +36,11 @@ function declaringRun(options: RunOptionsView): SuiteRun {
 /** Loads one file with a declaring context installed; returns what its harness() call said. */
 async function declarationOf(
   f: SuiteFile,
+  path: string,
   options: RunOptionsView,
   tag: string,
 ): Promise<HarnessOptions> {
   await checkSyntax(f);
-  if (/\.(c|m)?ts$/.test(f.path)) await ensureTsx();
   let needs: HarnessOptions = {};
   const ctx: SuiteContext = {
     harness: (o = {}) => {
@@ -58,7 +58,7 @@ async function declarationOf(
   const globals = globalThis as unknown as Mocha.MochaGlobals;
   mocha.suite.emit("pre-require", globals, f.identity, mocha);
   try {
-    await import(`${pathToFileURL(f.path).href}?declare=${tag}`);
+    await import(`${pathToFileURL(path).href}?declare=${tag}`);
   } catch (e) {
     const bad = loadError(f, e);
     if (bad) throw bad;
@@ -77,13 +77,16 @@ export async function declareSuites(
   files: readonly SuiteFile[],
   options: RunOptionsView,
 ): Promise<SuiteFile[]> {
-  await ensureApiResolvable();
+  const paths = modulePaths(files);
+  await prepareLoaders(files, paths);
   const out: SuiteFile[] = [];
   // Its own module instance each time: an ES module is evaluated once per URL, and a cached
   // one would not call harness() again (a second run in one process would declare nothing).
   const tag = `${options.runId}-${++declarations}`;
-  for (const f of files)
-    out.push(f.needs ? f : { ...f, needs: await declarationOf(f, options, tag) });
+  for (const [i, f] of files.entries())
+    out.push(
+      f.needs ? f : { ...f, needs: await declarationOf(f, paths[i] ?? f.path, options, tag) },
+    );
   return out;
 }
 

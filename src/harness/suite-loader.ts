@@ -1,11 +1,43 @@
 // Loading a suite file: the loaders it may need (tsx for `.ts`, `slicecheck/suite` resolvable
 // from anywhere), and a syntax check first, so that a file that cannot even be parsed is bad
 // input naming its file:line, not a run that dies with "Unexpected end of input".
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { SlicecheckError } from "../errors.js";
+import {
+  type CompiledSuites,
+  compiledIsCurrent,
+  compiledPath,
+  installedSuites,
+} from "./suite-compiled.js";
 import type { SuiteFile } from "./suites.js";
+
+const TS = /\.(c|m)?ts$/;
+
+/** The module each suite file loads from: a built-in suite's compiled copy while its sources are
+ * those it was compiled from (suite-compiled.ts), else the file itself. */
+export function modulePaths(
+  files: readonly SuiteFile[],
+  dirs: CompiledSuites | null = files.some((f) => f.builtin) ? installedSuites() : null,
+): string[] {
+  const current = dirs !== null && compiledIsCurrent(dirs);
+  return files.map((f) => {
+    const compiled = f.builtin && dirs ? compiledPath(dirs, f.path, current) : null;
+    return compiled && existsSync(compiled) ? compiled : f.path;
+  });
+}
+
+/** The loaders the modules need: tsx for a `.ts` one, and the fallback resolution of
+ * `slicecheck/suite` for any but the compiled built-in suites, which resolve it from this
+ * package as they are. Neither starts unless needed: each is a hooks thread for the process. */
+export async function prepareLoaders(
+  files: readonly SuiteFile[],
+  paths: readonly string[],
+): Promise<void> {
+  if (files.some((f, i) => !f.builtin || paths[i] === f.path)) await ensureApiResolvable();
+  if (paths.some((p) => TS.test(p))) await ensureTsx();
+}
 
 let tsxReady: Promise<void> | null = null;
 /** `.ts` suites need tsx's loader, unless this process already runs under it (the tests). */

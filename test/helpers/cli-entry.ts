@@ -1,6 +1,7 @@
 // bin/slicecheck.js on the sources (tsx), for tests that need a real process: standard input,
 // signals, exit codes.
-import { exitOnInterrupt, main } from "../../src/cli/main.js";
+import { dropOutputToClosedPipes, exitOnInterrupt, main } from "../../src/cli/main.js";
 
 exitOnInterrupt();
+dropOutputToClosedPipes();
 process.exitCode = await main(process.argv);

@@ -1,0 +1,5 @@
+// Types of scripts/bundle.mjs, for the tests of the compiled suites and the bundles.
+export const CLI_BUNDLE: string;
+export function bundleSimTools(root: string): Promise<number | null>;
+export function bundleCli(root: string): Promise<number | null>;
+export function compileSuites(root: string, from?: string, to?: string): Promise<number | null>;

@@ -1,0 +1,174 @@
+// One-file bundles of what starts a process often: the simulated node's tools (bundleSimTools)
+// and the CLI itself (bundleCli). Each module keeps its own import.meta.url, __dirname and
+// __filename (ownLocation below), so a module that finds files beside itself (the workloads'
+// sources, the reaper, the suites' API) finds the same ones as unbundled. Where esbuild is missing (npm ci --omit=dev), nothing is bundled and everything
+// runs from dist/ as before (sim/src/tools.ts and bin/slicecheck.js fall back).
+//
+// The simulated tools: a simulated node starts a Node process per nvidia-smi, pgrep or dmesg
+// call (about 60 for one relayout and stress), and most of each call's CPU beyond Node's own
+// start-up was loading some 40 modules one by one: on 2 loaded cores, the simulated tools were
+// most of the end-to-end tests' CPU. One file per tool loads in one read (measured 0.169 s of
+// CPU per `nvidia-smi -L` before, 0.134 s after).
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const STRICT = /^(?:\s*(?:\/\/[^\n]*|\/\*[\s\S]*?\*\/))*\s*(["'])use strict\1;?/;
+
+/**
+ * Each module's import.meta.url, and a CommonJS module's __dirname and __filename, as its own
+ * file's location, written relative to the bundle's folder (`outDir`), so that a checkout or an
+ * install moved after its build still finds its files. The CommonJS ones are declared at the top
+ * of the module, which esbuild wraps in a function of its own: a mention inside a string stays
+ * as it was. A dependency npm hoists elsewhere than at build time would not be found this way;
+ * the bundled ones that use their location (mocha's and allure-mocha's parallel mode, workerpool)
+ * do so only on paths slicecheck does not take.
+ */
+function ownLocation(outDir) {
+  return {
+    name: "own-module-location",
+    setup(build) {
+      build.onLoad({ filter: /\.c?js$/ }, (args) => {
+        let text = readFileSync(args.path, "utf8");
+        const meta = text.includes("import.meta.url");
+        const cjs =
+          /\b__(dirname|filename)\b/.test(text) &&
+          !/\bimport\.meta\b|^\s*(import|export)\s/m.test(text);
+        if (!meta && !cjs) return undefined;
+        const rel = JSON.stringify(relative(outDir, args.path).split(sep).join("/"));
+        const url = `new URL(${rel}, import.meta.url)`;
+        if (meta) text = text.replaceAll("import.meta.url", `${url}.href`);
+        if (cjs) {
+          // After a "use strict" prologue, which must stay first to keep the module strict.
+          const at = STRICT.exec(text)?.[0].length ?? 0;
+          // Not import.meta itself here: esbuild would take the module for an ES module.
+          const file = `decodeURIComponent(new URL(${rel}, __slicecheckBundleUrl).pathname)`;
+          const own = `var __filename = ${file}, __dirname = ${file}.replace(/\\/[^/]*$/, "");`;
+          text = `${text.slice(0, at)}\n${own}\n${text.slice(at)}`;
+        }
+        return { contents: text, loader: "js" };
+      });
+    },
+  };
+}
+
+/** What every bundle shares. Native addons and their loaders, and the packages that find their
+ * own files at run time, stay where npm put them. */
+const COMMON = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["better-sqlite3", "ssh2", "cpu-features", "pg-native"],
+  // A CommonJS dependency's require() of a Node built-in, inside an ES module; the bundle's own
+  // URL, for the CommonJS modules' __dirname (ownLocation).
+  banner: {
+    js: "import { createRequire as __slicecheckRequire } from 'node:module'; const require = __slicecheckRequire(import.meta.url); const __slicecheckBundleUrl = import.meta.url;",
+  },
+  logLevel: "error",
+};
+
+function esbuildOf(root) {
+  try {
+    return createRequire(join(root, "package.json"))("esbuild");
+  } catch {
+    return null;
+  }
+}
+
+/** Bundles every tool; returns how many, or null when esbuild is not installed. */
+export async function bundleSimTools(root) {
+  const esbuild = esbuildOf(root);
+  if (!esbuild) return null;
+  const { SIM_TOOLS, RESIDENT_SCRIPT } = await import(
+    pathToFileURL(join(root, "dist/sim/tools.js")).href
+  );
+  // With the cluster's resident simulator (sim/src/resident), which answers the tools' reads.
+  const entries = [...new Set([...Object.values(SIM_TOOLS), RESIDENT_SCRIPT])];
+  for (const script of entries) {
+    // The same path under dist/sim-bundle as the entry's under dist/sim (sim/src/tools.ts).
+    const rel = relative(join(root, "dist", "sim"), join(root, script));
+    if (rel.startsWith("..")) continue;
+    const outfile = join(root, "dist", "sim-bundle", rel);
+    mkdirSync(dirname(outfile), { recursive: true });
+    await esbuild.build({
+      ...COMMON,
+      entryPoints: [join(root, script)],
+      outfile,
+      plugins: [ownLocation(dirname(outfile))],
+    });
+  }
+  return entries.length;
+}
+
+/** Where bin/slicecheck.js finds the bundled CLI. */
+export const CLI_BUNDLE = "dist/cli-bundle/main.js";
+
+/**
+ * The CLI (dist/cli/main.js) as one entry with its lazily imported commands split into chunks
+ * (each command's modules load when it runs, as unbundled). Measured on 2 cores: a run's
+ * start-up before its first task 1.03-1.11 s unbundled, 0.74-0.78 s bundled; 0.55 s less CPU per
+ * run. What stays outside: the native addons, tsx (its loader registers its own files),
+ * playwright-core (Chromium's driver, found by its own paths) and allure-commandline (a jar).
+ * The suites' `slicecheck/suite` stays dist/harness/api.js: it reads the run from globalThis,
+ * so the bundle's copy and the suites' copy agree; SlicecheckError's brand keeps `instanceof`
+ * true across the two (src/errors.ts), as for the simulator, which stays in dist/sim.
+ * Returns the number of files written, or null without esbuild.
+ */
+export async function bundleCli(root) {
+  const esbuild = esbuildOf(root);
+  if (!esbuild) return null;
+  const outdir = join(root, dirname(CLI_BUNDLE));
+  const out = await esbuild.build({
+    ...COMMON,
+    entryPoints: [join(root, "dist/cli/main.js")],
+    outdir,
+    plugins: [ownLocation(outdir)],
+    splitting: true,
+    external: [...COMMON.external, "tsx", "playwright-core", "allure-commandline"],
+    metafile: true,
+  });
+  return Object.keys(out.metafile.outputs).length;
+}
+
+/** Every .ts file under `dir`, relative to it. */
+function tsFiles(dir, under = "") {
+  return readdirSync(join(dir, under), { withFileTypes: true }).flatMap((e) => {
+    const rel = join(under, e.name);
+    if (e.isDirectory()) return tsFiles(dir, rel);
+    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [rel] : [];
+  });
+}
+
+/**
+ * The built-in suites (suites/**.ts) compiled one file each to dist/suites, as tsx would on
+ * every run, with the sha256 of each source in dist/suites/sources.json: a run loads these only
+ * while every source still has its hash (src/harness/suite-compiled.ts). `from` and `to` are
+ * other folders for the tests. Returns how many, or null without esbuild.
+ */
+export async function compileSuites(
+  root,
+  from = join(root, "suites"),
+  to = join(root, "dist", "suites"),
+) {
+  const esbuild = esbuildOf(root);
+  if (!esbuild) return null;
+  const manifest = {};
+  for (const rel of tsFiles(from)) {
+    const source = readFileSync(join(from, rel));
+    const out = await esbuild.transform(source.toString("utf8"), {
+      loader: "ts",
+      format: "esm",
+      target: "node20",
+      sourcefile: join("suites", rel),
+    });
+    const target = join(to, rel.replace(/\.ts$/, ".js"));
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, out.code);
+    manifest[rel.split(sep).join("/")] = createHash("sha256").update(source).digest("hex");
+  }
+  writeFileSync(join(to, "sources.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  return Object.keys(manifest).length;
+}

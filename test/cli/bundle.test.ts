@@ -1,0 +1,73 @@
+// The CLI users start (bin/slicecheck.js) runs the bundle the build made (scripts/bundle.mjs):
+// it answers as the sources do, still works once its install is moved (no path of the build
+// machine inside), and a reader that goes away early (`| head -1`) costs it nothing.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CLI_BUNDLE } from "../../scripts/bundle.mjs";
+import { cli } from "../helpers/cli.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const PLAN = ["plan", "fixtures/layouts/default.yaml", "-c", "all-1g.10gb", "--gpu", "H100-80GB"];
+
+function bin(root: string, args: string[]) {
+  return spawnSync(process.execPath, [join(root, "bin", "slicecheck.js"), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+}
+
+describe("the bundled CLI (bin/slicecheck.js)", function () {
+  this.timeout(60_000);
+  let moved = "";
+  after(() => {
+    if (moved) rmSync(moved, { recursive: true, force: true });
+  });
+
+  it("is what bin/slicecheck.js runs, and answers as the sources do", async () => {
+    assert.ok(existsSync(join(ROOT, CLI_BUNDLE)), "the build made no CLI bundle");
+    const b = bin(ROOT, PLAN);
+    const s = await cli(...PLAN);
+    assert.equal(b.status, s.code);
+    assert.equal(b.stdout, s.stdout);
+    assert.match(b.stdout, /all-1g\.10gb/);
+    const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
+    assert.equal(bin(ROOT, ["--version"]).stdout.trim(), version);
+  });
+
+  it("still runs once its install is moved: no path of the build machine in any bundle", () => {
+    moved = mkdtempSync(join(tmpdir(), "sc-moved-"));
+    for (const part of ["bin", "dist", "package.json", "suites", "fixtures"])
+      cpSync(join(ROOT, part), join(moved, part), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(moved, "node_modules"));
+    for (const folder of ["dist/cli-bundle", "dist/sim-bundle/workloads"]) {
+      for (const f of readdirSync(join(moved, folder)).filter((x) => x.endsWith(".js"))) {
+        assert.ok(
+          !readFileSync(join(moved, folder, f), "utf8").includes(ROOT),
+          `${folder}/${f} names ${ROOT}`,
+        );
+      }
+    }
+    const b = bin(moved, PLAN);
+    assert.equal(b.status, 0, b.stderr);
+    assert.equal(b.stdout, bin(ROOT, PLAN).stdout);
+  });
+
+  it("drops what it prints after its reader has gone, and ends with its own exit code", () => {
+    const shell = `${[process.execPath, "bin/slicecheck.js", ...PLAN].join(" ")} | head -1; exit "\${PIPESTATUS[0]}"`;
+    const r = spawnSync("/bin/bash", ["-c", shell], { cwd: ROOT, encoding: "utf8" });
+    assert.equal(r.stdout.split("\n").length, 2, r.stdout);
+    assert.doesNotMatch(r.stderr, /EPIPE|Error/);
+    assert.equal(r.status, 0, r.stderr);
+  });
+});

@@ -1,0 +1,80 @@
+// The built-in suites load from their compiled copies (dist/suites) only while every source is
+// the one that was compiled: an edited suite or helper, or a missing manifest, sends them back
+// to their sources. Compiled here with the build's own function, on a folder of this test's.
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { compileSuites } from "../../scripts/bundle.mjs";
+import { compiledIsCurrent, SOURCES_MANIFEST } from "../../src/harness/suite-compiled.js";
+import { modulePaths } from "../../src/harness/suite-loader.js";
+import type { SuiteFile } from "../../src/harness/suites.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+
+describe("compiled built-in suites (dist/suites)", function () {
+  this.timeout(30_000);
+  let dir = "";
+  let dirs = { sourceDir: "", compiledDir: "" };
+  const builtin = (): SuiteFile => ({
+    name: "a",
+    path: join(dirs.sourceDir, "a.ts"),
+    identity: "suites/a.ts",
+    builtin: true,
+  });
+  const user = (): SuiteFile => ({
+    name: "./mine.ts",
+    path: join(dir, "mine.ts"),
+    identity: "mine.ts",
+    builtin: false,
+  });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "sc-compiled-"));
+    dirs = { sourceDir: join(dir, "suites"), compiledDir: join(dir, "dist-suites") };
+    mkdirSync(join(dirs.sourceDir, "lib"), { recursive: true });
+    writeFileSync(
+      join(dirs.sourceDir, "a.ts"),
+      'import { twice } from "./lib/b.js";\nexport const value: number = twice(21);\n',
+    );
+    writeFileSync(
+      join(dirs.sourceDir, "lib", "b.ts"),
+      "export function twice(n: number): number {\n  return n * 2;\n}\n",
+    );
+    writeFileSync(join(dir, "mine.ts"), "export const mine = 1;\n");
+    assert.equal(await compileSuites(ROOT, dirs.sourceDir, dirs.compiledDir), 2);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("loads a built-in suite from its compiled copy, which runs as its source does", async () => {
+    assert.equal(compiledIsCurrent(dirs), true);
+    const [path] = modulePaths([builtin()], dirs);
+    assert.equal(path, join(dirs.compiledDir, "a.js"));
+    const mod = (await import(pathToFileURL(path ?? "").href)) as { value: number };
+    assert.equal(mod.value, 42);
+  });
+
+  it("loads a user's file from itself, compiled or not", () => {
+    assert.deepEqual(modulePaths([user(), builtin()], dirs), [
+      user().path,
+      join(dirs.compiledDir, "a.js"),
+    ]);
+  });
+
+  it("goes back to the sources once a helper is edited after the build", () => {
+    writeFileSync(
+      join(dirs.sourceDir, "lib", "b.ts"),
+      "export function twice(n: number): number {\n  return n * 3;\n}\n",
+    );
+    assert.equal(compiledIsCurrent(dirs), false);
+    assert.deepEqual(modulePaths([builtin()], dirs), [builtin().path]);
+  });
+
+  it("goes back to the sources without a manifest, or with a source gone", () => {
+    rmSync(join(dirs.sourceDir, "lib", "b.ts"));
+    assert.deepEqual(modulePaths([builtin()], dirs), [builtin().path]);
+    rmSync(join(dirs.compiledDir, SOURCES_MANIFEST));
+    assert.equal(compiledIsCurrent(dirs), false);
+  });
+});
