@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CLI_BUNDLE } from "./bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const purpose = process.argv.includes("--for")
@@ -26,12 +27,14 @@ function npmDepsStale() {
   return existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000;
 }
 
-/** dist/ is stale when it is missing or any file under src/ or sim/src/ (the simulator, built
- * into dist/sim) is newer than its build. */
+/** dist/ is stale when it is missing, when the CLI's bundle is (esbuild installed: the build
+ * makes one, and bin/slicecheck.js runs it), or when any file under src/ or sim/src/ (the
+ * simulator, built into dist/sim) is newer than either. */
 function distStale() {
-  const built = join(root, "dist", "cli", "main.js");
-  if (!existsSync(built)) return true;
-  const stamp = statSync(built).mtimeMs;
+  const built = [join(root, "dist", "cli", "main.js")];
+  if (existsSync(join(root, "node_modules", "esbuild"))) built.push(join(root, CLI_BUNDLE));
+  if (!built.every((f) => existsSync(f))) return true;
+  const stamp = Math.min(...built.map((f) => statSync(f).mtimeMs));
   const newer = (dir) =>
     readdirSync(dir, { withFileTypes: true }).some((e) =>
       e.isDirectory() ? newer(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs > stamp,
