@@ -64,9 +64,12 @@ const RECORDER = `trap : HUP INT TERM; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; "
  * leaves a mark, the one that sees `count` marks opens the gate for all; after `waitS` a member
  * goes alone (the verdict then sees the windows did not overlap). Its start taken, it says so
  * (GATE_MARKER) before the command runs. The folder is removed when a
- * member ends; one arriving after that waits out `waitS` and runs alone, never hangs.
+ * member ends; one arriving after that waits out `waitS` and runs alone, never hangs. The marks
+ * are counted by the shell's own glob (`k`, whose arguments are the marks), not `ls | wc`: a
+ * waiting member polls 20 times a second, and three processes a poll for each of a node's
+ * members were hundreds of forks a second while they waited.
  */
-const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do [ "$(ls "$d" | wc -l)" -ge "$n" ] && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; echo '${GATE_MARKER}' >&2; "$@"; rc=$?; e=$(date +%s.%N); q; rm -rf "$d"; ${END_LINE}; exit "$rc"`;
+const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; k() { [ -e "$1" ] && [ "$#" -ge "$n" ]; }; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do k "$d"/m.* && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; echo '${GATE_MARKER}' >&2; "$@"; rc=$?; e=$(date +%s.%N); q; rm -rf "$d"; ${END_LINE}; exit "$rc"`;
 
 const GATE_KEY = /^[A-Za-z0-9._-]{1,120}$/;
 
