@@ -87,11 +87,17 @@ export function simNodeEnv(
 }
 
 /** A slow login, as a real node's start-up files make it: bash (sshd runs each command through
- * the user's shell) sources BASH_ENV before the command; the dash the node's scripts use does not. */
+ * the user's shell) sources BASH_ENV before the command; the dash the node's scripts use does
+ * not. The file then unsets BASH_ENV, so that it runs once per login, as start-up files do, and
+ * not again in every bash script the command starts (the simulated tools' wrappers are bash: each
+ * nvidia-smi cost another delay, and the bench's slow-login row measured that). It leaves
+ * SLICECHECK_SIM_LOGIN=slow behind, so that a test can tell it ran. */
+export const LOGIN_MARK = "SLICECHECK_SIM_LOGIN";
+
 function slowLogin(c: SshdConfig): Record<string, string> {
   if (!c.loginDelayS) return {};
   const file = join(c.dir, "login-delay.sh");
-  writeFileSync(file, `sleep ${c.loginDelayS}\n`);
+  writeFileSync(file, `sleep ${c.loginDelayS}\nunset BASH_ENV\nexport ${LOGIN_MARK}=slow\n`);
   return { BASH_ENV: file };
 }
 

@@ -26,6 +26,7 @@ export async function startCluster(
     gpu: n.gpu ?? "H100-80GB",
     gpus: n.gpus ?? 1,
     driver: n.driver ?? "580.65.06",
+    ...(n.loginDelayS ? { loginDelayS: n.loginDelayS } : {}),
   }));
   await simUp(inventoryPath, spec);
   return {
