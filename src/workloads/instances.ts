@@ -3,11 +3,13 @@
 // all: `-L` has the UUIDs, the table's MIG section maps device indices to GI/CI ids and SMs,
 // and `-lgi` gives each GI's profile and placement.
 import { SlicecheckError } from "../errors.js";
+import { type Output, readBundle } from "../mig/apply/bundle.js";
 import { parseGpus } from "../nvsmi/gpus.js";
 import { parseLgi } from "../nvsmi/lgi.js";
 import { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
 import { parseTable } from "../nvsmi/table.js";
 import type { Transport } from "../transport/types.js";
+import { quoteArgv } from "../util/shell.js";
 
 export interface Instance {
   node: string;
@@ -61,16 +63,28 @@ interface Read {
   lost: LostGpu[];
 }
 
-/** One read; a lost GPU's line is taken out of the output (exit 15 with it is an answer for the
- * GPUs still on the bus, not a missing tool). */
-async function run(t: Transport, argv: string[], what: string): Promise<Read> {
-  const r = await t.exec({ argv }, { timeoutMs: NVSMI_TIMEOUT_MS });
+/** Each read under the node's own `timeout` where it has one, so that a hung nvidia-smi is that
+ * read's exit 124 (or 137 once killed) while the others still answer; without `timeout` the
+ * call's own deadline, a little later, stands for all of them. */
+function timed(argv: readonly string[]): { shell: string } {
+  const cmd = quoteArgv(argv);
+  const s = NVSMI_TIMEOUT_MS / 1000;
+  return {
+    shell: `if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 ${s} ${cmd}; else exec ${cmd}; fi`,
+  };
+}
+
+const TIMEOUT_EXITS = new Set([124, 137]);
+
+/** One read's answer; a lost GPU's line is taken out of the output (exit 15 with it is an answer
+ * for the GPUs still on the bus, not a missing tool). */
+function judged(node: string, argv: readonly string[], what: string, r: Output): Read {
   // A hung tool is not a missing one: killed at its deadline, it is a timeout of that command.
-  if (r.timedOut) {
+  if (r.timedOut || (r.exitCode !== null && TIMEOUT_EXITS.has(r.exitCode))) {
     throw new SlicecheckError(
       "COMMAND_TIMEOUT",
-      `${t.node.name}: \`${argv.join(" ")}\` did not answer within ${NVSMI_TIMEOUT_MS / 1000} s while reading ${what}, and was killed: a hung driver or GPU? Check \`nvidia-smi\` on the node and its kernel log`,
-      { node: t.node.name, command: argv.join(" ") },
+      `${node}: \`${argv.join(" ")}\` did not answer within ${NVSMI_TIMEOUT_MS / 1000} s while reading ${what}, and was killed: a hung driver or GPU? Check \`nvidia-smi\` on the node and its kernel log`,
+      { node, command: argv.join(" ") },
     );
   }
   const split = splitLostGpus(r.stdout + (r.exitCode === 0 ? "" : `\n${r.stderr}`));
@@ -79,10 +93,8 @@ async function run(t: Transport, argv: string[], what: string): Promise<Read> {
   if (r.exitCode !== 0) {
     throw new SlicecheckError(
       "TOOL_MISSING",
-      `${t.node.name}: \`${argv.join(" ")}\` failed (exit ${r.exitCode}) while reading ${what}: ${(r.stdout + r.stderr).trim().slice(0, 300)}`,
-      {
-        node: t.node.name,
-      },
+      `${node}: \`${argv.join(" ")}\` failed (exit ${r.exitCode}) while reading ${what}: ${(r.stdout + r.stderr).trim().slice(0, 300)}`,
+      { node },
     );
   }
   return { text: r.stdout, lost: [] };
@@ -161,15 +173,15 @@ export function joinInstances(
  * promise is checked against). A read that fails (an older nvidia-smi without the field) finds
  * none: the GPU is then run as the soft route it looks like, and the route check still reads
  * the mode from `-q`. */
-async function vgpuGuests(t: Transport): Promise<Map<number, number | null>> {
+const GUESTS = [
+  "nvidia-smi",
+  "--query-gpu=index,virtualization_mode,memory.total",
+  "--format=csv,noheader,nounits",
+];
+
+function vgpuGuests(r: Output): Map<number, number | null> {
   const out = new Map<number, number | null>();
-  const argv = [
-    "nvidia-smi",
-    "--query-gpu=index,virtualization_mode,memory.total",
-    "--format=csv,noheader,nounits",
-  ];
-  const r = await t.exec({ argv }, { timeoutMs: NVSMI_TIMEOUT_MS }).catch(() => null);
-  if (r?.exitCode !== 0) return out;
+  if (r.exitCode !== 0) return out;
   for (const l of r.stdout.split("\n")) {
     const [i, mode, total] = l.split(",").map((x) => x.trim());
     if (i && /^\d+$/.test(i) && mode === "VGPU")
@@ -178,21 +190,28 @@ async function vgpuGuests(t: Transport): Promise<Map<number, number | null>> {
   return out;
 }
 
+const LISTING = ["nvidia-smi", "-L"];
+const TABLE = ["nvidia-smi"];
+const LGI = ["nvidia-smi", "mig", "-lgi"];
+
 export async function discoverInstances(t: Transport): Promise<NodeInventory> {
-  // The three reads go at once (each is a channel and a login on the node); -lgi is only used,
-  // and its failure only matters, when the GPU listing shows MIG devices.
-  // Awaited in this order, so a node whose nvidia-smi hangs is reported by its first read.
-  const listingText = run(t, ["nvidia-smi", "-L"], "the GPUs");
-  const tableText = run(t, ["nvidia-smi"], "the MIG devices");
-  const lgiText = run(t, ["nvidia-smi", "mig", "-lgi"], "the GPU instances");
-  const guests = vgpuGuests(t);
-  for (const p of [tableText, lgiText]) p.catch(() => {});
-  const listed = await listingText;
+  // The four reads side by side in one call: one channel and one login on the node, where each
+  // of them was its own (a login runs the node's start-up files: 0.2-2 s on real nodes). -lgi
+  // is only used, and its failure only matters, when the GPU listing shows MIG devices.
+  // Judged in this order, so a node whose nvidia-smi hangs is reported by its first read.
+  const node = t.node.name;
+  const [listingOut, tableOut, lgiOut, guestsOut] = await readBundle(
+    t,
+    [LISTING, TABLE, LGI, GUESTS].map(timed),
+    NVSMI_TIMEOUT_MS + 15_000,
+    false,
+  );
+  const listed = judged(node, LISTING, "the GPUs", listingOut!);
   const listing = parseGpus(listed.text);
-  const table = parseTable((await tableText).text);
+  const table = parseTable(judged(node, TABLE, "the MIG devices", tableOut!).text);
   const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
-  const lgi = anyMig ? parseLgi((await lgiText).text) : null;
-  const fb = await guests;
+  const lgi = anyMig ? parseLgi(judged(node, LGI, "the GPU instances", lgiOut!).text) : null;
+  const fb = vgpuGuests(guestsOut!);
   const instances = joinInstances(t.node.name, listing, table, lgi).map((i) =>
     i.gpuInstanceId === null && fb.has(i.gpu)
       ? { ...i, vgpuFramebufferMiB: fb.get(i.gpu) ?? null }
