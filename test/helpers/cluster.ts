@@ -14,6 +14,23 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
+/** Removes a stopped cluster's folder. Retried for up to 15 s: the workloads of a run whose
+ * controller was killed are stopped by their watchdog as sshd goes, and each still leaves the
+ * process list under the state lock (a Node process each: on 2 loaded cores, seconds for 7);
+ * 5 tries in 1 s once met a folder still being written (ENOTEMPTY, CI of 5 December 2026). */
+async function removeWhenQuiet(dir: string): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? "";
+      if (tries >= 60 || !["ENOTEMPTY", "EBUSY"].includes(code)) throw e;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
 export async function startCluster(
   nodes: Partial<SimNodeSpec>[] | number = 1,
 ): Promise<TestCluster> {
@@ -35,8 +52,7 @@ export async function startCluster(
     inventory: loadInventory(inventoryPath, { sshConfig: null }),
     async stop() {
       await simDown(inventoryPath);
-      // Retried: a simulated workload the run killed may still be writing its state as sshd goes.
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+      await removeWhenQuiet(dir);
     },
   };
 }
