@@ -23,19 +23,42 @@ export interface CliRun {
   stderr: string;
 }
 
+/** The in-process CLI calls not yet returned, with what each has printed to stderr so far:
+ * a test that times out waiting on one loses its output with it (inFlightReport). */
+const inFlight = new Map<number, { args: string[]; since: number; stderr: () => string }>();
+let calls = 0;
+
+/** What every CLI call still running has printed to stderr (its last `lines` lines), for a
+ * failed test's hook to show; each call is shown once. Empty when none is running. */
+export function inFlightReport(lines = 30): string {
+  const out = [...inFlight.values()].map((c) => {
+    const tail = c.stderr().trimEnd().split("\n").slice(-lines).join("\n      ");
+    const s = ((Date.now() - c.since) / 1000).toFixed(0);
+    return `    still running after ${s} s: slicecheck ${c.args.join(" ")}\n      ${tail}`;
+  });
+  inFlight.clear();
+  return out.join("\n");
+}
+
 /** Runs the CLI in-process, capturing what it prints. */
 export async function cli(...args: string[]): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
-  const code = await main(["node", "slicecheck", ...withOwnJournal(args)], {
-    out: (l) => {
-      stdout += `${l}\n`;
-    },
-    err: (l) => {
-      stderr += `${l}\n`;
-    },
-  });
-  return { code, stdout, stderr };
+  const id = ++calls;
+  inFlight.set(id, { args, since: Date.now(), stderr: () => stderr });
+  try {
+    const code = await main(["node", "slicecheck", ...withOwnJournal(args)], {
+      out: (l) => {
+        stdout += `${l}\n`;
+      },
+      err: (l) => {
+        stderr += `${l}\n`;
+      },
+    });
+    return { code, stdout, stderr };
+  } finally {
+    inFlight.delete(id);
+  }
 }
 
 export interface RunArgs {

@@ -18,7 +18,7 @@ export interface TestCluster {
  * controller was killed are stopped by their watchdog as sshd goes, and each still leaves the
  * process list under the state lock (a Node process each: on 2 loaded cores, seconds for 7);
  * 5 tries in 1 s once met a folder still being written (ENOTEMPTY, CI of 5 December 2026). */
-async function removeWhenQuiet(dir: string): Promise<void> {
+export async function removeWhenQuiet(dir: string): Promise<void> {
   for (let tries = 0; ; tries++) {
     try {
       rmSync(dir, { recursive: true, force: true });

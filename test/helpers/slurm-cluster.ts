@@ -1,10 +1,26 @@
 // A simulated cluster with a real Slurm (`sim up --slurm`) for one describe block.
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simDown, simUp } from "../../sim/src/cluster.js";
+import { clusterDirFor, simDown, simUp } from "../../sim/src/cluster.js";
+import { slurmDirOf } from "../../sim/src/slurmd/cluster.js";
 import { parseNodes, type SlurmNodeInfo } from "../../src/verdicts/slurm.js";
-import { cli } from "./cli.js";
+import { cli, inFlightReport } from "./cli.js";
+import { removeWhenQuiet } from "./cluster.js";
+
+/** The tail of the cluster's slurmctld log and whether slurmctld still runs: what a failed
+ * test leaves to tell a Slurm that stopped answering from a run that stopped waiting. */
+function slurmReport(inventoryPath: string): string {
+  const dir = slurmDirOf(clusterDirFor(inventoryPath));
+  const read = (f: string) => (existsSync(join(dir, f)) ? readFileSync(join(dir, f), "utf8") : "");
+  const pid = Number(read("slurmctld.pid").trim());
+  let alive = false;
+  try {
+    alive = pid > 0 && process.kill(pid, 0);
+  } catch {}
+  const tail = read("slurmctld.log").trimEnd().split("\n").slice(-25).join("\n      ");
+  return `    slurmctld (pid ${pid || "?"}) ${alive ? "runs" : "is gone"}; its log ends:\n      ${tail}`;
+}
 
 export interface SlurmTestCluster {
   dir: string;
@@ -43,7 +59,11 @@ export function useSlurmCluster(nodes: number): SlurmTestCluster {
     this.timeout(60_000);
     if (!handle.inventoryPath) return;
     await simDown(handle.inventoryPath);
-    rmSync(handle.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    await removeWhenQuiet(handle.dir);
+  });
+  afterEach(function () {
+    if (this.currentTest?.state !== "failed" || !handle.inventoryPath) return;
+    console.log(`${inFlightReport()}\n${slurmReport(handle.inventoryPath)}`);
   });
   return handle;
 }
