@@ -9,7 +9,6 @@ import { parseLgi } from "../nvsmi/lgi.js";
 import { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
 import { parseTable } from "../nvsmi/table.js";
 import type { Transport } from "../transport/types.js";
-import { quoteArgv } from "../util/shell.js";
 
 export interface Instance {
   node: string;
@@ -63,24 +62,11 @@ interface Read {
   lost: LostGpu[];
 }
 
-/** Each read under the node's own `timeout` where it has one, so that a hung nvidia-smi is that
- * read's exit 124 (or 137 once killed) while the others still answer; without `timeout` the
- * call's own deadline, a little later, stands for all of them. */
-function timed(argv: readonly string[]): { shell: string } {
-  const cmd = quoteArgv(argv);
-  const s = NVSMI_TIMEOUT_MS / 1000;
-  return {
-    shell: `if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 ${s} ${cmd}; else exec ${cmd}; fi`,
-  };
-}
-
-const TIMEOUT_EXITS = new Set([124, 137]);
-
 /** One read's answer; a lost GPU's line is taken out of the output (exit 15 with it is an answer
  * for the GPUs still on the bus, not a missing tool). */
 function judged(node: string, argv: readonly string[], what: string, r: Output): Read {
   // A hung tool is not a missing one: killed at its deadline, it is a timeout of that command.
-  if (r.timedOut || (r.exitCode !== null && TIMEOUT_EXITS.has(r.exitCode))) {
+  if (r.timedOut) {
     throw new SlicecheckError(
       "COMMAND_TIMEOUT",
       `${node}: \`${argv.join(" ")}\` did not answer within ${NVSMI_TIMEOUT_MS / 1000} s while reading ${what}, and was killed: a hung driver or GPU? Check \`nvidia-smi\` on the node and its kernel log`,
@@ -200,11 +186,14 @@ export async function discoverInstances(t: Transport): Promise<NodeInventory> {
   // is only used, and its failure only matters, when the GPU listing shows MIG devices.
   // Judged in this order, so a node whose nvidia-smi hangs is reported by its first read.
   const node = t.node.name;
+  // Each read under its own deadline: a hung nvidia-smi is that read's timeout, and names it.
   const [listingOut, tableOut, lgiOut, guestsOut] = await readBundle(
     t,
-    [LISTING, TABLE, LGI, GUESTS].map(timed),
-    NVSMI_TIMEOUT_MS + 15_000,
-    false,
+    [LISTING, TABLE, LGI, GUESTS],
+    {
+      readTimeoutS: NVSMI_TIMEOUT_MS / 1000,
+      privileged: false,
+    },
   );
   const listed = judged(node, LISTING, "the GPUs", listingOut!);
   const listing = parseGpus(listed.text);

@@ -262,6 +262,14 @@ describe("apply planning (pure)", () => {
     ]);
   });
 
+  it("gives each read of a bundle its own deadline: a hung read times out, the others answer", () => {
+    const reads = [["sleep", "30"], { shell: "echo answered" }];
+    const text = execFileSync("sh", ["-c", bundleScript(reads, 1)], { encoding: "utf8" });
+    const [hung, other] = splitBundle(text, reads.length, false, true);
+    assert.deepEqual(hung, { stdout: "", stderr: "", exitCode: 124, timedOut: true });
+    assert.deepEqual(other, { stdout: "answered\n", stderr: "", exitCode: 0, timedOut: false });
+  });
+
   it("lets only a drained (or down) Slurm node be touched", () => {
     const ok = ["IDLE+DRAIN", "DOWN", "DOWN+DRAIN+NOT_RESPONDING", "DRAINED"];
     for (const state of ok)

@@ -23,22 +23,40 @@ function fragment(r: Read): string {
   return "shell" in r ? `sh -c ${quote(r.shell)}` : quoteArgv(r as Argv);
 }
 
-export function bundleScript(reads: readonly Read[]): string {
+/** Exit codes of coreutils' `timeout`: the command ran past its deadline (124), or ignored the
+ * TERM and was killed 5 s later (137). */
+const DEADLINE_EXITS = new Set([124, 137]);
+
+/** The script of a bundle. With `readTimeoutS`, each read runs under the node's own `timeout`
+ * where the node has one, so that a hung read is that read's deadline while the others still
+ * answer; without `timeout` on the node, the call's own deadline stands for all of them. */
+export function bundleScript(reads: readonly Read[], readTimeoutS?: number): string {
+  const to = readTimeoutS ? "$to " : "";
   const jobs = reads.map(
-    (r, i) => `( ${fragment(r)} >"$d/${i}.o" 2>"$d/${i}.e" </dev/null; echo $? >"$d/${i}.rc" ) &`,
+    (r, i) =>
+      `( ${to}${fragment(r)} >"$d/${i}.o" 2>"$d/${i}.e" </dev/null; echo $? >"$d/${i}.rc" ) &`,
   );
   const ids = reads.map((_, i) => i).join(" ");
   return [
     "d=$(mktemp -d) || exit 97",
     `trap 'rm -rf "$d"' EXIT`,
+    ...(readTimeoutS
+      ? [`to=; if command -v timeout >/dev/null 2>&1; then to="timeout -k 5 ${readTimeoutS}"; fi`]
+      : []),
     ...jobs,
     "wait",
     `for i in ${ids}; do echo "${OUT} $i $(cat "$d/$i.rc" 2>/dev/null)"; cat "$d/$i.o"; echo; echo "${ERR} $i"; cat "$d/$i.e"; echo; done`,
   ].join("\n");
 }
 
-/** Splits the bundle's output back into one Output per read. */
-export function splitBundle(text: string, count: number, timedOut: boolean): Output[] {
+/** Splits the bundle's output back into one Output per read; with `readDeadlines` (the script
+ * had a `readTimeoutS`), a read that exited as `timeout` does at its deadline is `timedOut`. */
+export function splitBundle(
+  text: string,
+  count: number,
+  timedOut: boolean,
+  readDeadlines = false,
+): Output[] {
   const out: Output[] = Array.from({ length: count }, () => ({
     stdout: "",
     stderr: "",
@@ -67,7 +85,10 @@ export function splitBundle(text: string, count: number, timedOut: boolean): Out
       const i = Number(m[2]);
       cur = { i, err: m[1] === ERR };
       const o = out[i];
-      if (o && !cur.err && m[3]) o.exitCode = Number(m[3]);
+      if (o && !cur.err && m[3]) {
+        o.exitCode = Number(m[3]);
+        if (readDeadlines && DEADLINE_EXITS.has(o.exitCode)) o.timedOut = true;
+      }
       continue;
     }
     if (cur) buf.push(line);
@@ -76,14 +97,29 @@ export function splitBundle(text: string, count: number, timedOut: boolean): Out
   return out;
 }
 
-/** Runs the reads as one call, privileged unless told (a non-root user may not see others'
- * processes). */
+export interface BundleOptions {
+  /** The whole call's deadline; default 60 s, or 15 s past `readTimeoutS`. */
+  timeoutMs?: number;
+  /** Privileged unless told (a non-root user may not see others' processes). */
+  privileged?: boolean;
+  /** Each read's own deadline on the node (bundleScript); a read killed at it is `timedOut`. */
+  readTimeoutS?: number;
+}
+
+/** Runs the reads as one call. */
 export async function readBundle(
   t: Transport,
   reads: readonly Read[],
-  timeoutMs = 60_000,
-  privileged = true,
+  o: BundleOptions = {},
 ): Promise<Output[]> {
-  const r = await t.exec({ shell: bundleScript(reads) }, { privileged, timeoutMs });
-  return splitBundle(r.stdout, reads.length, r.timedOut);
+  const timeoutMs = o.timeoutMs ?? (o.readTimeoutS ? o.readTimeoutS * 1000 + 15_000 : 60_000);
+  const r = await t.exec(
+    { shell: bundleScript(reads, o.readTimeoutS) },
+    { privileged: o.privileged ?? true, timeoutMs },
+  );
+  const outs = splitBundle(r.stdout, reads.length, r.timedOut);
+  if (o.readTimeoutS)
+    for (const x of outs)
+      if (x.exitCode !== null && DEADLINE_EXITS.has(x.exitCode)) x.timedOut = true;
+  return outs;
 }

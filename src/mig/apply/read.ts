@@ -271,7 +271,7 @@ export async function readNode(
       : []),
   ];
   const [q, apps, lgi, lci, lgip, lgipp, virt, vgpuQ, holders, slurm, jobs, reservation] =
-    await readBundle(t, reads, timeoutMs);
+    await readBundle(t, reads, { timeoutMs });
   const rows = gpuRows(node, queryGpu(GPU_FIELDS), GPU_FIELDS, q!);
   const appsArgv = queryComputeApps(DEFAULT_APP_FIELDS);
   if (apps!.exitCode !== 0) throw nodeCommandError(node, appsArgv, apps!, "failed");
