@@ -319,24 +319,33 @@ async function interruptArray(t: Transport, o: ViaSlurmOptions, arrayId: string)
 
 type TaskState = { state: string; on: string; reason: string };
 
-/** The array's tasks by job id; null when squeue failed for a while to be waited out. -r: one
+/** How long squeue may keep failing before the controller gives the watch up: slurmctld
+ * restarting takes seconds; one that has not answered for this long (its own SlurmctldTimeout
+ * is 120 s by default) is not coming back for this run. Counted in time, not in tries: a try
+ * against a dead slurmctld can itself take many seconds. */
+const SQUEUE_FAILING_S = 120;
+
+/** The array's tasks by job id; null when squeue failed, for a while to be waited out. -r: one
  * line per array task; -t all: a task that ended stays visible (with its end state) until
  * slurmctld purges it (MinJobAge), and after that it is simply gone. */
 async function readArray(
   t: Transport,
   arrayId: string,
-  failures: { n: number },
+  failing: { since: number | null },
 ): Promise<Map<string, TaskState> | null> {
   let q: string;
   try {
     q = await sh(t, ["squeue", "-h", "-r", "-t", "all", "-j", arrayId, "-o", "%i|%T|%N|%R"]);
-    failures.n = 0;
+    failing.since = null;
   } catch (e) {
     // An array slurmctld has already purged is an invalid job id: every task has ended.
     // Anything else (slurmctld restarting) is waited out a while, never taken for an end.
     if (!/Invalid job id/i.test(String(e))) {
-      if (++failures.n >= 30) throw e;
-      return null;
+      failing.since ??= Date.now();
+      if (Date.now() - failing.since < SQUEUE_FAILING_S * 1000) return null;
+      if (e instanceof Error)
+        e.message += ` (squeue has failed for ${SQUEUE_FAILING_S} s: slurmctld is not answering)`;
+      throw e;
     }
     q = "";
   }
@@ -407,14 +416,14 @@ async function watch(
     cancelled,
   };
   let stopBy = Number.POSITIVE_INFINITY;
-  const failures = { n: 0 };
+  const failing = { since: null as number | null };
   for (;;) {
     if (o.signal?.aborted && !w.interrupted) {
       w.interrupted = true;
       await interruptArray(t, o, arrayId);
       stopBy = Date.now() + 60_000;
     }
-    const live = await readArray(t, arrayId, failures);
+    const live = await readArray(t, arrayId, failing);
     if (!live) {
       await sleep(1000, o.signal);
       continue;
