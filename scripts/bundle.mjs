@@ -1,8 +1,9 @@
 // One-file bundles of what starts a process often: the simulated node's tools (bundleSimTools)
 // and the CLI itself (bundleCli). Each module keeps its own import.meta.url, __dirname and
 // __filename (ownLocation below), so a module that finds files beside itself (the workloads'
-// sources, the reaper, the suites' API) finds the same ones as unbundled. Where esbuild is missing (npm ci --omit=dev), nothing is bundled and everything
-// runs from dist/ as before (sim/src/tools.ts and bin/slicecheck.js fall back).
+// sources, the reaper, the suites' API) finds the same ones as unbundled. Where esbuild is
+// missing (npm ci --omit=dev), nothing is bundled and everything runs from dist/ as before
+// (sim/src/tools.ts and bin/slicecheck.js fall back).
 //
 // The simulated tools: a simulated node starts a Node process per nvidia-smi, pgrep or dmesg
 // call (about 60 for one relayout and stress), and most of each call's CPU beyond Node's own
@@ -108,9 +109,9 @@ export const CLI_BUNDLE = "dist/cli-bundle/main.js";
 
 /**
  * The CLI (dist/cli/main.js) as one entry with its lazily imported commands split into chunks
- * (each command's modules load when it runs, as unbundled). Measured on 2 cores: a run's
- * start-up before its first task 1.03-1.11 s unbundled, 0.74-0.78 s bundled; 0.55 s less CPU per
- * run. What stays outside: the native addons, tsx (its loader registers its own files),
+ * (each command's modules load when it runs, as unbundled). Measured on 2 idle cores (the
+ * bench's start-up column): a run's start-up before its first task 1.03-1.11 s unbundled,
+ * 0.43-0.58 s bundled; 0.55 s less CPU per run. What stays outside: the native addons, tsx (its loader registers its own files),
  * playwright-core (Chromium's driver, found by its own paths) and allure-commandline (a jar).
  * The suites' `slicecheck/suite` stays dist/harness/api.js: it reads the run from globalThis,
  * so the bundle's copy and the suites' copy agree; SlicecheckError's brand keeps `instanceof`
