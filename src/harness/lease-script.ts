@@ -6,12 +6,15 @@
 // closed it, died, or its connection dropped), or until LEASE seconds pass without a
 // heartbeat: then it is marked expired first (so that the run's own guarded commands refuse
 // from then on), the run's processes are stopped (the fence), and only then is flock dropped.
+// A release (RELEASE_BYTE, then the end of input) stops what the run left on the node too (TERM,
+// a short grace, KILL) before the lease says released: the run's own teardown without a login
+// of its own for it, and a node no other run can lock while the last of its processes die.
 //
 // A second controller gets flock only once the holder is gone; it still refuses a lease that
 // says `held` and has not expired (its holder was killed, its controller may still be
 // working), and takes over one that ran out: fencing the dead run's processes first. Every
 // change the controller makes runs behind `leaseCheck`, in the same shell, on the node.
-import { fenceRunScript } from "../transport/remote-scripts.js";
+import { fenceRunScript, killRunScript } from "../transport/remote-scripts.js";
 import { quote } from "../util/shell.js";
 
 // Where the node keeps slicecheck's files (the journal's copy lives there too):
@@ -22,6 +25,8 @@ const LOCK_DIR = '"${SLICECHECK_STATE_DIR:-/var/tmp/slicecheck}"';
 const LOCK_FILE = `${LOCK_DIR}/node.lock`;
 export const INFO_FILE = `${LOCK_DIR}/node.lock.json`;
 export const LEASE_FILE = `${LOCK_DIR}/node.lease`;
+/** What the controller writes to release its lease (any other byte is a heartbeat). */
+export const RELEASE_BYTE = "r";
 /** BSD sysexits EX_TEMPFAIL: someone else holds the lease. */
 export const LOCKED_EXIT = 75;
 /** What a guarded command prints on stderr when the lease is not this run's any more. */
@@ -49,15 +54,18 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
     // changing the node over another channel until the lease runs out.
     `n=$(date +%s); if [ "$s" = held ] && [ "$e" -gt "$n" ]; then echo "LEASE_UNEXPIRED $n"; cat ${LEASE_FILE}; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
     // Ran out with nobody to fence it: the dead run's processes are stopped before the takeover.
-    `if [ "$s" = held ] && [ -n "$t" ]; then ${fenceRunScript("t")} >/dev/null 2>&1; fi;`,
+    `if [ "$s" = held ] && [ -n "$t" ]; then { ${fenceRunScript("t")}; } >/dev/null 2>&1; fi;`,
     // An info file that outlived its holder: the holder was killed or its lease expired.
     `prev=$(cat ${INFO_FILE} 2>/dev/null); ps=$s; gen=$((g + 1)); ${write}`,
     `printf '%s\\n' ${quote(o.info)} > ${INFO_FILE}.tmp && mv -f ${INFO_FILE}.tmp ${INFO_FILE};`,
     `x=$(($(date +%s) + ${L})); w "$x" held || { echo "LOCK_ERROR cannot write "${LEASE_FILE}; exit 70; };`,
     `echo "LOCK_OK $gen $x $ps $prev";`,
     // One byte, one renewal, one answer. `timeout` exits 124 when no byte came for a lease.
-    `while :; do c=$(timeout ${L} dd bs=1 count=1 2>/dev/null); rc=$?; [ -n "$c" ] || break; x=$(($(date +%s) + ${L})); w "$x" held; echo "RENEWED $gen $x"; done;`,
-    `if [ "$rc" -eq 124 ]; then w "$(date +%s)" expired; t=${quote(o.runTag)}; ${fenceRunScript("t")} >/dev/null 2>&1; echo LEASE_EXPIRED; else w "$(date +%s)" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
+    // The byte RELEASE_BYTE is the controller's release: the run's leftovers are stopped first.
+    // A bare end of input (a controller killed, a connection dropped) releases at once, as
+    // before: the commands' own watchdogs stop them, and the node is free for a restore.
+    `rel=; while :; do c=$(timeout ${L} dd bs=1 count=1 2>/dev/null); rc=$?; [ -n "$c" ] || break; [ "$c" = ${RELEASE_BYTE} ] && { rel=1; break; }; x=$(($(date +%s) + ${L})); w "$x" held; echo "RENEWED $gen $x"; done;`,
+    `if [ "$rc" -eq 124 ]; then w "$(date +%s)" expired; t=${quote(o.runTag)}; { ${fenceRunScript("t")}; } >/dev/null 2>&1; echo LEASE_EXPIRED; else [ -z "$rel" ] || { ${killRunScript(o.runTag)}; } >/dev/null 2>&1; w "$(date +%s)" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
   ].join(" ");
 }
 

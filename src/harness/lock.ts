@@ -16,7 +16,7 @@ import {
 import type { RawProcess, Transport } from "../transport/types.js";
 import { quote } from "../util/shell.js";
 import { settledWithin } from "../util/time.js";
-import { lockScript } from "./lease-script.js";
+import { lockScript, RELEASE_BYTE } from "./lease-script.js";
 
 export interface LockInfo {
   runId: string;
@@ -240,6 +240,7 @@ function held(
       released = true;
       clearInterval(timer);
       try {
+        p.write(RELEASE_BYTE);
         p.end();
       } catch {
         /* already gone */

@@ -40,14 +40,16 @@ export function connectTask(lock: boolean): RunTask<RunState> {
           o.err(
             `${nodeOf(s)}: took over the lock of run ${s.tookOver.runId} (from ${s.tookOver.controller}, since ${s.tookOver.started}): its holder is gone`,
           );
-      // Processes of the run die with it: killed at the end over the session, and by each
-      // connection's watchdog if the controller itself dies.
+      // Processes of the run die with it: killed at the end by the lease's release (one round
+      // trip less per node than a kill of its own), over the session where the lease was lost,
+      // and by each connection's watchdog if the controller itself dies.
       if (lock)
         st.tasks.teardown({
           name: "kill whatever the run left on the nodes",
           manual: `slicecheck cleanup --run ${o.runId} ${st.where}`,
           run: async () => {
-            await Promise.all(live(st).map((s) => s.killRun().catch(() => 0)));
+            const unleased = live(st).filter((s) => !s.releaseKills);
+            await Promise.all(unleased.map((s) => s.killRun().catch(() => 0)));
           },
         });
     },

@@ -108,6 +108,12 @@ export class NodeSession implements Transport {
     return this.lock !== null;
   }
 
+  /** Whether closing the session stops what the run left on the node: its lease's holder
+   * still runs, and its release kills the run's processes first (lease-script.ts). */
+  get releaseKills(): boolean {
+    return this.lock !== null && this.lock.lost() === null;
+  }
+
   connect(): Promise<void> {
     return (this.pool[0] ?? this.add("connect")).ready;
   }

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lockScript } from "../../src/harness/lease-script.js";
+import { lockScript, RELEASE_BYTE } from "../../src/harness/lease-script.js";
 
 /** A holder that takes flock at once and writes its info and lease `afterS` later (never when
  * null), then keeps the lock for 6 s. */
@@ -70,5 +70,48 @@ describe("node lease script (sh and flock, no sshd)", function () {
     assert.doesNotMatch(r.out, /runId/);
     // Bounded: it answered while the holder (6 s) still held the lock.
     assert.equal(h.exitCode, null);
+  });
+
+  /** A holder of `tag`'s lease, ended by `end` once it holds; its output and whether each of
+   * two processes survived: one of the run's and one of another run's. */
+  async function release(end: (stdin: NodeJS.WritableStream) => void) {
+    const tag = "sc-20261205T000000Z-abcdef@n1";
+    const mine = spawn("sleep", ["60"], { env: { ...process.env, SLICECHECK_RUN: tag } });
+    const other = spawn("sleep", ["60"], { env: { ...process.env, SLICECHECK_RUN: "other@n1" } });
+    try {
+      const script = lockScript({ info: '{"runId":"sc-x"}', leaseS: 30, runTag: tag });
+      const p = spawn("sh", ["-c", script], { env: { ...process.env, SLICECHECK_STATE_DIR: dir } });
+      let out = "";
+      p.stdout.on("data", (b) => {
+        out += b;
+        if (/^LOCK_OK /m.test(out) && p.stdin.writable) end(p.stdin);
+      });
+      await new Promise((r) => p.on("close", r));
+      // The holder waited for what it stopped to be gone from /proc: its exit is on its way.
+      await Promise.race([
+        new Promise((r) => mine.once("exit", r)),
+        new Promise((r) => setTimeout(r, 2000)),
+      ]);
+      return { out, mine: mine.signalCode, other: other.signalCode };
+    } finally {
+      mine.kill("SIGKILL");
+      other.kill("SIGKILL");
+    }
+  }
+
+  it("a release stops the run's processes left on the node before it says RELEASED", async () => {
+    const r = await release((stdin) => {
+      stdin.write(RELEASE_BYTE);
+      stdin.end();
+    });
+    assert.match(r.out, /^LOCK_OK [\s\S]*\nRELEASED\n$/, r.out);
+    assert.equal(r.mine, "SIGTERM");
+    assert.equal(r.other, null, "another run's process is left alone");
+  });
+
+  it("a bare end of input (a controller killed) releases at once and stops nothing itself", async () => {
+    const r = await release((stdin) => stdin.end());
+    assert.match(r.out, /^LOCK_OK [\s\S]*\nRELEASED\n$/, r.out);
+    assert.deepEqual([r.mine, r.other], [null, null]);
   });
 });
