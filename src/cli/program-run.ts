@@ -158,6 +158,11 @@ function viaSlurmOptions(cmd: Command): Command {
       parseSeconds("--start-timeout", 1),
     )
     .option(
+      "--time-limit <duration>",
+      "with --via slurm: each node's task's Slurm time limit (sbatch --time, in whole minutes); past it Slurm stops the task with SIGTERM, it writes what it has and its checks are broken (default: the partition's)",
+      parseSeconds("--time-limit", 60),
+    )
+    .option(
       "--report-to-slurm",
       "with --drain: leave a node whose isolation, health or slurm checks failed drained, the check in its reason",
     );

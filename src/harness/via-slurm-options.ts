@@ -19,6 +19,10 @@ export interface ViaSlurmOptions {
   reservation: string | null;
   /** A task still pending this long after the release is cancelled (its node broken). */
   startTimeoutS: number;
+  /** Each task's Slurm time limit (sbatch --time, rounded up to whole minutes); null: the
+   * partition's. The controller waits on a running task as long as Slurm lets it run, so this
+   * is what bounds a task whose slicecheck hangs on its node. */
+  timeLimitS: number | null;
   allure: boolean;
   /** The slicecheck each task runs: this one (a shared file system, as HPC sites have). */
   command: string[];

@@ -231,6 +231,9 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
       "--export=NONE",
       ...(first ? [`--partition=${first}`] : []),
       ...(o.reservation ? [`--reservation=${o.reservation}`] : []),
+      // Slurm's own bound on a running task: SIGTERM at the limit (slicecheck writes its
+      // reports, as on an interrupt), SIGKILL KillWait later; the task then ends TIMEOUT.
+      ...(o.timeLimitS ? [`--time=${Math.ceil(o.timeLimitS / 60)}`] : []),
       `--job-name=slicecheck-${o.runId}`,
       `--output=${join(o.outDir, "tasks", "%a", "job.log")}`,
       script,

@@ -27,6 +27,7 @@ function gather(reason: string | null, interrupted: boolean, confined?: string) 
     partition: null,
     reservation: null,
     startTimeoutS: 60,
+    timeLimitS: null,
     allure: false,
     command: [],
     signal: ac.signal,

@@ -343,6 +343,9 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
         // stopped them rather than waiting for their end (no clock bound to fail under load).
         "--duration",
         "600",
+        // Slurm's own bound on each task (sbatch --time), shown by squeue below.
+        "--time-limit",
+        "20m",
         "--db",
         server.url,
         "--label",
@@ -374,8 +377,14 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
       await waitFor(() => intervals("sim02") >= 2 && intervals("sim03") >= 2, 60_000, 200),
       stderr,
     );
+    // Each running task carries the time limit it was submitted with (else the partition's:
+    // UNLIMITED here).
+    const array = /submitted job array (\d+)/.exec(stderr)?.[1];
+    const limits = await c.sh("sim01", `squeue -h -r -j ${array} -o %l`).catch(String);
+    // Asserted once the run has stopped: a failed check must not leave it running.
     child.kill("SIGINT");
     assert.equal(await exited, 130, stderr);
+    assert.deepEqual(limits.trim().split("\n"), ["20:00", "20:00"], stderr);
     assert.match(stderr, /SIGTERM to the running tasks of job array \d+/);
     const via = JSON.parse(readFileSync(join(out, "via-slurm.json"), "utf8")) as {
       interrupted: boolean;

@@ -57,6 +57,8 @@ export interface RunCliOptions extends NodeOptions {
   local?: boolean;
   /** --via slurm: seconds a task may stay pending before it is cancelled. */
   startTimeout?: number;
+  /** --via slurm: each task's Slurm time limit, in seconds (sbatch --time). */
+  timeLimit?: number;
 }
 
 export function checkRunOptions(o: RunCliOptions): void {

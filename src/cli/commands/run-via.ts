@@ -1,4 +1,4 @@
-// `run --via slurm [--partition P] [--reservation R] [--start-timeout D]`: the options of the
+// `run --via slurm [--partition P] [--reservation R] [--start-timeout D] [--time-limit D]`: the options of the
 // run passed on to a job array's tasks, one per node (src/harness/via-slurm.ts), the tasks'
 // states shown, one run's reports gathered.
 import { join, resolve } from "node:path";
@@ -42,6 +42,7 @@ export async function viaSlurm(
     partition: o.partition ?? null,
     reservation: o.reservation ?? null,
     startTimeoutS: o.startTimeout ?? 3600,
+    timeLimitS: o.timeLimit ?? null,
     allure: o.allure !== false,
     command: [process.execPath, BIN],
     signal: ac.signal,
