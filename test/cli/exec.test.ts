@@ -231,7 +231,11 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       "--",
       "sh",
       "-c",
-      `env -u SLICECHECK_CMD SLICECHECK_RUN=${run}@${n.name} setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started`,
+      // "started" only once the sleep runs in its own session with the tag: before that, the
+      // forked child still carries the command's tag and group, and the exec's watchdog kills
+      // both as the command ends (a loaded CI run of 5 December lost the leftover that way).
+      `env -u SLICECHECK_CMD SLICECHECK_RUN=${run}@${n.name} setsid sleep 300 >/dev/null 2>&1 < /dev/null & ` +
+        `i=0; until (for f in $(grep -lzxsF SLICECHECK_RUN=${run}@${n.name} /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; p=\${p%/environ}; [ "$(cat /proc/$p/comm 2>/dev/null)" = sleep ] && exit 0; done; exit 1); do i=$((i+1)); [ "$i" -gt 200 ] && break; sleep 0.05; done; echo started`,
     );
     assert.equal(spawn.stdout.trim(), `${n.name}: started`);
     // The exec's own watchdog only kills its own run's processes: the leftover survives it.
