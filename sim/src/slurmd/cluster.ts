@@ -189,7 +189,7 @@ async function startAll(dir: string, nodes: readonly string[]): Promise<void> {
   await until(
     `slurmd did not register for ${nodes.join(",")}`,
     () => responding(dir, nodes),
-    30_000,
+    90_000, // 30 s ran out once on 2 loaded cores (CI of 5 December); a pass is no slower
     () =>
       scontrol(dir, ["show", "node", "-o", nodes.join(",")])
         .out.trim()
