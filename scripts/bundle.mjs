@@ -111,8 +111,9 @@ export const CLI_BUNDLE = "dist/cli-bundle/main.js";
  * The CLI (dist/cli/main.js) as one entry with its lazily imported commands split into chunks
  * (each command's modules load when it runs, as unbundled). Measured on 2 idle cores (the
  * bench's start-up column): a run's start-up before its first task 1.03-1.11 s unbundled,
- * 0.43-0.58 s bundled; 0.55 s less CPU per run. What stays outside: the native addons, tsx (its loader registers its own files),
- * playwright-core (Chromium's driver, found by its own paths) and allure-commandline (a jar).
+ * 0.43-0.58 s bundled; 0.55 s less CPU per run. What stays outside: the native addons, tsx
+ * (its loader registers its own files), playwright-core (Chromium's driver, found by its own
+ * paths) and allure-commandline (a jar).
  * The suites' `slicecheck/suite` stays dist/harness/api.js: it reads the run from globalThis,
  * so the bundle's copy and the suites' copy agree; SlicecheckError's brand keeps `instanceof`
  * true across the two (src/errors.ts), as for the simulator, which stays in dist/sim.

@@ -1,6 +1,6 @@
-// `run --via slurm [--partition P] [--reservation R] [--start-timeout D] [--time-limit D]`: the options of the
-// run passed on to a job array's tasks, one per node (src/harness/via-slurm.ts), the tasks'
-// states shown, one run's reports gathered.
+// `run --via slurm [--partition P] [--reservation R] [--start-timeout D] [--time-limit D]`: the
+// options of the run passed on to a job array's tasks, one per node (src/harness/via-slurm.ts),
+// the tasks' states shown, one run's reports gathered.
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../../errors.js";

@@ -117,9 +117,5 @@ export async function readBundle(
     { shell: bundleScript(reads, o.readTimeoutS) },
     { privileged: o.privileged ?? true, timeoutMs },
   );
-  const outs = splitBundle(r.stdout, reads.length, r.timedOut);
-  if (o.readTimeoutS)
-    for (const x of outs)
-      if (x.exitCode !== null && DEADLINE_EXITS.has(x.exitCode)) x.timedOut = true;
-  return outs;
+  return splitBundle(r.stdout, reads.length, r.timedOut, Boolean(o.readTimeoutS));
 }
