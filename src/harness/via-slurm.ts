@@ -16,6 +16,7 @@ import { quote } from "../util/shell.js";
 import type { CheckRecord } from "../verdicts/checks.js";
 import { type GresEntry, parseNodes } from "../verdicts/slurm.js";
 import { freshOutDir } from "./out-dir.js";
+import { slurmSh } from "./slurm-sh.js";
 import {
   type DeviceConstraint,
   deviceConstraint,
@@ -48,16 +49,6 @@ const ENDED = new Set([
   "OUT_OF_MEMORY",
   "ENDED",
 ]);
-
-async function sh(t: Transport, argv: string[]): Promise<string> {
-  const r = await t.exec({ argv }, { timeoutMs: 60_000 });
-  if (r.exitCode !== 0)
-    throw new SlicecheckError(
-      "SLURM",
-      `${argv.join(" ")} on ${t.node.name} failed (exit ${r.exitCode}): ${r.stderr.trim()}`,
-    );
-  return r.stdout;
-}
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((r) => {
@@ -124,7 +115,7 @@ async function nodeInfo(
   o: ViaSlurmOptions,
 ): Promise<{ partition: string | null; unavailable: string | null; gres: GresEntry[] }[]> {
   const names = o.nodes.map((n) => n.slurmNode ?? n.name);
-  const info = parseNodes(await sh(t, ["scontrol", "show", "node", "-o", names.join(",")]));
+  const info = parseNodes(await slurmSh(t, ["scontrol", "show", "node", "-o", names.join(",")]));
   return names.map((n) => {
     const x = info.find((y) => y.name === n);
     return {
@@ -141,7 +132,7 @@ async function nodeInfo(
 /** Whether the nodes' jobs have their devices confined (via-slurm-devices.ts): the controller's
  * config, else the cgroup.conf beside the slurm.conf it names, read through the submit node. */
 async function readConstraint(t: Transport): Promise<DeviceConstraint> {
-  const config = await sh(t, ["scontrol", "show", "config"]);
+  const config = await slurmSh(t, ["scontrol", "show", "config"]);
   const conf = /^\s*SLURM_CONF\s*=\s*(\S+)/m.exec(config)?.[1] ?? "/etc/slurm/slurm.conf";
   const cg = await t.exec(
     { argv: ["cat", join(dirname(conf), "cgroup.conf")] },
@@ -209,7 +200,7 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
   let interrupted = false;
   const cancelled = new Set<string>();
   const cancel = async (why: string) => {
-    await sh(t, ["scancel", arrayId]);
+    await slurmSh(t, ["scancel", arrayId]);
     o.progress(`${why}: cancelled job array ${arrayId} (scancel ${arrayId})`);
   };
   try {
@@ -220,7 +211,7 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
     const script = join(o.outDir, "via-slurm.sh");
     const parts = info.map((x) => x.partition);
     const first = parts[0] ?? null;
-    const id = await sh(t, [
+    const id = await slurmSh(t, [
       "sbatch",
       "--parsable",
       `--array=0-${o.nodes.length - 1}`,
@@ -256,7 +247,7 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
       const why = info[i]?.unavailable;
       if (why) {
         // Cancelled before the release: pending, it would hold the array's later tasks back.
-        await sh(t, ["scancel", jobId]);
+        await slurmSh(t, ["scancel", jobId]);
         cancelled.add(jobId);
         (jobs.at(-1) as ViaSlurmJob).note = `${why}: cancelled before the release`;
         o.progress(`${task.node}: job ${jobId} cancelled: ${why}`);
@@ -264,7 +255,7 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
     }
     // The tasks one by one: releasing the array fails on a task already cancelled.
     const held = jobs.filter((j) => !cancelled.has(j.jobId)).map((j) => j.jobId);
-    if (held.length) await sh(t, ["scontrol", "release", held.join(",")]);
+    if (held.length) await slurmSh(t, ["scontrol", "release", held.join(",")]);
     interrupted = await watch(t, o, arrayId, jobs, cancel, cancelled);
   } catch (e) {
     if (arrayId) {
@@ -313,8 +304,10 @@ function giveUp(
  * only the batch shell), so that they stop their workloads and write their reports as a direct
  * run does, before Slurm's KillWait SIGKILL of a plain scancel would. */
 async function interruptArray(t: Transport, o: ViaSlurmOptions, arrayId: string): Promise<void> {
-  await sh(t, ["scancel", "--state=PENDING", arrayId]);
-  await sh(t, ["scancel", "--full", "--signal=TERM", "--state=RUNNING", arrayId]).catch(() => {});
+  await slurmSh(t, ["scancel", "--state=PENDING", arrayId]);
+  await slurmSh(t, ["scancel", "--full", "--signal=TERM", "--state=RUNNING", arrayId]).catch(
+    () => {},
+  );
   o.progress(
     `interrupted: SIGTERM to the running tasks of job array ${arrayId}, pending ones cancelled`,
   );
@@ -338,7 +331,7 @@ async function readArray(
 ): Promise<Map<string, TaskState> | null> {
   let q: string;
   try {
-    q = await sh(t, ["squeue", "-h", "-r", "-t", "all", "-j", arrayId, "-o", "%i|%T|%N|%R"]);
+    q = await slurmSh(t, ["squeue", "-h", "-r", "-t", "all", "-j", arrayId, "-o", "%i|%T|%N|%R"]);
     failing.since = null;
   } catch (e) {
     // An array slurmctld has already purged is an invalid job id: every task has ended.
@@ -394,7 +387,7 @@ async function noteTask(
       : null;
   if (why) {
     w.cancelled.add(j.jobId);
-    await sh(t, ["scancel", j.jobId]);
+    await slurmSh(t, ["scancel", j.jobId]);
     j.note = why;
     o.progress(`${j.node}: job ${j.jobId} ${why}`);
   }
