@@ -17,7 +17,8 @@
 // two groups.
 // SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 3; 1 runs them serially).
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -174,5 +175,22 @@ async function main(argv) {
   return mocha(g.e2e, [...parallel, ...argv]);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url))
-  process.exit(await main(process.argv.slice(2)));
+/** The evidence the failed tests left (test/helpers/evidence.ts), printed after mocha's summary
+ * so that a log cut to its tail keeps it: the first `max` lines, the first failure's first. */
+function printEvidence(file, max = 150) {
+  if (!existsSync(file)) return;
+  const lines = readFileSync(file, "utf8").trimEnd().split("\n");
+  rmSync(file, { force: true });
+  if (!lines.join("")) return;
+  const more =
+    lines.length > max ? `\n[test] … ${lines.length - max} more lines in the log above` : "";
+  console.log(`\n[test] evidence the failed tests left:\n${lines.slice(0, max).join("\n")}${more}`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const evidence = join(tmpdir(), `slicecheck-test-evidence-${process.pid}.log`);
+  process.env.SLICECHECK_TEST_EVIDENCE = evidence;
+  const code = await main(process.argv.slice(2));
+  printEvidence(evidence);
+  process.exit(code);
+}

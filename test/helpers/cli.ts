@@ -25,19 +25,32 @@ export interface CliRun {
 
 /** The in-process CLI calls not yet returned, with what each has printed to stderr so far:
  * a test that times out waiting on one loses its output with it (inFlightReport). */
-const inFlight = new Map<number, { args: string[]; since: number; stderr: () => string }>();
+const inFlight = new Map<
+  number,
+  { args: string[]; since: number; stderr: () => string; shown?: boolean }
+>();
 let calls = 0;
 
 /** What every CLI call still running has printed to stderr (its last `lines` lines), for a
  * failed test's hook to show; each call is shown once. Empty when none is running. */
 export function inFlightReport(lines = 30): string {
-  const out = [...inFlight.values()].map((c) => {
-    const tail = c.stderr().trimEnd().split("\n").slice(-lines).join("\n      ");
-    const s = ((Date.now() - c.since) / 1000).toFixed(0);
-    return `    still running after ${s} s: slicecheck ${c.args.join(" ")}\n      ${tail}`;
-  });
-  inFlight.clear();
+  const out = [...inFlight.values()]
+    .filter((c) => !c.shown)
+    .map((c) => {
+      c.shown = true;
+      const tail = c.stderr().trimEnd().split("\n").slice(-lines).join("\n      ");
+      const s = ((Date.now() - c.since) / 1000).toFixed(0);
+      return `    still running after ${s} s: slicecheck ${c.args.join(" ")}\n      ${tail}`;
+    });
   return out.join("\n");
+}
+
+/** Waits up to `ms` for the CLI calls still running to return (a timed-out test's call goes on
+ * in the background, and the next test would meet what it does); true if none is left. */
+export async function quietCli(ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (inFlight.size && Date.now() < end) await new Promise((r) => setTimeout(r, 250));
+  return inFlight.size === 0;
 }
 
 /** Runs the CLI in-process, capturing what it prints. */

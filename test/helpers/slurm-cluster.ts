@@ -1,25 +1,56 @@
 // A simulated cluster with a real Slurm (`sim up --slurm`) for one describe block.
-import { chmodSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { loadavg, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { clusterDirFor, simDown, simUp } from "../../sim/src/cluster.js";
-import { slurmDirOf } from "../../sim/src/slurmd/cluster.js";
+import { confPath, slurmDirOf } from "../../sim/src/slurmd/cluster.js";
+import { isAlive, readPid } from "../../sim/src/sshd.js";
 import { parseNodes, type SlurmNodeInfo } from "../../src/verdicts/slurm.js";
-import { cli, inFlightReport } from "./cli.js";
+import { cli, inFlightReport, quietCli } from "./cli.js";
 import { removeWhenQuiet } from "./cluster.js";
+import { leaveEvidence } from "./evidence.js";
 
-/** The tail of the cluster's slurmctld log and whether slurmctld still runs: what a failed
- * test leaves to tell a Slurm that stopped answering from a run that stopped waiting. */
+const tailOf = (file: string, n: number) =>
+  existsSync(file)
+    ? readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n      ")
+    : "(no file)";
+
+/** Whether slurmctld still runs, the tails of its log, of each slurmd's and of munged's, and the
+ * machine's load: what a failed test leaves to tell a Slurm that stopped answering from a run
+ * that stopped waiting. */
 function slurmReport(inventoryPath: string): string {
   const dir = slurmDirOf(clusterDirFor(inventoryPath));
-  const read = (f: string) => (existsSync(join(dir, f)) ? readFileSync(join(dir, f), "utf8") : "");
-  const pid = Number(read("slurmctld.pid").trim());
-  let alive = false;
-  try {
-    alive = pid > 0 && process.kill(pid, 0);
-  } catch {}
-  const tail = read("slurmctld.log").trimEnd().split("\n").slice(-25).join("\n      ");
-  return `    slurmctld (pid ${pid || "?"}) ${alive ? "runs" : "is gone"}; its log ends:\n      ${tail}`;
+  const pid = readPid(join(dir, "slurmctld.pid"));
+  const alive = pid !== null && isAlive(pid);
+  const slurmd = readdirSync(dir)
+    .filter((f) => /^slurmd-.*\.log$/.test(f))
+    .map((f) => `    ${f} ends:\n      ${tailOf(join(dir, f), 4)}`);
+  return [
+    `    load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+    `    slurmctld (pid ${pid || "?"}) ${alive ? "runs" : "is gone"}; its log ends:`,
+    `      ${tailOf(join(dir, "slurmctld.log"), 25)}`,
+    ...slurmd,
+    `    munged.log ends:\n      ${tailOf(join(dir, "munge", "munged.log"), 4)}`,
+  ].join("\n");
+}
+
+/** After a failed test: its CLI calls still running (a timeout does not stop them) are given a
+ * minute to end, and the cluster's jobs are cancelled, so that the next test starts on a quiet
+ * cluster rather than failing on what this one left. */
+async function quieten(inventoryPath: string): Promise<void> {
+  const conf = confPath(slurmDirOf(clusterDirFor(inventoryPath)));
+  const scancel = () =>
+    spawnSync("/usr/bin/scancel", ["--user", userInfo().username], {
+      env: { ...process.env, SLURM_CONF: conf },
+      timeout: 20_000,
+    });
+  scancel();
+  if (!(await quietCli(60_000)))
+    console.log(`    still running after a minute:\n${inFlightReport()}`);
+  scancel();
 }
 
 export interface SlurmTestCluster {
@@ -61,9 +92,12 @@ export function useSlurmCluster(nodes: number): SlurmTestCluster {
     await simDown(handle.inventoryPath);
     await removeWhenQuiet(handle.dir);
   });
-  afterEach(function () {
-    if (this.currentTest?.state !== "failed" || !handle.inventoryPath) return;
-    console.log(`${inFlightReport()}\n${slurmReport(handle.inventoryPath)}`);
+  afterEach(async function () {
+    const t = this.currentTest;
+    if (t?.state !== "failed" || !handle.inventoryPath) return;
+    this.timeout(120_000);
+    leaveEvidence(t.fullTitle(), `${inFlightReport()}\n${slurmReport(handle.inventoryPath)}`);
+    await quieten(handle.inventoryPath);
   });
   return handle;
 }
