@@ -1,8 +1,8 @@
 // A simulated cluster with a real Slurm (`sim up --slurm`) for one describe block.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { loadavg, tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { clusterDirFor, simDown, simUp } from "../../sim/src/cluster.js";
 import { confPath, slurmDirOf } from "../../sim/src/slurmd/cluster.js";
 import { isAlive, readPid } from "../../sim/src/sshd.js";
@@ -16,6 +16,24 @@ const tailOf = (file: string, n: number) =>
     ? readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n      ")
     : "(no file)";
 
+/** The tails of the newest via-slurm task logs (<out>/<node>/job.log): what each task of the
+ * run in flight was doing when the test gave up on it. */
+function taskLogs(dir: string, newest = 4): string[] {
+  const logs = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => {
+      try {
+        return readdirSync(join(dir, d.name)).map((n) => join(dir, d.name, n, "job.log"));
+      } catch {
+        return []; // a folder this user may not list
+      }
+    })
+    .filter((f) => existsSync(f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+    .slice(0, newest);
+  return logs.map((f) => `    ${f} ends:\n      ${tailOf(f, 8)}`);
+}
+
 /** Whether slurmctld still runs, the tails of its log, of each slurmd's and of munged's, and the
  * machine's load: what a failed test leaves to tell a Slurm that stopped answering from a run
  * that stopped waiting. */
@@ -27,6 +45,7 @@ function slurmReport(inventoryPath: string): string {
     .filter((f) => /^slurmd-.*\.log$/.test(f))
     .map((f) => `    ${f} ends:\n      ${tailOf(join(dir, f), 4)}`);
   return [
+    ...taskLogs(dirname(inventoryPath)),
     `    load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(" ")}`,
