@@ -26,6 +26,7 @@ import {
 import { gatherViaSlurm } from "./via-slurm-gather.js";
 import type { ViaSlurmJob, ViaSlurmOptions } from "./via-slurm-options.js";
 import { arrayScript, CONFINED_FILE, type ScriptTask } from "./via-slurm-script.js";
+import { giveUp, stuckCompleting } from "./via-slurm-watch.js";
 
 export interface ViaSlurmResult {
   exitCode: number;
@@ -269,37 +270,6 @@ export async function runViaSlurm(o: ViaSlurmOptions): Promise<ViaSlurmResult> {
   return { ...gatherViaSlurm(o, jobs, interrupted), jobs, arrayId, interrupted };
 }
 
-/** A node Slurm cannot start a job on (drained, down, not responding) may stay so for good.
- * This long, it is given up on rather than waited for, since it holds its siblings back too. */
-const UNAVAILABLE_GRACE_S = 10;
-
-/** Why a pending task is given up on now, or null to wait on. Slurm's schedulers try an array's
- * pending tasks in order and, once one of them cannot start, skip the rest of that array in the
- * same partition and reservation ("already rejected array element" in job_scheduler.c and
- * backfill.c): a task whose node is unavailable holds every task after it back, whatever their
- * nodes. So it is cancelled once its own node has been unavailable for a while, not only at
- * --start-timeout. */
-function giveUp(
-  j: ViaSlurmJob,
-  reason: string,
-  waited: number,
-  startTimeoutS: number,
-  since: Map<string, number>,
-): string | null {
-  // squeue's %R for a task whose required node cannot take jobs: `(ReqNodeNotAvail,
-  // UnavailableNodes:sim03)`; a sibling held back by it gets the reason without the nodes.
-  const node = j.slurmNode.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const mine = new RegExp(`UnavailableNodes:([^)]*,)?${node}[,)]`).test(reason);
-  if (!mine) since.delete(j.jobId);
-  else if (!since.has(j.jobId)) since.set(j.jobId, waited);
-  const down = since.has(j.jobId) ? waited - (since.get(j.jobId) as number) : 0;
-  if (down >= Math.min(UNAVAILABLE_GRACE_S, startTimeoutS))
-    return `still PENDING ${reason} ${Math.round(waited)} s after the release: its Slurm node ${j.slurmNode} takes no job (drained, down or not responding) and holds the array's later tasks back, so the controller cancelled it`;
-  if (waited > startTimeoutS)
-    return `still PENDING ${reason} ${Math.round(waited)} s after the release: cancelled by the controller (--start-timeout ${startTimeoutS})`;
-  return null;
-}
-
 /** Pending tasks go at once; running ones get a SIGTERM first (--full: slicecheck itself, not
  * only the batch shell), so that they stop their workloads and write their reports as a direct
  * run does, before Slurm's KillWait SIGKILL of a plain scancel would. */
@@ -366,6 +336,8 @@ async function noteTask(
     shown: Map<string, string>;
     unavailable: Map<string, number>;
     cancelled: Set<string>;
+    completing: Map<string, number>;
+    taken: Set<string>;
   },
 ): Promise<void> {
   if (s.state === "RUNNING" && s.on) j.ranOn = s.on;
@@ -385,6 +357,12 @@ async function noteTask(
     s.state === "PENDING" && !w.interrupted && !w.cancelled.has(j.jobId)
       ? giveUp(j, s.reason, (Date.now() - w.released) / 1000, o.startTimeoutS, w.unavailable)
       : null;
+  const stuck = stuckCompleting(j, s.state, Date.now() / 1000, w.completing);
+  if (stuck) {
+    w.taken.add(j.jobId);
+    j.note = stuck;
+    o.progress(`${j.node}: job ${j.jobId} ${stuck}`);
+  }
   if (why) {
     w.cancelled.add(j.jobId);
     await slurmSh(t, ["scancel", j.jobId]);
@@ -410,7 +388,11 @@ async function watch(
     /** Since when each pending task's own node has been unavailable, by job id. */
     unavailable: new Map<string, number>(),
     cancelled,
+    /** Since when each task has been COMPLETING, and those taken as ended while so, by job id. */
+    completing: new Map<string, number>(),
+    taken: new Set<string>(),
   };
+  const ended = (j: ViaSlurmJob) => ENDED.has(j.states.at(-1) ?? "") || w.taken.has(j.jobId);
   let stopBy = Number.POSITIVE_INFINITY;
   const failing = { since: null as number | null };
   for (;;) {
@@ -424,9 +406,9 @@ async function watch(
       await sleep(1000, o.signal);
       continue;
     }
-    for (const j of jobs)
+    for (const j of jobs.filter((x) => !w.taken.has(x.jobId)))
       await noteTask(t, o, j, live.get(j.jobId) ?? { state: "ENDED", on: "", reason: "" }, w);
-    if (jobs.every((j) => ENDED.has(j.states.at(-1) ?? ""))) return w.interrupted;
+    if (jobs.every(ended)) return w.interrupted;
     if (Date.now() > stopBy) {
       await cancel("the tasks did not stop within 60 s of the interrupt");
       return w.interrupted;
