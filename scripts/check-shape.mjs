@@ -26,7 +26,7 @@ export const MAX_FUNCTION_LINES = 80;
  * name (names survive edits above them; line numbers do not). An entry that no longer offends is
  * itself reported, so the list only shrinks: delete the line once its function is split.
  */
-export const GRANDFATHERED = new Map([["sim/src/slurmd/cluster.ts <file>", 458]]);
+export const GRANDFATHERED = new Map();
 
 /** What the rule covers by default, relative to the repository root. */
 export const SHAPE_DIRS = ["src", "sim/src"];

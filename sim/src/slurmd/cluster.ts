@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../../src/errors.js";
 import { quote } from "../../../src/util/shell.js";
@@ -14,6 +14,7 @@ import { readState } from "../nvsmi/state.js";
 import { freePort, simNodeEnv } from "../sshd.js";
 import { PACKAGE_ROOT } from "../tools.js";
 import {
+  cgroupConf,
   deviceFile,
   devicesOf,
   gresConf,
@@ -21,8 +22,10 @@ import {
   type SlurmNodeConf,
   slurmConf,
 } from "./conf.js";
+import { EPILOG_HANG_S, writeEpilog } from "./epilog.js";
 import { withLock } from "./lock.js";
 import {
+  controllerUser,
   mknodNull,
   requireSlurm,
   running,
@@ -44,6 +47,8 @@ export interface SlurmClusterFile {
   /** Nodes that planted `slurm-unconstrained`: cgroup.conf says ConstrainDevices=no while any
    * does (one cgroup.conf for the cluster, as slurm.conf). */
   unconstrained?: string[];
+  /** Nodes whose Epilog hangs (`sim fault NODE slurm-epilog-hang`, epilog.ts). */
+  epilogHang?: string[];
   /** What slurm.conf and gres.conf were last written from. */
   applied: SlurmNodeConf[];
 }
@@ -125,26 +130,9 @@ function writeConf(dir: string, c: SlurmClusterFile, nodes: SlurmNodeConf[]): vo
     { mode: 0o755 },
   );
   writeFileSync(join(dir, "cgroup.conf"), cgroupConf(c.unconstrained ?? []));
+  writeEpilog(dir, c.epilogHang ?? []);
   writeFileSync(confPath(dir), slurmConf(p, nodes, c.mixed ?? []));
   writeFileSync(join(dir, "gres.conf"), gresConf(p, nodes));
-}
-
-/**
- * `slurm` where this runs as root, Debian's package made the user, and that user can write the
- * controller's state folder (its log and state are handed to it); else the user running this
- * (a temporary folder of mode 0700 on the way, or not root: slurmctld runs as whoever starts it).
- */
-function controllerUser(dir: string): string {
-  if (process.getuid?.() !== 0) return userInfo().username;
-  if (spawnSync("id", ["-u", "slurm"], { stdio: "ignore" }).status !== 0) return "root";
-  const state = join(dir, "state");
-  const log = join(dir, "slurmctld.log");
-  if (!existsSync(log)) writeFileSync(log, "");
-  spawnSync("chown", ["-R", "slurm:slurm", state, log], { stdio: "ignore" });
-  const ok =
-    spawnSync("runuser", ["-u", "slurm", "--", "test", "-w", state], { stdio: "ignore" }).status ===
-    0;
-  return ok ? "slurm" : "root";
 }
 
 const slurmdMark = (dir: string, node: string) => `${confPath(dir)}\0-N\0${node}`;
@@ -195,22 +183,6 @@ async function startAll(dir: string, nodes: readonly string[]): Promise<void> {
         .out.trim()
         .slice(0, 600),
   );
-}
-
-/**
- * The cluster's cgroup.conf: devices constrained, as a site offering MIG slices to tenants must
- * have it, unless a node planted `slurm-unconstrained`. The real slurmd here runs task/none (no
- * cgroups in a container) and does not act on it; the TaskProlog's fence does (cgroup.ts).
- */
-function cgroupConf(unconstrained: readonly string[]): string {
-  return [
-    "# Written by `slicecheck sim up --slurm`.",
-    ...(unconstrained.length
-      ? [`# slurm-unconstrained planted by ${unconstrained.join(", ")}`]
-      : []),
-    `ConstrainDevices=${unconstrained.length ? "no" : "yes"}`,
-    "",
-  ].join("\n");
 }
 
 /** Starts (or reconciles) the cluster's Slurm; idempotent, like `sim up`. */
@@ -320,6 +292,8 @@ export const GRES_FAULTS = {
     "slurm-mixed-partition: the node is also put into the whole-card partition `gpu`",
   "slurm-unconstrained":
     "slurm-unconstrained: cgroup.conf says ConstrainDevices=no (the cluster's one file): a job sees, opens and computes on every instance of its node, its neighbours' included",
+  "slurm-epilog-hang":
+    "slurm-epilog-hang: the node's Epilog hangs up to 120 s after every job (a site epilog stuck on a file system): each job stays COMPLETING meanwhile",
   "slurm-mig-naming":
     "slurm-mig-naming: the node's MIG instances become gres `mig:<profile>` (the source document's naming, GresTypes=gpu,mig), not typed gpu gres (a site convention, not a fault: the suite must follow it)",
 } as const;
@@ -338,6 +312,14 @@ export async function plantGresFault(
     );
   return withLock(dir, async () => {
     const c = readSlurmCluster(dir) as SlurmClusterFile;
+    if (kind === "slurm-epilog-hang") {
+      if (!c.nodes.some((n) => n.name === node))
+        throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
+      c.epilogHang = [...new Set([...(c.epilogHang ?? []), node])];
+      writeEpilog(dir, c.epilogHang); // read by the Epilog at each job's end: no restart
+      save(dir, c);
+      return `${node}'s Epilog now hangs up to ${EPILOG_HANG_S} s after every job, which stays COMPLETING meanwhile`;
+    }
     if (kind === "slurm-unconstrained") {
       if (!c.nodes.some((n) => n.name === node))
         throw new SlicecheckError("USAGE", `Slurm has no simulated node ${node}`);
@@ -403,9 +385,13 @@ export function clearGresFaults(clusterDir: string, node: string): boolean {
   const c = readSlurmCluster(dir);
   if (
     !c ||
-    ![c.stale, c.mixed ?? [], c.migNamed ?? [], c.unconstrained ?? []].some((l) => l.includes(node))
+    ![c.stale, c.mixed ?? [], c.migNamed ?? [], c.unconstrained ?? [], c.epilogHang ?? []].some(
+      (l) => l.includes(node),
+    )
   )
     return false;
+  c.epilogHang = (c.epilogHang ?? []).filter((n) => n !== node);
+  writeEpilog(dir, c.epilogHang); // a hang under way ends within a second
   c.unconstrained = (c.unconstrained ?? []).filter((n) => n !== node);
   writeFileSync(join(dir, "cgroup.conf"), cgroupConf(c.unconstrained));
   c.stale = c.stale.filter((n) => n !== node);

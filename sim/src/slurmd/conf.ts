@@ -146,6 +146,8 @@ export function slurmConf(
     "ProctrackType=proctrack/linuxproc",
     // Each task gets its simulated node's environment (cluster.ts writes the script).
     `TaskProlog=${d}/task-prolog.sh`,
+    // Does nothing unless a node planted slurm-epilog-hang (epilog.ts).
+    `Epilog=${d}/epilog.sh`,
     "TaskPlugin=task/none",
     "SelectType=select/cons_tres",
     "SelectTypeParameters=CR_Core",
@@ -172,4 +174,20 @@ export function slurmConf(
       : []),
   ];
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The cluster's cgroup.conf: devices constrained, as a site offering MIG slices to tenants must
+ * have it, unless a node planted `slurm-unconstrained`. The real slurmd here runs task/none (no
+ * cgroups in a container) and does not act on it; the TaskProlog's fence does (cgroup.ts).
+ */
+export function cgroupConf(unconstrained: readonly string[]): string {
+  return [
+    "# Written by `slicecheck sim up --slurm`.",
+    ...(unconstrained.length
+      ? [`# slurm-unconstrained planted by ${unconstrained.join(", ")}`]
+      : []),
+    `ConstrainDevices=${unconstrained.length ? "no" : "yes"}`,
+    "",
+  ].join("\n");
 }

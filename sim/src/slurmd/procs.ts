@@ -2,7 +2,9 @@
 // file), found again by that pid file, and stopped only if /proc says the pid is still our
 // daemon (its command line names our config or socket), never by name.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
+import { join } from "node:path";
 import { SlicecheckError } from "../../../src/errors.js";
 import { isAlive, readPid } from "../sshd.js";
 
@@ -95,4 +97,22 @@ export async function until(
       );
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * `slurm` where this runs as root, Debian's package made the user, and that user can write the
+ * controller's state folder (its log and state are handed to it); else the user running this
+ * (a temporary folder of mode 0700 on the way, or not root: slurmctld runs as whoever starts it).
+ */
+export function controllerUser(dir: string): string {
+  if (process.getuid?.() !== 0) return userInfo().username;
+  if (spawnSync("id", ["-u", "slurm"], { stdio: "ignore" }).status !== 0) return "root";
+  const state = join(dir, "state");
+  const log = join(dir, "slurmctld.log");
+  if (!existsSync(log)) writeFileSync(log, "");
+  spawnSync("chown", ["-R", "slurm:slurm", state, log], { stdio: "ignore" });
+  const ok =
+    spawnSync("runuser", ["-u", "slurm", "--", "test", "-w", state], { stdio: "ignore" }).status ===
+    0;
+  return ok ? "slurm" : "root";
 }
