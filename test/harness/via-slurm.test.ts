@@ -30,6 +30,7 @@ interface ViaJson {
     jobId: string;
     states: string[];
     ranOn: string | null;
+    note: string | null;
     exitCode: number | null;
   }[];
   checks: Check[];
@@ -208,6 +209,40 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
     } finally {
       await cli("sim", "fault", "sim02", "--clear", "--inventory", c.inventoryPath);
     }
+  });
+
+  it("a task its node's Epilog keeps COMPLETING is taken as ended after 30 s, its results gathered (planted slurm-epilog-hang)", async () => {
+    const fault = ["--inventory", c.inventoryPath];
+    const f = await cli("sim", "fault", "sim04", "slurm-epilog-hang", ...fault);
+    assert.equal(f.code, 0, f.stderr);
+    try {
+      const r = await run("via-completing", true, "--nodes", "sim03,sim04", "--suites", "stress");
+      assert.equal(r.code, 0, r.stderr);
+      const j = JSON.parse(r.stdout) as ViaJson;
+      const [own, stuck] = j.jobs;
+      assert.equal(own?.note, null, "sim03's task ended on its own");
+      const m =
+        /^still COMPLETING (\d+) s after its batch script ended: Slurm has not confirmed that the job's processes on sim04 are gone/.exec(
+          stuck?.note ?? "",
+        );
+      assert.ok(m, stuck?.note ?? "no note");
+      assert.ok(Number(m[1]) >= 30, m[0]);
+      assert.deepEqual([stuck?.states.at(-1), stuck?.exitCode], ["COMPLETING", 0]);
+      assert.deepEqual(j.checks.map((k) => [k.node, k.status]).sort(), [
+        ["sim03", "passed"],
+        ["sim04", "passed"],
+      ]);
+    } finally {
+      await cli("sim", "fault", "sim04", "--clear", ...fault);
+    }
+    // The hang ends within a second of the clear: sim04 takes jobs again for the tests after.
+    let state = "";
+    for (let i = 0; i < 60; i++) {
+      state = await c.sh("sim01", "scontrol show node -o sim04 | grep -o 'State=[^ ]*'");
+      if (!state.includes("COMPLETING")) break;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+    assert.doesNotMatch(state, /COMPLETING/);
   });
 
   it("refuses --drain with --via slurm, and a scheduler it does not know (exit 3)", async () => {
