@@ -149,6 +149,7 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
     "env",
     quote(`SLICECHECK_RUN=${o.runTag}`),
     quote(`SLICECHECK_CMD=${o.cmdTag}`),
+    JOB_TAG,
     ...env,
     `timeout -k ${GRACE_S} ${Math.max(1, Math.ceil(o.deadlineS))}`,
     body,
@@ -160,8 +161,22 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
     .concat(heredoc);
 }
 
-/** Shell function: signal every process whose environment holds exactly `NAME=value`. */
-const KILL_BY_TAG = `kt() { n=0; for f in $(grep -lzxsF -- "$1" /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; p=\${p%/environ}; [ "$p" = "$$" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; echo "$n"; };`;
+/**
+ * Shell function: the pids of the processes whose environment holds exactly `NAME=value`, less
+ * the Slurm jobs that inherited it. sbatch and srun hand the submitting environment to the job
+ * (--export=ALL, Slurm's default), so a job that `slicecheck exec -- sbatch …` submitted carries
+ * the command's tags; it is Slurm's and its owner's (scancel ends it), not a process of the run,
+ * and whether a kill reached it would depend on whether it had started yet. Such a job is told
+ * by a SLURM_JOB_ID other than the one its tags were given under (SLICECHECK_JOB, empty outside
+ * a job): inside a job (run --via slurm), the run's own processes keep their job's id.
+ */
+const TAGGED = `tg() { for f in $(grep -lzxsF -- "$1" /proc/[0-9]*/environ 2>/dev/null); do j=$(grep -zsx 'SLURM_JOB_ID=.*' "$f" | tr -d '\\0'); if [ -n "$j" ]; then o=$(grep -zsx 'SLICECHECK_JOB=.*' "$f" | tr -d '\\0'); [ "\${j#SLURM_JOB_ID=}" = "\${o#SLICECHECK_JOB=}" ] || continue; fi; p=\${f#/proc/}; echo "\${p%/environ}"; done; };`;
+
+/** Shell function: signal every tagged process (TAGGED's) but this shell; prints how many. */
+const KILL_BY_TAG = `kt() { n=0; for p in $(tg "$1"); do [ "$p" = "$$" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; echo "$n"; };`;
+
+/** The environment entry that says under which Slurm job (if any) a command got its tags. */
+export const JOB_TAG = `"SLICECHECK_JOB=\${SLURM_JOB_ID:-}"`;
 
 /** The signal of the node's watchdog when the controller's heartbeats stop. */
 export const WATCHDOG_SIGNAL = "HUP";
@@ -174,11 +189,12 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
   const pgk = pgid ? `kill -KILL -- -${pgid} 2>/dev/null;` : "";
   const m = word ? match : quote(match);
   return [
+    TAGGED,
     KILL_BY_TAG,
-    `echo "alive=$(grep -lzxsF -- ${m} /proc/[0-9]*/environ 2>/dev/null | wc -l | tr -d ' ')";`,
+    `echo "alive=$(tg ${m} | wc -l | tr -d ' ')";`,
     pg,
     `c=$(kt ${m} ${first});`,
-    `i=0; while [ "$i" -lt 20 ] && [ -n "$(grep -lzxsF -- ${m} /proc/[0-9]*/environ 2>/dev/null)" ]; do sleep 0.1; i=$((i+1)); done;`,
+    `i=0; while [ "$i" -lt 20 ] && [ -n "$(tg ${m})" ]; do sleep 0.1; i=$((i+1)); done;`,
     pgk,
     `kt ${m} KILL >/dev/null;`,
     `echo "killed=$c"`,
@@ -210,7 +226,7 @@ export function fenceRunScript(tagVar: string): string {
 
 /** Lists the processes of a run: `pid<TAB>cmdline` per line. */
 export function listRunScript(runTag: string): string {
-  return `for f in $(grep -lzxsF -- ${quote(`SLICECHECK_RUN=${runTag}`)} /proc/[0-9]*/environ 2>/dev/null); do p=\${f#/proc/}; p=\${p%/environ}; printf '%s\\t%s\\n' "$p" "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)"; done`;
+  return `${TAGGED} for p in $(tg ${quote(`SLICECHECK_RUN=${runTag}`)}); do printf '%s\\t%s\\n' "$p" "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)"; done`;
 }
 
 export const HEARTBEAT_TIMEOUT_S = 15;

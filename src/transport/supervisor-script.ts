@@ -21,7 +21,7 @@
 // Each frame is one printf, at most PIPE_BUF bytes, so frames of concurrent commands never
 // interleave (writes to a pipe of up to PIPE_BUF bytes are atomic).
 import { quote } from "../util/shell.js";
-import { HEARTBEAT_TIMEOUT_S, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
+import { HEARTBEAT_TIMEOUT_S, JOB_TAG, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
 
 export const SUP_MARKER = "@@slicecheck:sup ";
 /** Bytes of a line per frame: with an id of at most MAX_ID_LENGTH, a frame stays under 4096. */
@@ -77,6 +77,7 @@ export function supervisorCommand(
   return [
     "exec env",
     quote(`SLICECHECK_RUN=${runTag}`),
+    JOB_TAG,
     "sh -c",
     quote(supervisorScript()),
     "slicecheck-supervisor",

@@ -336,13 +336,24 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
         held.map((k) => k.title).join(", "),
       );
       assert.ok(held.every((k) => k.status === "passed"));
-      // Someone else's job on the node, inside the same reservation: refused again.
+      // Someone else's job on the node, inside the same reservation: refused again. Submitted
+      // through `slicecheck exec`, which returns once the job runs: the job inherits exec's tags
+      // (sbatch's --export=ALL), and exec's watchdog, once its channel closed, killed it with
+      // SIGHUP (CI, 5 December 2026: "TaskProlog failed status=1", then a run with no one beside
+      // it). Slurm's job is its owner's, not exec's: it must still run.
       const other = (
         await c.sh(
           "sim01",
-          "sbatch --parsable -w sim01 -p mig --reservation=maint -t 2 -o /dev/null --wrap 'sleep 120'",
+          "j=$(sbatch --parsable -w sim01 -p mig --reservation=maint -t 2 -o /dev/null --wrap 'sleep 120') && i=0 && until [ \"$(squeue -h -j $j -o %T)\" = RUNNING ] || [ $i -ge 300 ]; do sleep 0.2; i=$((i+1)); done; echo $j",
         )
       ).trim();
+      await new Promise((r) => setTimeout(r, 2_000));
+      const state = (await c.sh("sim01", `squeue -h -j ${other} -o %T`)).trim();
+      assert.match(
+        state,
+        /^RUNNING/,
+        `job ${other}, submitted through exec, after exec ended: ${state}`,
+      );
       try {
         const again = await run("iso-shared", true, ...iso, "--reservation", "maint");
         assert.equal(again.code, 2, again.stderr);

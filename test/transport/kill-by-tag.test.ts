@@ -1,0 +1,92 @@
+// The node's kill-by-tag, run by a real POSIX shell on real processes, no sshd: a Slurm job that
+// `slicecheck exec -- sbatch …` submitted inherits the command's tags (sbatch's --export=ALL),
+// and the command's watchdog killed it with SIGHUP whenever it had started before the command's
+// channel closed (its TaskProlog, "TaskProlog failed status=1", in a CI run of 5 December 2026).
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import {
+  killCommandScript,
+  listRunScript,
+  wrapCommand,
+} from "../../src/transport/remote-scripts.js";
+
+/** This process's environment less Slurm's and slicecheck's own variables. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(SLURM_|SLICECHECK_)/.test(k)),
+  );
+}
+
+/** A `sleep 60` with these variables; resolves to its signal once it ends. */
+function sleeper(env: Record<string, string>): { p: ChildProcess; ended: Promise<string | null> } {
+  const p = spawn("sleep", ["60"], { env: { ...cleanEnv(), ...env }, stdio: "ignore" });
+  return { p, ended: new Promise((r) => p.on("exit", (_c, s) => r(s))) };
+}
+
+const alive = (p: ChildProcess) => p.exitCode === null && p.signalCode === null;
+
+describe("kill by tag (sh on real processes, no sshd)", function () {
+  this.timeout(20_000);
+  const started: ChildProcess[] = [];
+  const start = (env: Record<string, string>) => {
+    const s = sleeper(env);
+    started.push(s.p);
+    return s;
+  };
+  afterEach(() => {
+    for (const p of started.splice(0)) p.kill("SIGKILL");
+  });
+
+  it("kills the command's own processes, in a job or not, and spares the Slurm jobs it submitted", async () => {
+    const own = start({ SLICECHECK_CMD: "t1", SLICECHECK_JOB: "" });
+    const ownInJob = start({ SLICECHECK_CMD: "t1", SLURM_JOB_ID: "41", SLICECHECK_JOB: "41" });
+    // sbatch from a session outside any job, and from inside job 41 (run --via slurm).
+    const job = start({ SLICECHECK_CMD: "t1", SLURM_JOB_ID: "42", SLICECHECK_JOB: "" });
+    const nested = start({ SLICECHECK_CMD: "t1", SLURM_JOB_ID: "43", SLICECHECK_JOB: "41" });
+    const other = start({ SLICECHECK_CMD: "t2", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    const r = spawnSync("sh", ["-c", killCommandScript("t1", null)], {
+      env: cleanEnv(),
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /alive=2\b/, r.stdout);
+    assert.match(r.stdout, /killed=2\b/, r.stdout);
+    assert.equal(await own.ended, "SIGTERM");
+    assert.equal(await ownInJob.ended, "SIGTERM");
+    assert.ok(alive(job.p), "the job submitted from outside a job was killed");
+    assert.ok(alive(nested.p), "the job submitted from inside job 41 was killed");
+    assert.ok(alive(other.p), "another command's process was killed");
+  });
+
+  it("lists the run's processes without the Slurm jobs it submitted", async () => {
+    const own = start({ SLICECHECK_RUN: "r1@n1", SLICECHECK_JOB: "" });
+    const job = start({ SLICECHECK_RUN: "r1@n1", SLURM_JOB_ID: "42", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    const r = spawnSync("sh", ["-c", listRunScript("r1@n1")], {
+      env: cleanEnv(),
+      encoding: "utf8",
+    });
+    const pids = r.stdout
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => Number(l.split("\t")[0]));
+    assert.ok(pids.includes(own.p.pid as number), r.stdout);
+    assert.ok(!pids.includes(job.p.pid as number), r.stdout);
+  });
+
+  it("a wrapped command records the job it was started in, or none", () => {
+    const cmd = wrapCommand(
+      { argv: ["sh", "-c", 'printf "%s|%s" "$SLICECHECK_CMD" "$SLICECHECK_JOB"'] },
+      { runTag: "r1@n1", cmdTag: "c1", deadlineS: 10, sudo: false, noWatcher: true },
+    );
+    const inJob = spawnSync("sh", ["-c", cmd], {
+      env: { ...cleanEnv(), SLURM_JOB_ID: "77" },
+      encoding: "utf8",
+    });
+    assert.equal(inJob.stdout, "c1|77", inJob.stderr);
+    const outside = spawnSync("sh", ["-c", cmd], { env: cleanEnv(), encoding: "utf8" });
+    assert.equal(outside.stdout, "c1|", outside.stderr);
+  });
+});
