@@ -16,6 +16,7 @@ import {
   freePort,
   isAlive,
   isOurSshd,
+  listenable,
   readPid,
   startSshd,
   stopSshd,
@@ -96,10 +97,17 @@ export async function simUp(
   // Slurm stays up across a reconciling `sim up` without --slurm, as sshd does.
   const slurm = o.slurm ?? old?.slurm ?? false;
   if (slurm) {
-    await startSlurm(
-      dir,
-      records.map((r) => ({ name: r.name, stateDir: join(r.dir, "state") })),
-    );
+    try {
+      await startSlurm(
+        dir,
+        records.map((r) => ({ name: r.name, stateDir: join(r.dir, "state") })),
+      );
+    } catch (e) {
+      // What did start (sshds, munged, slurmctld, some slurmd) stays findable: `sim down`
+      // stops it, as it does a cluster that came up.
+      writeClusterFiles(invPath, dir, records, slurm);
+      throw e;
+    }
     for (const r of records) installSlurmTools(join(r.dir, "bin"), dir);
   }
   writeClusterFiles(invPath, dir, records, slurm);
@@ -153,7 +161,7 @@ async function upNode(ctx: UpContext, n: SimNodeSpec, i: number): Promise<SimNod
     initState(stateDir, { node: n.name, product: n.gpu, gpus: n.gpus, driver: n.driver });
   }
   installTools(join(nodeDir, "bin"), ctx.dir);
-  const keep = prev && prev.host === host && (await portFree(host, prev.port)) ? prev.port : null;
+  const keep = prev && prev.host === host && (await listenable(host, prev.port)) ? prev.port : null;
   const port = await startOnFreePort(ctx, { nodeDir, host, stateDir, keep }, n.loginDelayS);
   return { ...n, host, port, dir: nodeDir };
 }
@@ -209,15 +217,6 @@ function writeClusterFiles(
     `${JSON.stringify({ version: 1, nodes: records, slurm } satisfies ClusterFile, null, 2)}\n`,
   );
   writeInventory(invPath, dir, records, slurm);
-}
-
-async function portFree(host: string, port: number): Promise<boolean> {
-  const { createServer } = await import("node:net");
-  return new Promise((r) => {
-    const s = createServer();
-    s.once("error", () => r(false));
-    s.listen(port, host, () => s.close(() => r(true)));
-  });
 }
 
 function writeInventory(

@@ -7,7 +7,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "no
 import { join } from "node:path";
 import pg from "pg";
 import { SlicecheckError } from "../../src/errors.js";
-import { freePort } from "./sshd.js";
+import { freeServicePort } from "./sshd.js";
 
 export interface LocalPostgres {
   url: string;
@@ -95,7 +95,7 @@ export async function startPostgres(
       `initdb in ${data} failed: ${err.stderr?.toString().trim() ?? String(e)}`,
     );
   }
-  const port = await freePort("127.0.0.1");
+  const port = await freeServicePort();
   const logFile = join(dir, "postgres.log");
   writeFileSync(logFile, "");
   chownSync(logFile, who.uid, who.gid);

@@ -36,6 +36,48 @@ export function freePort(host: string): Promise<number> {
   });
 }
 
+/** The kernel's range for the source ports of outgoing connections (Linux's default when the
+ * file cannot be read). */
+function ephemeralRange(): [number, number] {
+  try {
+    const [lo, hi] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    if (lo && hi) return [lo, hi];
+  } catch {
+    // Not Linux, or no /proc: the default below.
+  }
+  return [32768, 60999];
+}
+
+/**
+ * A port for a daemon that listens on every address (slurmd, slurmctld: 0.0.0.0), free there,
+ * and outside the range of outgoing connections' source ports. A port from freePort is one of
+ * those: while a daemon restarts (Slurm's, on every layout change), any outgoing connection of
+ * the machine may take it, and a port free on 127.0.0.1 may be a node's sshd's on 127.0.0.13
+ * (slurmd: "Unable to bind listen port (41119): Address already in use", 5 December 2026).
+ */
+export async function freeServicePort(): Promise<number> {
+  const [lo] = ephemeralRange();
+  const floor = 10_000;
+  if (lo - floor >= 1000)
+    for (let i = 0; i < 50; i++) {
+      const port = floor + Math.floor(Math.random() * (lo - floor));
+      if (await listenable("0.0.0.0", port)) return port;
+    }
+  return freePort("0.0.0.0");
+}
+
+/** Whether a listener may bind host:port now. */
+export function listenable(host: string, port: number): Promise<boolean> {
+  return new Promise((r) => {
+    const s = createServer();
+    s.once("error", () => r(false));
+    s.listen(port, host, () => s.close(() => r(true)));
+  });
+}
+
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -93,10 +93,10 @@ export function useSlurmCluster(nodes: number): SlurmTestCluster {
       gpus: 1,
       driver: "580.65.06",
     }));
+    // Known before simUp: a cluster that failed to come up is still taken down after.
+    Object.assign(handle, { dir, inventoryPath });
     await simUp(inventoryPath, spec, { slurm: true });
     Object.assign(handle, {
-      dir,
-      inventoryPath,
       async sh(node: string, cmd: string) {
         const r = await cli("exec", "-i", inventoryPath, "--nodes", node, "--", cmd);
         if (r.code !== 0)

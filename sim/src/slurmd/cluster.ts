@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../../src/errors.js";
 import { quote } from "../../../src/util/shell.js";
 import { readState } from "../nvsmi/state.js";
-import { freePort, simNodeEnv } from "../sshd.js";
+import { freeServicePort, simNodeEnv } from "../sshd.js";
 import { PACKAGE_ROOT } from "../tools.js";
 import {
   cgroupConf,
@@ -195,14 +195,14 @@ export async function startSlurm(
   for (const d of ["state", "spool", "dev", "munge"]) mkdirSync(join(dir, d), { recursive: true });
   const old = readSlurmCluster(dir);
   const c: SlurmClusterFile = {
-    controllerPort: old?.controllerPort ?? (await freePort("127.0.0.1")),
+    controllerPort: old?.controllerPort ?? (await freeServicePort()),
     nodes: [],
     stale: old?.stale ?? [],
     applied: old?.applied ?? [],
     ...(old?.unconstrained ? { unconstrained: old.unconstrained } : {}),
   };
   for (const n of nodes) {
-    const port = old?.nodes.find((o) => o.name === n.name)?.port ?? (await freePort("127.0.0.1"));
+    const port = old?.nodes.find((o) => o.name === n.name)?.port ?? (await freeServicePort());
     c.nodes.push({ name: n.name, port, stateDir: n.stateDir });
   }
   await startMunge(dir);
