@@ -18,6 +18,7 @@ import { parseNodes, type SlurmNodeInfo } from "../verdicts/slurm.js";
 import type { SlurmJobsWindow } from "./context.js";
 import type { PreCheck } from "./mocha-run.js";
 import type { NodeSession } from "./session.js";
+import { slurmCommand } from "./slurm-sh.js";
 import type { TaskList } from "./tasks.js";
 
 export interface DrainOptions {
@@ -43,15 +44,11 @@ export interface DrainOptions {
 const busy = (state: string) => /ALLOCATED|MIXED|COMPLETING/.test(state);
 
 async function show(s: NodeSession, name: string): Promise<SlurmNodeInfo | null> {
-  const r = await s.exec({ argv: ["scontrol", "show", "node", "-o", name] }, { timeoutMs: 30_000 });
-  if (r.exitCode !== 0) throw new Error(r.stderr.trim() || `scontrol exited ${r.exitCode}`);
-  return parseNodes(r.stdout)[0] ?? null;
+  return parseNodes(await exec(s, ["scontrol", "show", "node", "-o", name]))[0] ?? null;
 }
 
 async function update(s: NodeSession, words: string[]): Promise<void> {
-  const r = await s.exec({ argv: ["scontrol", "update", ...words] }, { timeoutMs: 30_000 });
-  if (r.exitCode !== 0)
-    throw new Error(`scontrol update ${words.join(" ")}: ${r.stderr.trim() || r.exitCode}`);
+  await exec(s, ["scontrol", "update", ...words]);
 }
 
 /** Drains one node and waits for its jobs; each outcome is the node's harness check. */
@@ -270,9 +267,8 @@ export class SlurmJobWindows {
   }
 }
 
-async function exec(s: NodeSession, argv: string[]): Promise<string> {
-  const r = await s.exec({ argv }, { timeoutMs: 30_000 });
-  if (r.exitCode !== 0)
-    throw new Error(`${argv.slice(0, 3).join(" ")}: ${r.stderr.trim() || `exit ${r.exitCode}`}`);
-  return r.stdout;
+/** A command on the node; a Slurm command is asked again while slurmctld does not answer
+ * (slurm-sh.ts), as the rest of the run's Slurm commands are. */
+function exec(s: NodeSession, argv: string[]): Promise<string> {
+  return slurmCommand((a) => s.exec({ argv: a }, { timeoutMs: 30_000 }), s.node.name, argv);
 }

@@ -1,8 +1,9 @@
 // The controller's Slurm commands on the submit node (run --via slurm). A command that meets a
 // slurmctld restarting or too busy to answer is asked again for a while: a restart (a
 // reconfigure, a failover, config management's routine) is seconds of a real cluster's life and
-// must not cost a run its nodes. sbatch is never asked again: a submission whose answer was lost
-// may have landed, and a second one would run every task twice.
+// must not cost a run its nodes. A request that would not be the same the second time is never
+// asked again: a submission whose answer was lost may have landed, and a second sbatch would run
+// every task twice; a second `scontrol create reservation` would refuse a name it already holds.
 import { SlicecheckError } from "../errors.js";
 import type { Transport } from "../transport/types.js";
 
@@ -27,6 +28,10 @@ type Exec = (
   argv: string[],
 ) => Promise<{ exitCode: number | null; stdout: string; stderr: string }>;
 
+/** Requests whose lost answer may hide a change made: never asked twice. */
+const once = (argv: readonly string[]) =>
+  argv[0] === "sbatch" || (argv[0] === "scontrol" && /^(create|delete)$/.test(argv[1] ?? ""));
+
 /** Runs a Slurm command through `exec`; its stdout, or a SLURM error with Slurm's own words. */
 export async function slurmCommand(
   exec: Exec,
@@ -35,7 +40,7 @@ export async function slurmCommand(
   o: SlurmShOptions = {},
 ): Promise<string> {
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
-  const retryMs = argv[0] === "sbatch" ? 0 : (o.retryS ?? SLURM_RETRY_S) * 1000;
+  const retryMs = once(argv) ? 0 : (o.retryS ?? SLURM_RETRY_S) * 1000;
   const now = o.now ?? Date.now;
   const t0 = now();
   for (let tries = 1, waitMs = 500; ; tries++, waitMs = Math.min(waitMs * 2, 5_000)) {

@@ -1,5 +1,6 @@
 // run --via slurm's Slurm commands: a slurmctld that drops the connection while it restarts is
-// asked again for a while; Slurm's own refusals, and any sbatch, are not.
+// asked again for a while; Slurm's own refusals, any sbatch and a reservation's creation or
+// deletion are not.
 import assert from "node:assert/strict";
 import type { SlicecheckError } from "../../src/errors.js";
 import { slurmCommand } from "../../src/harness/slurm-sh.js";
@@ -75,5 +76,18 @@ describe("run --via slurm: Slurm commands against a slurmctld that drops connect
       1,
       "a lost answer to sbatch may mean a landed job: never twice",
     );
+    // A reservation's creation or deletion (run --drain's windows) is not the same twice either;
+    // a drain's `scontrol update` is, and is asked again.
+    for (const verb of ["create", "delete"]) {
+      const r = scripted([1, ZERO], [0, ""]);
+      await assert.rejects(
+        slurmCommand(r.exec, "sim01", ["scontrol", verb, "reservation=x"], noWait),
+        /Zero Bytes/,
+      );
+      assert.equal(r.calls.length, 1, verb);
+    }
+    const update = scripted([1, RESET], [0, ""]);
+    await slurmCommand(update.exec, "sim01", ["scontrol", "update", "state=drain"], noWait);
+    assert.equal(update.calls.length, 2);
   });
 });
