@@ -32,10 +32,10 @@ const inFlight = new Map<
 let calls = 0;
 
 /** What every CLI call still running has printed to stderr (its last `lines` lines), for a
- * failed test's hook to show; each call is shown once. Empty when none is running. */
-export function inFlightReport(lines = 30): string {
+ * failed test's hook to show; each call is shown once unless `again`. Empty when none runs. */
+export function inFlightReport(lines = 30, o: { again?: boolean } = {}): string {
   const out = [...inFlight.values()]
-    .filter((c) => !c.shown)
+    .filter((c) => o.again || !c.shown)
     .map((c) => {
       c.shown = true;
       const tail = c.stderr().trimEnd().split("\n").slice(-lines).join("\n      ");

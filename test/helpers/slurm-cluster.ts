@@ -68,7 +68,7 @@ async function quieten(inventoryPath: string): Promise<void> {
     });
   scancel();
   if (!(await quietCli(60_000)))
-    console.log(`    still running after a minute:\n${inFlightReport()}`);
+    console.log(`    still running after a minute:\n${inFlightReport(30, { again: true })}`);
   scancel();
 }
 
