@@ -2,8 +2,8 @@
 // does with its setup and teardown tasks): the teardowns run in reverse order whatever
 // happened, on an error and on an interrupt. The first SIGINT/SIGTERM aborts the run's signal
 // (workloads stop, teardowns run); the second stops waiting and says exactly what is left.
-import { setMaxListeners } from "node:events";
 import { performance } from "node:perf_hooks";
+import { sharedAbort } from "../util/abort.js";
 import { Spans } from "./spans.js";
 
 /** The exit code of a run stopped by `sig`: 128 + its number, as shells report it (SIGINT 130,
@@ -30,18 +30,14 @@ export class TaskList {
   private readonly teardowns: Teardown[] = [];
   private current: string | null = null;
   private tearing = false;
-  readonly ac = new AbortController();
+  // Every command of the run listens to this one signal (28 instances' workloads on 4 nodes at
+  // once, each with its watchdog).
+  readonly ac = sharedAbort();
   /** Where the run's time went: every task and teardown (`run --json` tasks). */
   readonly spans = new Spans();
   interrupted = false;
   /** The signal of the first interrupt: the run's exit code says which (interruptExitCode). */
   interruptedBy: NodeJS.Signals | null = null;
-
-  constructor() {
-    // Every command of the run listens to this one signal (28 instances' workloads on 4 nodes
-    // at once, each with its watchdog): not a leak, so no warning about one.
-    setMaxListeners(0, this.ac.signal);
-  }
 
   get signal(): AbortSignal {
     return this.ac.signal;

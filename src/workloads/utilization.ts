@@ -6,6 +6,7 @@
 // figures are pure; the sampler runs one command at a time over the node's session.
 import { parseTable } from "../nvsmi/table.js";
 import type { Supervisor, Transport } from "../transport/types.js";
+import { sharedAbort } from "../util/abort.js";
 import type { Instance } from "./instances.js";
 import { type InstanceOutcome, openSupervisor } from "./launcher.js";
 import type { Metric } from "./specs.js";
@@ -161,7 +162,7 @@ export class UtilizationSampler {
   /** Ends the wait between ticks at once on stop(): the phase's end never waits an interval. */
   private wake: () => void = () => {};
   /** Stops the looping command (supervised sampling). */
-  private readonly halt = new AbortController();
+  private readonly halt = sharedAbort();
   /** DCGM's GPU-I entity ids, read once `dcgmi discovery -c` answers. */
   private entities: Map<number, { gpu: number; gi: number }> | null = null;
   constructor(

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli } from "../helpers/cli.js";
@@ -285,5 +286,22 @@ describe("slicecheck exec / cleanup / sim status (real sshd)", function () {
       j.nodes.map((n) => n.host),
       ["127.0.0.10", "127.0.0.11", "127.0.0.12"],
     );
+  });
+});
+
+describe("slicecheck exec on twelve nodes (real sshd)", function () {
+  this.timeout(90_000);
+  const c = useCluster(12);
+
+  it("fans out past ten nodes without Node's listener warning on the user's stderr", () => {
+    // One abort listener per command on exec's one signal: Node printed
+    // "MaxListenersExceededWarning: Possible EventTarget memory leak" from the eleventh on.
+    const r = spawnSync(
+      process.execPath,
+      ["bin/slicecheck.js", "exec", "-i", c.inventoryPath, "--", "true"],
+      { encoding: "utf8", timeout: 60_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Warning/, r.stderr);
   });
 });

@@ -7,6 +7,7 @@
 import { SlicecheckError } from "../../errors.js";
 import { type FanOutResult, fanOut, newRunId } from "../../transport/open.js";
 import type { Command, ExecResult } from "../../transport/types.js";
+import { sharedAbort } from "../../util/abort.js";
 import { loadSelected, type NodeOptions, type Out } from "../context.js";
 import {
   endLineOf,
@@ -81,7 +82,7 @@ export async function execCommand(argv: string[], o: ExecCliOptions, io: Out): P
       return [n.name, new NodeLines(n.name, streaming ? io : null, tag)] as const;
     }),
   );
-  const abort = new AbortController();
+  const abort = sharedAbort();
   let stopped: Stop | null = null;
   const release = onInterrupt((sig) => {
     stopped = sig;

@@ -16,6 +16,7 @@ import { dbPath } from "../../store/db.js";
 import { OBSERVE_SUITE } from "../../store/observe.js";
 import { Recorder } from "../../store/recorder.js";
 import { fanOut, newRunId } from "../../transport/open.js";
+import { sharedAbort } from "../../util/abort.js";
 import type { Measurement } from "../../workloads/launcher.js";
 import { type NodeObserver, type ObservedUnit, observeNode } from "../../workloads/observe.js";
 import {
@@ -93,7 +94,7 @@ export async function observeCommand(o: ObserveCliOptions, io: Out): Promise<num
     progress.message(
       `observe: run ${runId}, ${nodes.length} node(s), ${o.duration} s every ${o.interval} s`,
     );
-  const abort = new AbortController();
+  const abort = sharedAbort();
   const release = onInterrupt(abort);
   let results: NodeResult[];
   try {

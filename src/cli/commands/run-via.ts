@@ -10,6 +10,7 @@ import { runViaSlurm } from "../../harness/via-slurm.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import { dbPath } from "../../store/db.js";
 import { isPostgresUrl } from "../../store/store.js";
+import { sharedAbort } from "../../util/abort.js";
 import { countOf } from "../../verdicts/checks.js";
 import type { Out } from "../context.js";
 import type { RunCliOptions } from "./run-options.js";
@@ -28,7 +29,7 @@ export async function viaSlurm(
   io.err(
     `run ${r.runId} via Slurm: a job array, one task per node, on ${r.nodes.length} node(s); output in ${outDir}`,
   );
-  const ac = new AbortController();
+  const ac = sharedAbort();
   const onSignal = cancelOnSignal(ac, r.runId, io);
   const res = await runViaSlurm({
     runId: r.runId,
