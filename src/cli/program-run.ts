@@ -163,6 +163,11 @@ function viaSlurmOptions(cmd: Command): Command {
       parseSeconds("--time-limit", 60),
     )
     .option(
+      "--completing-grace <duration>",
+      "with --via slurm: how long a task may stay COMPLETING after its batch script ended (Slurm still making sure its processes are gone, or a slow epilog) before its results are gathered anyway, with a note (default 30s)",
+      parseSeconds("--completing-grace", 1),
+    )
+    .option(
       "--report-to-slurm",
       "with --drain: leave a node whose isolation, health or slurm checks failed drained, the check in its reason",
     );

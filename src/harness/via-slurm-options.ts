@@ -23,6 +23,8 @@ export interface ViaSlurmOptions {
    * partition's. The controller waits on a running task as long as Slurm lets it run, so this
    * is what bounds a task whose slicecheck hangs on its node. */
   timeLimitS: number | null;
+  /** A task Slurm keeps COMPLETING this long is taken as ended (via-slurm-watch.ts). */
+  completingGraceS: number;
   allure: boolean;
   /** The slicecheck each task runs: this one (a shared file system, as HPC sites have). */
   command: string[];

@@ -33,7 +33,9 @@ export function giveUp(
   return null;
 }
 
-/** How long a task may stay COMPLETING before the controller takes it as ended. COMPLETING
+/** How long a task may stay COMPLETING before the controller takes it as ended, unless
+ * --completing-grace says otherwise (a site whose epilog runs health checks for minutes on
+ * purpose). COMPLETING
  * means its batch script has ended (the task wrote its exit code and reports before that) and
  * Slurm is still making sure the job's processes are gone; a job stuck so (a process it cannot
  * kill, a slurmd that does not answer) can stay COMPLETING for as long as it takes an admin to
@@ -46,6 +48,7 @@ export function stuckCompleting(
   state: string,
   nowS: number,
   since: Map<string, number>,
+  graceS = COMPLETING_GRACE_S,
 ): string | null {
   if (state !== "COMPLETING") {
     since.delete(j.jobId);
@@ -53,6 +56,6 @@ export function stuckCompleting(
   }
   if (!since.has(j.jobId)) since.set(j.jobId, nowS);
   const waited = nowS - (since.get(j.jobId) as number);
-  if (waited < COMPLETING_GRACE_S) return null;
-  return `still COMPLETING ${Math.round(waited)} s after its batch script ended: Slurm has not confirmed that the job's processes on ${j.slurmNode} are gone (one it cannot kill, or a slurmd that does not answer), so the controller gathered the task's results without waiting longer`;
+  if (waited < graceS) return null;
+  return `still COMPLETING ${Math.round(waited)} s after its batch script ended: Slurm has not confirmed that the job's processes on ${j.slurmNode} are gone (one it cannot kill, or a slurmd that does not answer), so the controller gathered the task's results without waiting longer (--completing-grace ${graceS})`;
 }

@@ -357,7 +357,7 @@ async function noteTask(
     s.state === "PENDING" && !w.interrupted && !w.cancelled.has(j.jobId)
       ? giveUp(j, s.reason, (Date.now() - w.released) / 1000, o.startTimeoutS, w.unavailable)
       : null;
-  const stuck = stuckCompleting(j, s.state, Date.now() / 1000, w.completing);
+  const stuck = stuckCompleting(j, s.state, Date.now() / 1000, w.completing, o.completingGraceS);
   if (stuck) {
     w.taken.add(j.jobId);
     j.note = stuck;

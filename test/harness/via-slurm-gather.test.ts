@@ -28,6 +28,7 @@ function gather(reason: string | null, interrupted: boolean, confined?: string) 
     reservation: null,
     startTimeoutS: 60,
     timeLimitS: null,
+    completingGraceS: 30,
     allure: false,
     command: [],
     signal: ac.signal,

@@ -25,7 +25,19 @@ describe("run --via slurm: a task stuck COMPLETING", () => {
     const why = stuckCompleting(j, "COMPLETING", 100 + COMPLETING_GRACE_S, since);
     assert.equal(
       why,
-      `still COMPLETING ${COMPLETING_GRACE_S} s after its batch script ended: Slurm has not confirmed that the job's processes on sim03 are gone (one it cannot kill, or a slurmd that does not answer), so the controller gathered the task's results without waiting longer`,
+      `still COMPLETING ${COMPLETING_GRACE_S} s after its batch script ended: Slurm has not confirmed that the job's processes on sim03 are gone (one it cannot kill, or a slurmd that does not answer), so the controller gathered the task's results without waiting longer (--completing-grace ${COMPLETING_GRACE_S})`,
+    );
+  });
+
+  it("waits --completing-grace instead where the run gives one", () => {
+    const since = new Map<string, number>();
+    const j = job("7_2");
+    assert.equal(stuckCompleting(j, "COMPLETING", 0, since, 300), null);
+    assert.equal(stuckCompleting(j, "COMPLETING", COMPLETING_GRACE_S, since, 300), null);
+    assert.equal(stuckCompleting(j, "COMPLETING", 299, since, 300), null);
+    assert.match(
+      stuckCompleting(j, "COMPLETING", 300, since, 300) ?? "",
+      /\(--completing-grace 300\)$/,
     );
   });
 

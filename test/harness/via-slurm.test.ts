@@ -211,12 +211,23 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
     }
   });
 
-  it("a task its node's Epilog keeps COMPLETING is taken as ended after 30 s, its results gathered (planted slurm-epilog-hang)", async () => {
+  it("a task its node's Epilog keeps COMPLETING is taken as ended after --completing-grace, its results gathered (planted slurm-epilog-hang)", async () => {
     const fault = ["--inventory", c.inventoryPath];
     const f = await cli("sim", "fault", "sim04", "slurm-epilog-hang", ...fault);
     assert.equal(f.code, 0, f.stderr);
     try {
-      const r = await run("via-completing", true, "--nodes", "sim03,sim04", "--suites", "stress");
+      // 10 s, not the default 30: a task that ends normally leaves COMPLETING within a second
+      // or two, even on CI's loaded cores.
+      const r = await run(
+        "via-completing",
+        true,
+        "--nodes",
+        "sim03,sim04",
+        "--suites",
+        "stress",
+        "--completing-grace",
+        "10s",
+      );
       assert.equal(r.code, 0, r.stderr);
       const j = JSON.parse(r.stdout) as ViaJson;
       const [own, stuck] = j.jobs;
@@ -226,7 +237,8 @@ describe("run --via slurm (real Slurm 22.05, real PostgreSQL, simulated H100 x4)
           stuck?.note ?? "",
         );
       assert.ok(m, stuck?.note ?? "no note");
-      assert.ok(Number(m[1]) >= 30, m[0]);
+      assert.ok(Number(m[1]) >= 10, m[0]);
+      assert.match(stuck?.note ?? "", /\(--completing-grace 10\)$/);
       assert.deepEqual([stuck?.states.at(-1), stuck?.exitCode], ["COMPLETING", 0]);
       assert.deepEqual(j.checks.map((k) => [k.node, k.status]).sort(), [
         ["sim03", "passed"],

@@ -59,6 +59,8 @@ export interface RunCliOptions extends NodeOptions {
   startTimeout?: number;
   /** --via slurm: each task's Slurm time limit, in seconds (sbatch --time). */
   timeLimit?: number;
+  /** --via slurm: seconds a task may stay COMPLETING before it is gathered anyway. */
+  completingGrace?: number;
 }
 
 export function checkRunOptions(o: RunCliOptions): void {

@@ -1,12 +1,13 @@
-// `run --via slurm [--partition P] [--reservation R] [--start-timeout D] [--time-limit D]`: the
-// options of the run passed on to a job array's tasks, one per node (src/harness/via-slurm.ts),
-// the tasks' states shown, one run's reports gathered.
+// `run --via slurm [--partition P] [--reservation R] [--start-timeout D] [--time-limit D]
+// [--completing-grace D]`: the options of the run passed on to a job array's tasks, one per
+// node (src/harness/via-slurm.ts), the tasks' states shown, one run's reports gathered.
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../../errors.js";
 import type { SuiteFile } from "../../harness/suites.js";
 import { interruptExitCode } from "../../harness/tasks.js";
 import { runViaSlurm } from "../../harness/via-slurm.js";
+import { COMPLETING_GRACE_S } from "../../harness/via-slurm-watch.js";
 import type { NodeSpec } from "../../inventory/types.js";
 import { dbPath } from "../../store/db.js";
 import { isPostgresUrl } from "../../store/store.js";
@@ -44,6 +45,7 @@ export async function viaSlurm(
     reservation: o.reservation ?? null,
     startTimeoutS: o.startTimeout ?? 3600,
     timeLimitS: o.timeLimit ?? null,
+    completingGraceS: o.completingGrace ?? COMPLETING_GRACE_S,
     allure: o.allure !== false,
     command: [process.execPath, BIN],
     signal: ac.signal,
