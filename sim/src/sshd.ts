@@ -36,19 +36,18 @@ export function freePort(host: string): Promise<number> {
   });
 }
 
-/** The kernel's range for the source ports of outgoing connections (Linux's default when the
+/** The lowest source port the kernel gives outgoing connections (Linux's default when the
  * file cannot be read). */
-function ephemeralRange(): [number, number] {
+function ephemeralFloor(): number {
   try {
-    const [lo, hi] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
-      .trim()
-      .split(/\s+/)
-      .map(Number);
-    if (lo && hi) return [lo, hi];
+    const lo = Number(
+      readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0],
+    );
+    if (lo) return lo;
   } catch {
     // Not Linux, or no /proc: the default below.
   }
-  return [32768, 60999];
+  return 32768;
 }
 
 /**
@@ -59,7 +58,7 @@ function ephemeralRange(): [number, number] {
  * (slurmd: "Unable to bind listen port (41119): Address already in use", 5 December 2026).
  */
 export async function freeServicePort(): Promise<number> {
-  const [lo] = ephemeralRange();
+  const lo = ephemeralFloor();
   const floor = 10_000;
   if (lo - floor >= 1000)
     for (let i = 0; i < 50; i++) {
