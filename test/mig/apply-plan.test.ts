@@ -2,7 +2,8 @@
 // against targets, the commands that converge a GPU, the Slurm rule and the offline refusal.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
 import { bundleScript, splitBundle } from "../../src/mig/apply/bundle.js";
@@ -260,6 +261,29 @@ describe("apply planning (pure)", () => {
       { stdout: "", stderr: "", exitCode: 0, timedOut: false },
       { stdout: "two newlines\n\n", stderr: "", exitCode: 0, timedOut: false },
     ]);
+  });
+
+  it("prints a bundle's outputs with one cat, however many reads it has", () => {
+    // A cat first on PATH that counts its calls: the node's cores are shared with its own work,
+    // and a cat and a $(cat) per stream were some forty processes for a snapshot's ten reads.
+    const bin = mkdtempSync(join(tmpdir(), "slicecheck-cat-"));
+    try {
+      writeFileSync(join(bin, "cat"), `#!/bin/sh\necho x >> ${bin}/calls\nexec /bin/cat "$@"\n`);
+      chmodSync(join(bin, "cat"), 0o755);
+      const reads = Array.from({ length: 12 }, (_, i) => ({ shell: `echo read ${i}; exit ${i}` }));
+      const text = execFileSync("sh", ["-c", bundleScript(reads)], {
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      });
+      const out = splitBundle(text, reads.length, false);
+      assert.deepEqual(
+        out.map((o) => [o.stdout, o.exitCode]),
+        reads.map((_, i) => [`read ${i}\n`, i]),
+      );
+      assert.equal(readFileSync(join(bin, "calls"), "utf8").split("\n").length - 1, 1);
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("gives each read of a bundle its own deadline: a hung read times out, the others answer", () => {

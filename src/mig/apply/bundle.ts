@@ -45,7 +45,10 @@ export function bundleScript(reads: readonly Read[], readTimeoutS?: number): str
       : []),
     ...jobs,
     "wait",
-    `for i in ${ids}; do echo "${OUT} $i $(cat "$d/$i.rc" 2>/dev/null)"; cat "$d/$i.o"; echo; echo "${ERR} $i"; cat "$d/$i.e"; echo; done`,
+    // The markers go into files of their own (builtins only) and one `cat` prints them and the
+    // outputs in order: a `cat` and a `$(cat)` per stream were four processes per read, some
+    // forty a snapshot, on a node whose own work they share the cores with.
+    `echo >"$d/n"; set --; for i in ${ids}; do c=; { read -r c <"$d/$i.rc"; } 2>/dev/null; printf '%s %s %s\\n' "${OUT}" "$i" "$c" >"$d/$i.a"; printf '\\n%s %s\\n' "${ERR}" "$i" >"$d/$i.b"; set -- "$@" "$d/$i.a" "$d/$i.o" "$d/$i.b" "$d/$i.e" "$d/n"; done; cat "$@"`,
   ].join("\n");
 }
 
