@@ -160,6 +160,27 @@ describe("the resident simulator answers as each tool's own process does", funct
     assert.match(same("dmesg", []).stdout, /Xid \(PCI:0000:07:00\): 31, pid=4242/);
   });
 
+  it("dcgmi: the refusal of a node without nv-hostengine; with one running, its own process", () => {
+    const dmon = ["dmon", "-e", "1002,252", "-c", "1"];
+    for (const args of [dmon, ["discovery", "-c"]])
+      assert.match(same("dcgmi", args).stdout, /Unable to connect to host engine/);
+    // The host engine answering, a field dmon lacks, a command not simulated: the tool's own.
+    const not = (args: string[]) => assert.equal(resident("dcgmi", args).code, NOT_ANSWERED);
+    not(["dmon", "-e", "9999"]);
+    not(["diag", "-r", "1"]);
+    edit((s) => {
+      s.gpus[0]!.holders = ["nv-hostengine"];
+    });
+    try {
+      not(dmon);
+      assert.match(own("dcgmi", dmon).stdout, /^#Entity +SMACT +FBUSD\nID\nGPU 0 /);
+    } finally {
+      edit((s) => {
+        s.gpus[0]!.holders = [];
+      });
+    }
+  });
+
   it("leaves to the tool's own process what changes the node or is not the node's", () => {
     const not = (tool: string, args: string[]) =>
       assert.equal(resident(tool, args).code, NOT_ANSWERED, `${tool} ${args.join(" ")}`);

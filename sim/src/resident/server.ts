@@ -16,6 +16,7 @@ import { dmesgMain } from "../klog/dmesg.js";
 import { isMutationArgv, nvidiaSmiMain } from "../nvsmi/cli.js";
 import { readState } from "../nvsmi/state.js";
 import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
+import { hostEngineRuns, NO_HOST_ENGINE, parseDcgmi } from "../workloads/dcgmi-args.js";
 import { formatAnswer, parseRequest, type ResidentRequest } from "./protocol.js";
 
 type Answer = { code: number; stdout: string } | null;
@@ -72,6 +73,15 @@ function toolkit(req: ResidentRequest): Answer {
   return req.argv[0] === "info" ? { code: 0, stdout: containerCliInfo(state) } : null;
 }
 
+/** dcgmi's refusal where no host engine runs (every node's once per phase: the utilization
+ * sampler tries DCGM first); a call the host engine would answer, or a bad one, is the tool's. */
+function dcgmi(req: ResidentRequest): Answer {
+  if (parseDcgmi(req.argv).kind === "refused") return null;
+  return hostEngineRuns(readState(req.stateDir).gpus)
+    ? null
+    : { code: 255, stdout: NO_HOST_ENGINE };
+}
+
 /** The tools answered here (resident/tools.ts lists them for their wrappers). */
 export const RESIDENT_HANDLERS: Record<string, (req: ResidentRequest) => Promise<Answer>> = {
   "nvidia-smi": nvidiaSmi,
@@ -79,6 +89,7 @@ export const RESIDENT_HANDLERS: Record<string, (req: ResidentRequest) => Promise
   lsmod: async (req) => ({ code: 0, stdout: lsmodText(req.stateDir) }),
   // Only the GPU daemons the node simulates; the host's own processes are the real pgrep's.
   pgrep: async (req) => simulatedPgrep(req.argv, req.stateDir),
+  dcgmi: async (req) => dcgmi(req),
   "nvidia-ctk": async (req) => toolkit(req),
   "nvidia-container-cli": async (req) => toolkit(req),
 };

@@ -18,6 +18,7 @@
 import { readState, type SimGpu, type SimProcess } from "../nvsmi/state.js";
 import { tenantsBusy } from "../nvsmi/tenant.js";
 import { giUsedMiB, gpuUsedMiB, viewOf } from "../nvsmi/view.js";
+import { DMON_FIELD_NAMES, hostEngineRuns, NO_HOST_ENGINE, parseDcgmi } from "./dcgmi-args.js";
 import { isAlive } from "./proc.js";
 
 const stateDir = process.env.SLICECHECK_SIM_STATE;
@@ -25,32 +26,18 @@ if (!stateDir) {
   process.stderr.write("dcgmi (simulated): SLICECHECK_SIM_STATE is not set\n");
   process.exit(255);
 }
-const argv = process.argv.slice(2);
-const opt = (k: string, d: string) => {
-  const i = argv.indexOf(k);
-  return i >= 0 && argv[i + 1] !== undefined ? argv[i + 1]! : d;
-};
-const isDiscovery =
-  argv[0] === "discovery" && (argv.includes("-c") || argv.includes("--compute-hierarchy"));
-if (argv[0] !== "dmon" && !isDiscovery) {
-  process.stderr.write(
-    `dcgmi (simulated): only dmon and discovery -c are simulated, not '${argv.join(" ")}'\n`,
-  );
+const call = parseDcgmi(process.argv.slice(2));
+if (call.kind === "refused") {
+  process.stderr.write(call.stderr);
   process.exit(255);
 }
-const fields = opt("-e", "").split(",").filter(Boolean).map(Number);
-const delayMs = Number(opt("-d", "1000"));
-const count = Number(opt("-c", "0"));
-const NAMES: Record<number, string> = { 1002: "SMACT", 252: "FBUSD" };
-if (!isDiscovery && (fields.length === 0 || fields.some((f) => !NAMES[f]) || !(delayMs > 0))) {
-  process.stderr.write("Error: Invalid value for field id(s) or delay\n");
-  process.exit(255);
-}
-const engine = (gpus: SimGpu[]) => gpus.some((g) => g.holders.includes("nv-hostengine"));
-if (!engine(readState(stateDir).gpus)) {
-  process.stdout.write(
-    "Error: unable to establish a connection to the specified host: localhost\nError: Unable to connect to host engine. Host engine connection invalid/disconnected.\n",
-  );
+const isDiscovery = call.kind === "discovery";
+const fields = call.kind === "dmon" ? call.fields : [];
+const delayMs = call.kind === "dmon" ? call.delayMs : 1000;
+const count = call.kind === "dmon" ? call.count : 0;
+const NAMES = DMON_FIELD_NAMES;
+if (!hostEngineRuns(readState(stateDir).gpus)) {
+  process.stdout.write(NO_HOST_ENGINE);
   process.exit(255);
 }
 
