@@ -27,9 +27,11 @@ export function runTagFor(runId: string, node: string): string {
   return `${runId}@${node}`;
 }
 
-/** Writes a heartbeat byte now and every HEARTBEAT_INTERVAL_MS to a command's own channel (its
- * watchdog reads them); returns the stop. */
-export function heartbeat(proc: RawProcess, beat = "h"): () => void {
+/** Writes a heartbeat byte every HEARTBEAT_INTERVAL_MS to a command's own channel (its watchdog
+ * reads them), and one at once where `now`; returns the stop. A command's watchdog needs none
+ * at once (it waits HEARTBEAT_TIMEOUT_S for the first): each byte it reads costs the node two
+ * processes (`timeout` and `dd`), and most commands end before the first interval. */
+export function heartbeat(proc: RawProcess, beat = "h", now = true): () => void {
   const write = () => {
     try {
       proc.write(beat);
@@ -37,7 +39,7 @@ export function heartbeat(proc: RawProcess, beat = "h"): () => void {
       /* the channel is gone: its watchdog sees EOF and does its job */
     }
   };
-  write();
+  if (now) write();
   const t = setInterval(write, HEARTBEAT_INTERVAL_MS);
   t.unref();
   return () => clearInterval(t);
@@ -81,7 +83,7 @@ export class ManagedExecutor {
     const opened = Date.now();
     const proc = await this.shell.start(run.line);
     // The channel's stdin carries the command's heartbeats; the command reads /dev/null.
-    const stop = heartbeat(proc);
+    const stop = heartbeat(proc, "h", false);
     run.begin(opened);
     pipeTo(proc, run);
     try {

@@ -16,6 +16,7 @@ import { isSlicecheckError } from "../../src/errors.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId } from "../../src/transport/open.js";
+import { HEARTBEAT_TIMEOUT_S } from "../../src/transport/remote-scripts.js";
 import { MAX_CHANNELS, SshTransport } from "../../src/transport/ssh.js";
 import { startCluster, type TestCluster, taggedPids, waitFor } from "../helpers/cluster.js";
 
@@ -113,6 +114,15 @@ describe("ssh transport (real sshd)", function () {
       MAX_CHANNELS,
       "never more than the channel budget at once, and the budget is used",
     );
+  });
+
+  it(`keeps a command alive past the watchdog's ${HEARTBEAT_TIMEOUT_S} s with its heartbeats`, async () => {
+    // The heartbeats are the command's only defence against its own watchdog: without them it
+    // dies of SIGHUP (exit 129) once HEARTBEAT_TIMEOUT_S pass.
+    const t = transport(b);
+    const s = HEARTBEAT_TIMEOUT_S + 3;
+    const r = await t.exec({ shell: `sleep ${s}; echo slept` }, { timeoutMs: (s + 30) * 1000 });
+    assert.deepEqual([r.exitCode, r.stdout, r.timedOut], [0, "slept\n", false], r.stderr);
   });
 
   it("kills a command tree at its deadline and reports the timeout", async () => {
