@@ -35,11 +35,11 @@ export function giveUp(
 
 /** How long a task may stay COMPLETING before the controller takes it as ended, unless
  * --completing-grace says otherwise (a site whose epilog runs health checks for minutes on
- * purpose). COMPLETING
- * means its batch script has ended (the task wrote its exit code and reports before that) and
- * Slurm is still making sure the job's processes are gone; a job stuck so (a process it cannot
- * kill, a slurmd that does not answer) can stay COMPLETING for as long as it takes an admin to
- * notice, and the controller would wait on it for ever: --time-limit does not reach it. */
+ * purpose). COMPLETING means its batch script has ended (the task wrote its exit code and
+ * reports before that) and Slurm is still making sure the job's processes are gone; a job stuck
+ * so (a process it cannot kill, a slurmd that does not answer) can stay COMPLETING for as long
+ * as it takes an admin to notice, and the controller would wait on it for ever: --time-limit
+ * does not reach it. */
 export const COMPLETING_GRACE_S = 30;
 
 /** Why a task Slurm still shows COMPLETING is taken as ended now, or null to wait on. */

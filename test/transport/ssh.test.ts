@@ -118,7 +118,7 @@ describe("ssh transport (real sshd)", function () {
 
   it(`keeps a command alive past the watchdog's ${HEARTBEAT_TIMEOUT_S} s with its heartbeats`, async () => {
     // The heartbeats are the command's only defence against its own watchdog: without them it
-    // dies of SIGHUP (exit 129) once HEARTBEAT_TIMEOUT_S pass.
+    // is killed by SIGHUP (no exit code, no output) once HEARTBEAT_TIMEOUT_S pass.
     const t = transport(b);
     const s = HEARTBEAT_TIMEOUT_S + 3;
     const r = await t.exec({ shell: `sleep ${s}; echo slept` }, { timeoutMs: (s + 30) * 1000 });

@@ -31,11 +31,6 @@ if (call.kind === "refused") {
   process.stderr.write(call.stderr);
   process.exit(255);
 }
-const isDiscovery = call.kind === "discovery";
-const fields = call.kind === "dmon" ? call.fields : [];
-const delayMs = call.kind === "dmon" ? call.delayMs : 1000;
-const count = call.kind === "dmon" ? call.count : 0;
-const NAMES = DMON_FIELD_NAMES;
 if (!hostEngineRuns(readState(stateDir).gpus)) {
   process.stdout.write(NO_HOST_ENGINE);
   process.exit(255);
@@ -51,7 +46,7 @@ function entityIds(gpus: readonly SimGpu[]): Map<string, number> {
   return out;
 }
 
-if (isDiscovery) {
+if (call.kind === "discovery") {
   const state = readState(stateDir);
   const ids = entityIds(state.gpus);
   const rule = `+${"-".repeat(19)}+${"-".repeat(68)}+`;
@@ -93,7 +88,9 @@ const busy = (procs: readonly SimProcess[]) => {
   return Math.min(1, pct / 100);
 };
 
-const header = `#Entity   ${fields.map((f) => NAMES[f]!.padStart(12)).join("")}`;
+// Past the refusal and discovery, this is a dmon call.
+const { fields, delayMs, count } = call;
+const header = `#Entity   ${fields.map((f) => DMON_FIELD_NAMES[f]!.padStart(12)).join("")}`;
 process.stdout.write(`${header}\nID\n`);
 for (let n = 0; count === 0 || n < count; n++) {
   const state = readState(stateDir);
