@@ -181,6 +181,9 @@ export const JOB_TAG = `"SLICECHECK_JOB=\${SLURM_JOB_ID:-}"`;
 /** The signal of the node's watchdog when the controller's heartbeats stop. */
 export const WATCHDOG_SIGNAL = "HUP";
 
+/** How long a scan that found nothing waits before it looks again (killSequence). */
+const EXEC_GAP_S = 0.1;
+
 /** TERM (or `first`), a short grace, then KILL; prints how many processes got the first, and
  * how many carried the tag before any signal (`alive=`: the command was still running).
  * `match` is a literal `NAME=value`, or with `word` a shell word that expands to one. */
@@ -192,7 +195,11 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
     TAGGED,
     KILL_BY_TAG,
     // Counted by a function's $#, not `| wc -l | tr`: two processes fewer at every command's end.
-    `ct() { a=$#; }; ct $(tg ${m}); echo "alive=$a";`,
+    // A process in the middle of an exec shows an empty environ for a moment (every exec does:
+    // median 0.6 ms here, up to 22 ms on a loaded machine), so a scan that finds nothing looks
+    // once more, EXEC_GAP_S later: a stray that was doing `setsid sleep` as its command ended
+    // was missed by the single scan on a loaded CI machine and lived on.
+    `ct() { a=$#; }; ct $(tg ${m}); [ "$a" -gt 0 ] || { sleep ${EXEC_GAP_S}; ct $(tg ${m}); }; echo "alive=$a";`,
     pg,
     // Nothing tagged (a command that ended and left nothing: every watchdog's case once its
     // command is done): one scan of /proc, not four. A fleet of nodes simulated on one machine

@@ -4,6 +4,9 @@
 // channel closed (its TaskProlog, "TaskProlog failed status=1", in a CI run of 5 December 2026).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   killCommandScript,
   listRunScript,
@@ -57,6 +60,32 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     assert.ok(alive(job.p), "the job submitted from outside a job was killed");
     assert.ok(alive(nested.p), "the job submitted from inside job 41 was killed");
     assert.ok(alive(other.p), "another command's process was killed");
+  });
+
+  it("looks again when its first scan finds nothing (a process mid-exec shows no environ)", async () => {
+    // Every exec leaves a moment when the process's environ reads empty, so a scan can miss a
+    // stray that was exec'ing as its command ended. A grep first on PATH plays that moment
+    // deterministically: its first scan of the environs finds nothing.
+    const bin = mkdtempSync(join(tmpdir(), "slicecheck-grep-"));
+    const real = spawnSync("sh", ["-c", "command -v grep"], { encoding: "utf8" }).stdout.trim();
+    writeFileSync(
+      join(bin, "grep"),
+      `#!/bin/sh\nif [ "$1" = -lzxsF ] && [ ! -e "${bin}/missed" ]; then : > "${bin}/missed"; exit 1; fi\nexec ${real} "$@"\n`,
+      { mode: 0o755 },
+    );
+    try {
+      const stray = start({ SLICECHECK_CMD: "t3", SLICECHECK_JOB: "" });
+      await new Promise((r) => setTimeout(r, 200));
+      const r = spawnSync("sh", ["-c", killCommandScript("t3", null)], {
+        env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` },
+        encoding: "utf8",
+      });
+      assert.ok(existsSync(join(bin, "missed")), "the planted grep was not used");
+      assert.match(r.stdout, /alive=1\b/, r.stdout);
+      assert.equal(await stray.ended, "SIGTERM");
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("lists the run's processes without the Slurm jobs it submitted", async () => {
