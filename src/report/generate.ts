@@ -28,6 +28,20 @@ export const ANALYTICS = /googletagmanager\.com|google-analytics\.com|\bgtag\(/;
  * unless ALLURE_NO_ANALYTICS is "true" (read with Boolean.parseBoolean: "1" does not work). */
 export const NO_ANALYTICS_ENV = { ALLURE_NO_ANALYTICS: "true" } as const;
 
+/**
+ * JVM options for a short-lived `allure generate`: the client compiler only, and the serial
+ * collector. The JVM otherwise spends its first seconds compiling with C2 and running GC threads
+ * on every core, beside the run's own work. Measured on 2 cores (allure 2.46, Java 17): 75
+ * results 2.2 s of CPU against 3.3 s; 22 000 results 9.2 s wall, 11.2 s of CPU and 0.33 GB
+ * against 11.1 s, 19.2 s and 1.1 GB. A user's own JAVA_OPTS come after these, and win.
+ */
+export const QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC";
+
+/** What `allure generate` runs with, beside `base` (the controller's environment). */
+export function allureEnv(base: NodeJS.ProcessEnv): Record<string, string> {
+  return { ...NO_ANALYTICS_ENV, JAVA_OPTS: `${QUICK_JVM} ${base.JAVA_OPTS ?? ""}`.trim() };
+}
+
 /** Removes any analytics <script> left in the report's HTML files, whatever the Allure version
  * did with the switch; returns the files changed. */
 export function stripAnalytics(dir: string): string[] {
@@ -81,7 +95,7 @@ export function runBounded(
 function generate(results: string, out: string, singleFile: boolean, name: string): void {
   const args = ["generate", results, "-o", out, "--clean", "--name", name];
   if (singleFile) args.push("--single-file");
-  runBounded(allureBin(), args, ALLURE_TIMEOUT_MS, NO_ANALYTICS_ENV);
+  runBounded(allureBin(), args, ALLURE_TIMEOUT_MS, allureEnv(process.env));
   stripAnalytics(out);
 }
 

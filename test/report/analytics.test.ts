@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ANALYTICS, allureBin, generateReport, stripAnalytics } from "../../src/report/generate.js";
+import {
+  ANALYTICS,
+  allureBin,
+  allureEnv,
+  generateReport,
+  stripAnalytics,
+} from "../../src/report/generate.js";
 import { tempDir } from "../helpers/tmp.js";
 
 function withAnalytics(dir: string): string[] {
@@ -41,6 +47,21 @@ function results(): string {
 
 describe("reports without analytics (allure-commandline 2.x, Java)", function () {
   this.timeout(120_000);
+
+  it("allure's JVM starts with the quick-start options, and a user's JAVA_OPTS still win", () => {
+    // The JVM prints the options it settled on; a later option overrides an earlier one.
+    const flags = (javaOpts: string) => {
+      const env = { ...process.env, ...allureEnv({ JAVA_OPTS: javaOpts }) };
+      const r = spawnSync(allureBin(), ["--version"], { env, encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout;
+    };
+    const ours = flags("-XX:+PrintCommandLineFlags");
+    assert.match(ours, /-XX:TieredStopAtLevel=1\b/);
+    assert.match(ours, /-XX:\+UseSerialGC\b/);
+    const theirs = flags("-XX:TieredStopAtLevel=4 -XX:+PrintCommandLineFlags");
+    assert.match(theirs, /-XX:TieredStopAtLevel=4\b/);
+  });
 
   it("planted: allure generate without the switch writes the analytics snippet", () => {
     const out = join(tempDir("analytics"), "plain");
