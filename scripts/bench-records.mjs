@@ -53,47 +53,78 @@ async function measure(Recorder, location, runId, nodes) {
   return { ms, settleMs, commits: rec.stats.commits ?? rec.stats.writes };
 }
 
+/** The backends compared: a label, the location, and PGOPTIONS for the session (if any). */
+function backends(dir, server) {
+  return [
+    ["SQLite (WAL, synchronous=NORMAL)", join(dir, "bench.db")],
+    ["PostgreSQL 127.0.0.1 (fsync on)", server.url],
+    // The server set to synchronous_commit=off by its operator: the settle commits relaxed
+    // too (the batches already are); before settle() existed, the like-for-like figure.
+    ["PostgreSQL, server synchronous_commit=off", server.url, "-c synchronous_commit=off"],
+  ];
+}
+
+async function measureWith(pgoptions, f) {
+  const saved = process.env.PGOPTIONS;
+  if (pgoptions) process.env.PGOPTIONS = pgoptions;
+  try {
+    return await f();
+  } finally {
+    if (saved === undefined) delete process.env.PGOPTIONS;
+    else process.env.PGOPTIONS = saved;
+  }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * One round per repetition, after a round that is thrown away: a server just started, and a
+ * file just created, answer their first statements from cold caches, and whichever backend went
+ * first paid for it (the first PostgreSQL row read 0.068-0.081 ms against the second's 0.060
+ * with the same relaxed batches). Each round starts with the next backend, so none is always
+ * first; the figures are medians.
+ */
 export async function benchRecords(root) {
   const built = process.env.BENCH_RECORDS_ROOT ?? root;
   const { Recorder } = await import(join(built, "dist/store/recorder.js"));
   const { startPostgres } = await import(join(root, "dist/sim/postgres.js"));
   const perNode = INSTANCES * FIGURES.length;
   const nodes = Math.ceil(Number(process.env.BENCH_MEASUREMENTS ?? 1000) / perNode);
+  const reps = Number(process.env.BENCH_REPS ?? 5);
   const dir = mkdtempSync(join(tmpdir(), "slicecheck-bench-records-"));
   chmodSync(dir, 0o755);
   const server = await startPostgres(join(dir, "pg"), { durable: true });
-  const rows = [];
+  const list = backends(dir, server);
+  const runs = list.map(() => []);
+  let n = 0;
   try {
-    for (const [backend, location, pgoptions] of [
-      ["SQLite (WAL, synchronous=NORMAL)", join(dir, "bench.db")],
-      ["PostgreSQL 127.0.0.1 (fsync on)", server.url],
-      // The server set to synchronous_commit=off by its operator: the settle commits relaxed
-      // too (the batches already are); before settle() existed, the like-for-like figure.
-      ["PostgreSQL, server synchronous_commit=off", server.url, "-c synchronous_commit=off"],
-    ]) {
-      const saved = process.env.PGOPTIONS;
-      if (pgoptions) process.env.PGOPTIONS = pgoptions;
-      try {
-        const r = await measure(Recorder, location, `bench-${rows.length}`, nodes);
-        rows.push({
-          backend,
-          measurements: nodes * perNode,
-          commits: r.commits,
-          "wall (ms)": Math.round(r.ms),
-          "per measurement (ms)": Number((r.ms / (nodes * perNode)).toFixed(4)),
-          "settle, once (ms)": Number(r.settleMs.toFixed(1)),
-        });
-      } finally {
-        if (saved === undefined) delete process.env.PGOPTIONS;
-        else process.env.PGOPTIONS = saved;
+    for (let round = 0; round <= reps; round++)
+      for (let k = 0; k < list.length; k++) {
+        const i = (round + k) % list.length;
+        const [, location, pgoptions] = list[i];
+        const r = await measureWith(pgoptions, () =>
+          measure(Recorder, location, `bench-${n++}`, nodes),
+        );
+        if (round > 0) runs[i].push(r);
       }
-    }
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+  const rows = list.map(([backend], i) => {
+    const ms = runs[i].map((r) => r.ms);
+    return {
+      backend,
+      measurements: nodes * perNode,
+      commits: runs[i][0]?.commits,
+      "wall (ms)": Math.round(median(ms)),
+      "per measurement (ms)": Number((median(ms) / (nodes * perNode)).toFixed(4)),
+      "min-max (ms)": `${Math.round(Math.min(...ms))}-${Math.round(Math.max(...ms))}`,
+      "settle, once (ms)": Number(median(runs[i].map((r) => r.settleMs)).toFixed(1)),
+    };
+  });
   console.log(
-    `records: ${nodes} nodes × ${INSTANCES} instances × ${FIGURES.length} figures, one measurements() call per instance, flushed per node (${built === root ? "this build" : built})`,
+    `records: ${nodes} nodes × ${INSTANCES} instances × ${FIGURES.length} figures, one measurements() call per instance, flushed per node; a warm-up round, then median of ${reps} (BENCH_REPS), each round starting with the next backend (${built === root ? "this build" : built})`,
   );
   console.table(rows);
   const [sqlite, durable, async] = rows.map((r) => r["per measurement (ms)"]);
