@@ -205,7 +205,11 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
     // command is done): one scan of /proc, not four. A fleet of nodes simulated on one machine
     // shares its cores for those scans; so does a real node's own work.
     `c=0; if [ "$a" -gt 0 ]; then c=$(kt ${m} ${first});`,
-    `i=0; while [ "$i" -lt 20 ] && [ -n "$(tg ${m})" ]; do sleep 0.1; i=$((i+1)); done;`,
+    // The wait for the tagged to go ends on two empty scans EXEC_GAP_S apart, not one, for the
+    // same reason: a process a TERM handler started may be mid-exec at the scan, and at the
+    // KILL scan just after it.
+    `lf() { [ -n "$(tg "$1")" ] || { sleep ${EXEC_GAP_S}; [ -n "$(tg "$1")" ]; }; };`,
+    `i=0; while [ "$i" -lt 20 ] && lf ${m}; do sleep 0.1; i=$((i+1)); done;`,
     `kt ${m} KILL >/dev/null; fi;`,
     pgk,
     `echo "killed=$c"`,

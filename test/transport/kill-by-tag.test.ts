@@ -28,6 +28,26 @@ function sleeper(env: Record<string, string>): { p: ChildProcess; ended: Promise
 
 const alive = (p: ChildProcess) => p.exitCode === null && p.signalCode === null;
 
+/** A grep first on PATH whose environ scans (`-lzxsF`, the kill sequence's) numbered in `misses`
+ * find nothing: the exec window, when a live process's environ reads empty, played on demand. */
+function blindGrep(misses: number[]): { bin: string; missed: () => number[]; remove: () => void } {
+  const bin = mkdtempSync(join(tmpdir(), "slicecheck-grep-"));
+  const real = spawnSync("sh", ["-c", "command -v grep"], { encoding: "utf8" }).stdout.trim();
+  const script = [
+    "#!/bin/sh",
+    `d=${bin}`,
+    `if [ "$1" = -lzxsF ]; then i=1; while [ -e "$d/c$i" ]; do i=$((i+1)); done; : > "$d/c$i"`,
+    `  case " ${misses.join(" ")} " in *" $i "*) : > "$d/missed$i"; exit 1;; esac; fi`,
+    `exec ${real} "$@"`,
+  ];
+  writeFileSync(join(bin, "grep"), `${script.join("\n")}\n`, { mode: 0o755 });
+  return {
+    bin,
+    missed: () => misses.filter((i) => existsSync(join(bin, `missed${i}`))),
+    remove: () => rmSync(bin, { recursive: true, force: true }),
+  };
+}
+
 describe("kill by tag (sh on real processes, no sshd)", function () {
   this.timeout(20_000);
   const started: ChildProcess[] = [];
@@ -64,27 +84,44 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
 
   it("looks again when its first scan finds nothing (a process mid-exec shows no environ)", async () => {
     // Every exec leaves a moment when the process's environ reads empty, so a scan can miss a
-    // stray that was exec'ing as its command ended. A grep first on PATH plays that moment
-    // deterministically: its first scan of the environs finds nothing.
-    const bin = mkdtempSync(join(tmpdir(), "slicecheck-grep-"));
-    const real = spawnSync("sh", ["-c", "command -v grep"], { encoding: "utf8" }).stdout.trim();
-    writeFileSync(
-      join(bin, "grep"),
-      `#!/bin/sh\nif [ "$1" = -lzxsF ] && [ ! -e "${bin}/missed" ]; then : > "${bin}/missed"; exit 1; fi\nexec ${real} "$@"\n`,
-      { mode: 0o755 },
-    );
+    // stray that was exec'ing as its command ended: here the first scan misses it.
+    const g = blindGrep([1]);
     try {
       const stray = start({ SLICECHECK_CMD: "t3", SLICECHECK_JOB: "" });
       await new Promise((r) => setTimeout(r, 200));
       const r = spawnSync("sh", ["-c", killCommandScript("t3", null)], {
-        env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` },
+        env: { ...cleanEnv(), PATH: `${g.bin}:${process.env.PATH}` },
         encoding: "utf8",
       });
-      assert.ok(existsSync(join(bin, "missed")), "the planted grep was not used");
+      assert.deepEqual(g.missed(), [1], "the planted grep was not used");
       assert.match(r.stdout, /alive=1\b/, r.stdout);
       assert.equal(await stray.ended, "SIGTERM");
     } finally {
-      rmSync(bin, { recursive: true, force: true });
+      g.remove();
+    }
+  });
+
+  it("waits for the tagged to go until two scans in a row find none, then KILLs", async () => {
+    // A process that ignores TERM, missed by the wait's scan and by the one after it: the KILL
+    // scan must still come after a scan that saw it gone twice, not once.
+    const g = blindGrep([3, 4]);
+    const p = spawn("sh", ["-c", "trap '' TERM; exec sleep 60"], {
+      env: { ...cleanEnv(), SLICECHECK_CMD: "t4", SLICECHECK_JOB: "" },
+      stdio: "ignore",
+    });
+    started.push(p);
+    const ended = new Promise((r) => p.on("exit", (_c, sig) => r(sig)));
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      spawnSync("sh", ["-c", killCommandScript("t4", null)], {
+        env: { ...cleanEnv(), PATH: `${g.bin}:${process.env.PATH}` },
+        encoding: "utf8",
+      });
+      assert.deepEqual(g.missed(), [3, 4], "the planted grep did not miss where planted");
+      const late = new Promise((r) => setTimeout(() => r("still running"), 3000));
+      assert.equal(await Promise.race([ended, late]), "SIGKILL");
+    } finally {
+      g.remove();
     }
   });
 
