@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // npm test's runner. The unit tests run first, in two mocha workers: they are quick, so a broken
-// build or parser fails in about a minute (1 min 28 s for the group on 2 cores, against 2 min 18 s
-// in one process: much of it waits on the real shells and tools the tests start). Then the end-to-end tests (those that start real
-// sshd, Slurm, PostgreSQL or Chromium) run in parallel mocha workers, one file per worker: they
-// mostly wait on daemons and workload durations, not on the CPU, and each file starts its own
-// cluster in its own temporary folder on free ports, so files do not share state.
+// build or parser fails in about a minute (1 min 28 s for the group on 2 cores, against 2 min
+// 18 s in one process: much of it waits on the real shells and tools the tests start). Then the
+// end-to-end tests (those that start real sshd, Slurm, PostgreSQL or Chromium) run in parallel
+// mocha workers, one file per worker; each file starts its own cluster in its own temporary
+// folder on free ports, so files do not share state. On 2 cores that group is mostly CPU-bound
+// (86 % busy with 3 workers, December 2026): a fourth worker saved about a minute of 17.
 // SLICECHECK_TEST_BESIDE=1 runs the two groups side by side (about 45 s sooner on 2 cores; a
 // failing unit group then stops the end-to-end workers). It is not the default: on 2 cores the
 // unit group's CPU beside the first end-to-end files disturbed their runs (a broken stress in
