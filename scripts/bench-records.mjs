@@ -13,6 +13,7 @@
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { med as median } from "./bench-scale.mjs";
 
 const INSTANCES = 7;
 const FIGURES = ["tflops", "errors"];
@@ -74,8 +75,6 @@ async function measureWith(pgoptions, f) {
     else process.env.PGOPTIONS = saved;
   }
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
  * One round per repetition, after a round that is thrown away: a server just started, and a

@@ -13,7 +13,7 @@ const SIZES = (process.env.BENCH_SIZES ?? "32,128,256").split(",").map(Number);
 const user = process.env.USER ?? "root";
 
 const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
-const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+export const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 /** Wall time of a command that must exit 0, in ms. */
 function timed(file, args, o = {}) {

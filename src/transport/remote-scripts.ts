@@ -194,22 +194,22 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
   return [
     TAGGED,
     KILL_BY_TAG,
-    // Counted by a function's $#, not `| wc -l | tr`: two processes fewer at every command's end.
-    // A process in the middle of an exec shows an empty environ for a moment (every exec does:
-    // median 0.6 ms here, up to 22 ms on a loaded machine), so a scan that finds nothing looks
-    // once more, EXEC_GAP_S later: a stray that was doing `setsid sleep` as its command ended
-    // was missed by the single scan on a loaded CI machine and lived on.
-    `ct() { a=$#; }; ct $(tg ${m}); [ "$a" -gt 0 ] || { sleep ${EXEC_GAP_S}; ct $(tg ${m}); }; echo "alive=$a";`,
+    // `ta`: how many carry the tag, into $a, counted by a function's $# (not `| wc -l | tr`: two
+    // processes fewer at every command's end). A process in the middle of an exec shows an empty
+    // environ for a moment (every exec does: median 0.6 ms here, up to 22 ms on a loaded
+    // machine), so a scan that finds nothing looks once more, EXEC_GAP_S later, before it says
+    // none: a stray doing `setsid sleep` as its command ended was missed by a single scan on a
+    // loaded CI machine and lived on, and a process a TERM handler started can be missed so by
+    // the wait below and by the KILL scan right after it.
+    `ct() { a=$#; }; ta() { ct $(tg "$1"); [ "$a" -gt 0 ] || { sleep ${EXEC_GAP_S}; ct $(tg "$1"); }; };`,
+    `ta ${m}; echo "alive=$a";`,
     pg,
     // Nothing tagged (a command that ended and left nothing: every watchdog's case once its
-    // command is done): one scan of /proc, not four. A fleet of nodes simulated on one machine
-    // shares its cores for those scans; so does a real node's own work.
+    // command is done): two scans of /proc and no signal, not the whole sequence. A fleet of
+    // nodes simulated on one machine shares its cores for those scans; so does a real node's own
+    // work.
     `c=0; if [ "$a" -gt 0 ]; then c=$(kt ${m} ${first});`,
-    // The wait for the tagged to go ends on two empty scans EXEC_GAP_S apart, not one, for the
-    // same reason: a process a TERM handler started may be mid-exec at the scan, and at the
-    // KILL scan just after it.
-    `lf() { [ -n "$(tg "$1")" ] || { sleep ${EXEC_GAP_S}; [ -n "$(tg "$1")" ]; }; };`,
-    `i=0; while [ "$i" -lt 20 ] && lf ${m}; do sleep 0.1; i=$((i+1)); done;`,
+    `i=0; while [ "$i" -lt 20 ] && ta ${m} && [ "$a" -gt 0 ]; do sleep 0.1; i=$((i+1)); done;`,
     `kt ${m} KILL >/dev/null; fi;`,
     pgk,
     `echo "killed=$c"`,
