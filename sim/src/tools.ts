@@ -7,7 +7,8 @@ import { SlicecheckError } from "../../src/errors.js";
 import { quote } from "../../src/util/shell.js";
 import { PORT_FILE } from "./resident/files.js";
 import { PROTOCOL_VERSION } from "./resident/protocol.js";
-import { RESIDENT_TOOLS } from "./resident/tools.js";
+import { RESIDENT_TOOLS, RESIDENT_WORKLOADS } from "./resident/tools.js";
+import { workloadWrapper } from "./resident/wrapper.js";
 
 /** The package root, from sim/src (tsx) or dist/sim (compiled). */
 export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -110,10 +111,13 @@ export function installTools(binDir: string, clusterDir?: string): void {
     const entry = toolEntry(tool);
     const path = join(binDir, tool);
     const run = `exec ${quote(process.execPath)} ${quote(entry)} "$@"`;
-    const resident = clusterDir && RESIDENT_TOOLS.has(tool) && existsSync(BASH);
-    const text = resident
-      ? residentWrapper(tool, run, join(clusterDir, PORT_FILE))
-      : `#!/bin/sh\n${run}\n`;
+    const port = clusterDir && existsSync(BASH) ? join(clusterDir, PORT_FILE) : null;
+    const text =
+      port && RESIDENT_TOOLS.has(tool)
+        ? residentWrapper(tool, run, port)
+        : port && RESIDENT_WORKLOADS.has(tool)
+          ? workloadWrapper(tool, run, port)
+          : `#!/bin/sh\n${run}\n`;
     writeFileSync(path, text);
     chmodSync(path, 0o755);
   }

@@ -7,6 +7,7 @@ import { readState } from "../../sim/src/nvsmi/state.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
+import { isSimWorkload } from "../helpers/sim-procs.js";
 
 interface Summary {
   runId: string;
@@ -126,7 +127,7 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
     let victim = 0;
     assert.ok(
       await waitFor(() => {
-        const pids = taggedPidsWith("slicecheck-stress", c.dir);
+        const pids = taggedPidsWith("stress", c.dir);
         victim = pids[0] ?? 0;
         return pids.length >= 7;
       }, 30_000),
@@ -149,8 +150,9 @@ describe("slicecheck run (stress on every MIG instance, real sshd)", function ()
   });
 });
 
-/** This cluster's own processes running `program`: other clusters on the machine (parallel
- * test runs) have nodes called sim01 too, so the node's folder (SetEnv of its sshd) decides. */
+/** This cluster's own simulated `slicecheck-<program>` processes: other clusters on the machine
+ * (parallel test runs) have nodes called sim01 too, so the node's folder (SetEnv of its sshd)
+ * decides. */
 function taggedPidsWith(program: string, clusterDir: string): number[] {
   const out: number[] = [];
   for (const pid of taggedPidsPrefix("SLICECHECK_RUN=")) {
@@ -158,7 +160,7 @@ function taggedPidsWith(program: string, clusterDir: string): number[] {
       const mine = readFileSync(`/proc/${pid}/environ`, "latin1")
         .split("\0")
         .some((e) => e.startsWith("SLICECHECK_SIM_NODE_DIR=") && e.includes(clusterDir));
-      if (mine && readFileSync(`/proc/${pid}/cmdline`, "latin1").includes(program)) out.push(pid);
+      if (mine && isSimWorkload(pid, program)) out.push(pid);
     } catch {
       /* gone */
     }

@@ -10,6 +10,7 @@ import { readPid } from "../../sim/src/sshd.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster, waitFor } from "../helpers/cluster.js";
+import { isSimWorkload } from "../helpers/sim-procs.js";
 
 /** The per-connection sshd processes below a node's listener (not the listener itself). */
 function sessionsOf(listener: number): number[] {
@@ -36,7 +37,7 @@ function stressOn(nodeDir: string): number | undefined {
       const env = readFileSync(`/proc/${d}/environ`, "latin1").split("\0");
       if (!env.includes(`SLICECHECK_SIM_NODE_DIR=${nodeDir}`)) continue;
       if (!env.some((e) => e.startsWith("SLICECHECK_RUN="))) continue;
-      if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes("stress.js")) return Number(d);
+      if (isSimWorkload(d, "stress")) return Number(d);
     } catch {
       /* gone or not ours */
     }

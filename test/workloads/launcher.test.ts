@@ -13,6 +13,7 @@ import { runOnInstances } from "../../src/workloads/launcher.js";
 import { stressSpec, type WorkloadSpec } from "../../src/workloads/specs.js";
 import { statusOf, summarize } from "../../src/workloads/summary.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
+import { isSimWorkload } from "../helpers/sim-procs.js";
 import { tempDir } from "../helpers/tmp.js";
 
 describe("launcher: a workload cut short is never a pass (simulated stress, real sshd)", function () {
@@ -48,14 +49,7 @@ describe("launcher: a workload cut short is never a pass (simulated stress, real
     });
     // The workload is a process on this machine tagged with its run: find it by its program.
     const tag = `SLICECHECK_RUN=${runTagFor(run, node.name)}`;
-    const stressPid = () =>
-      taggedPids(tag).find((p) => {
-        try {
-          return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("stress.js");
-        } catch {
-          return false;
-        }
-      });
+    const stressPid = () => taggedPids(tag).find((p) => isSimWorkload(p, "stress"));
     assert.ok(await waitFor(() => stressPid() !== undefined, 15_000), "the stress started");
     await new Promise((r) => setTimeout(r, 1500));
     process.kill(stressPid()!, "SIGTERM");

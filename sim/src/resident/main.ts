@@ -8,6 +8,7 @@ import { existsSync, renameSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readPid } from "../sshd.js";
+import { ProgramEnd } from "../workloads/ctx.js";
 import { PID_FILE, PORT_FILE } from "./files.js";
 import { listen } from "./server.js";
 
@@ -22,6 +23,13 @@ function writeAtomically(file: string, text: string): void {
   writeFileSync(tmp, text, { mode: 0o644 });
   renameSync(tmp, file);
 }
+
+// One workload program's mistake must not end the others it runs, nor the tools' answers: what
+// escapes a program (an end thrown outside its own run, an error in a timer) is dropped here.
+process.on("unhandledRejection", () => {});
+process.on("uncaughtException", (e) => {
+  if (!(e instanceof ProgramEnd)) process.stderr.write(`resident: ${e.stack ?? String(e)}\n`);
+});
 
 writeAtomically(join(dir, PID_FILE), `${process.pid}\n`);
 const server = await listen();

@@ -18,6 +18,7 @@ import { readState } from "../nvsmi/state.js";
 import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
 import { hostEngineRuns, NO_HOST_ENGINE, parseDcgmi } from "../workloads/dcgmi-args.js";
 import { formatAnswer, parseRequest, type ResidentRequest } from "./protocol.js";
+import { joinWorkload, parseWorkloadHead } from "./workloads.js";
 
 type Answer = { code: number; stdout: string } | null;
 
@@ -108,6 +109,9 @@ export async function answer(req: ResidentRequest): Promise<Answer> {
 /** A caller that never finishes its request is dropped after this. */
 const REQUEST_TIMEOUT_MS = 10_000;
 
+/** Whether the connection is a workload client's (workloads.ts) rather than a tool's call. */
+const WORKLOAD_KIND = /^(W1|O1|E1)\0/;
+
 function onConnection(sock: Socket): void {
   let buf = Buffer.alloc(0);
   sock.setTimeout(REQUEST_TIMEOUT_MS, () => sock.destroy());
@@ -115,6 +119,16 @@ function onConnection(sock: Socket): void {
   sock.on("error", () => sock.destroy());
   const onData = (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk]);
+    if (WORKLOAD_KIND.test(buf.subarray(0, 3).toString("latin1"))) {
+      const head = parseWorkloadHead(buf);
+      if (head === "more") return;
+      sock.off("data", onData);
+      sock.pause();
+      // A workload runs as long as it runs: no request timeout.
+      sock.setTimeout(0);
+      if (head === "bad") return void sock.end("fallback\n");
+      return joinWorkload(sock, head);
+    }
     const req = parseRequest(buf);
     if (req === "more") return;
     sock.off("data", onData);

@@ -11,3 +11,13 @@ export const RESIDENT_TOOLS: ReadonlySet<string> = new Set([
   "dcgmi",
   "nvidia-container-cli",
 ]);
+
+// The workload programs whose wrappers ask the resident simulator to run them for a bash client
+// (resident/workloads.ts; workloads/programs/index.ts has the programs, a unit test that the two
+// lists agree).
+export const RESIDENT_WORKLOADS: ReadonlySet<string> = new Set([
+  "slicecheck-stress",
+  "slicecheck-memhog",
+  "slicecheck-crasher",
+  "slicecheck-serve",
+]);

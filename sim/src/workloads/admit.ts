@@ -35,8 +35,13 @@ export function freeMiB(state: SimState, dev: SimDevice, exceptPid?: number): nu
  * planted `mps-cap-ignored` fault makes the cap vanish, as a server that does not enforce it
  * would: the capped tenant then allocates past it, which the memory-isolation check must catch.
  */
-export function capMiB(state: SimState, dev: SimDevice, stateDir?: string): number | null {
-  const cap = clientLimits(currentGpu(state, dev), process.env).memLimitMiB;
+export function capMiB(
+  state: SimState,
+  dev: SimDevice,
+  stateDir?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): number | null {
+  const cap = clientLimits(currentGpu(state, dev), env).memLimitMiB;
   if (cap === null) return null;
   if (stateDir && readChaos(stateDir).mpsCapIgnored) return null;
   return cap;
@@ -49,19 +54,31 @@ export function clientFreeMiB(
   dev: SimDevice,
   heldMiB: number,
   stateDir?: string,
+  env: NodeJS.ProcessEnv = process.env,
 ): number {
   const free = freeMiB(state, dev);
-  const cap = capMiB(state, dev, stateDir);
+  const cap = capMiB(state, dev, stateDir, env);
   return cap === null ? free : Math.max(0, Math.min(free, cap - heldMiB));
 }
 
 export type Admission = "ok" | "mps-not-ready" | "oom";
 
+/** The client asking: its pid and environment (a process's own unless given). */
+export interface Client {
+  pid: number;
+  env: NodeJS.ProcessEnv;
+}
+
 /** Whether a client that needs `needMiB` (context included) may start now. */
-export function admit(state: SimState, dev: SimDevice, needMiB: number): Admission {
+export function admit(
+  state: SimState,
+  dev: SimDevice,
+  needMiB: number,
+  who: Client = { pid: process.pid, env: process.env },
+): Admission {
   const gpu = currentGpu(state, dev);
   if (gpu && refusesClients(gpu)) return "mps-not-ready";
-  const cap = capMiB(state, dev);
+  const cap = capMiB(state, dev, undefined, who.env);
   if (cap !== null && needMiB > cap) return "oom";
-  return freeMiB(state, dev, process.pid) >= needMiB ? "ok" : "oom";
+  return freeMiB(state, dev, who.pid) >= needMiB ? "ok" : "oom";
 }

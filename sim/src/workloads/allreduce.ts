@@ -25,10 +25,14 @@ import { hostname } from "node:os";
 import { formatAllreduceLine } from "../../../src/workloads/parsers/builtin.js";
 import { CONTEXT_MIB, MIB } from "./admit.js";
 import { readChaos } from "./chaos.js";
+import { nodeCtx } from "./ctx.js";
 import { SITES } from "./cuda.js";
 import { eachOption, parseBytes, parseDouble, usageError } from "./flags.js";
 import { allReduceBusGBs, noiseSource } from "./model.js";
 import { finish, joinDevice, openDevice, openSession, sleepWatching } from "./session.js";
+
+// Runs as a Node process of its own (the resident simulator runs stress, memhog, crasher, serve).
+const ctx = nodeCtx();
 
 const PROGRAM = "allreduce";
 const USAGE =
@@ -37,12 +41,12 @@ const USAGE =
 const EXIT = { wrong: 1, cuda: 2 } as const;
 
 const o = { rank: -1, nranks: 0, idFile: "", bytes: 64 * MIB, iters: 20, waitS: 60, plant: false };
-eachOption(process.argv.slice(2), PROGRAM, USAGE, (name, next) => {
+eachOption(ctx, PROGRAM, USAGE, (name, next) => {
   const int = (min: number) => {
     const raw = next();
     const v = parseDouble(raw);
     if (v === undefined || !Number.isInteger(v) || v < min)
-      usageError(PROGRAM, USAGE, `${name} needs an integer >= ${min}, got`, raw);
+      usageError(ctx, PROGRAM, USAGE, `${name} needs an integer >= ${min}, got`, raw);
     return v;
   };
   if (name === "--rank") o.rank = int(0);
@@ -52,21 +56,23 @@ eachOption(process.argv.slice(2), PROGRAM, USAGE, (name, next) => {
   else if (name === "--bytes") {
     const raw = next();
     const v = parseBytes(raw);
-    if (v === undefined || v < 4) usageError(PROGRAM, USAGE, `${name} needs a size, got`, raw);
+    if (v === undefined || v < 4) usageError(ctx, PROGRAM, USAGE, `${name} needs a size, got`, raw);
     o.bytes = v;
   } else if (name === "--wait") {
     const raw = next();
     const v = parseDouble(raw);
-    if (v === undefined || v <= 0) usageError(PROGRAM, USAGE, "--wait needs seconds > 0, got", raw);
+    if (v === undefined || v <= 0)
+      usageError(ctx, PROGRAM, USAGE, "--wait needs seconds > 0, got", raw);
     o.waitS = v;
   } else if (name === "--plant-error") o.plant = true;
-  else usageError(PROGRAM, USAGE, "unknown argument", name);
+  else usageError(ctx, PROGRAM, USAGE, "unknown argument", name);
 });
 if (o.nranks < 1 || o.idFile === "")
-  usageError(PROGRAM, USAGE, "--rank, --nranks and --id-file are required");
-if (o.rank < 0 || o.rank >= o.nranks) usageError(PROGRAM, USAGE, "--rank must be below --nranks");
+  usageError(ctx, PROGRAM, USAGE, "--rank, --nranks and --id-file are required");
+if (o.rank < 0 || o.rank >= o.nranks)
+  usageError(ctx, PROGRAM, USAGE, "--rank must be below --nranks");
 
-const s = openSession(PROGRAM, true);
+const s = openSession(ctx, PROGRAM, true);
 const dev = await openDevice(s);
 const host = hostname();
 const info = (line: string) => s.out(`${host}:${s.pid}:${s.pid + 1} [0] NCCL INFO ${line}`);

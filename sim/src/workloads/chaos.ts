@@ -123,7 +123,11 @@ function cmdline(pid: number): string {
  * process serving its session (`sshd: user@notty`), as a network drop or an sshd restart would
  * end every channel of the connection. Returns whether it did.
  */
-export async function maybeDropConnection(stateDir: string, program: string): Promise<boolean> {
+export async function maybeDropConnection(
+  stateDir: string,
+  program: string,
+  pid: number,
+): Promise<boolean> {
   const planted = readChaos(stateDir).dropConnection;
   if (!planted || (planted.program !== null && planted.program !== program)) return false;
   const mine = await updateChaos(stateDir, (c) => {
@@ -134,13 +138,13 @@ export async function maybeDropConnection(stateDir: string, program: string): Pr
   });
   if (!mine) return false;
   let session: number | null = null;
-  for (let pid = parentOf(process.pid); pid !== null; pid = parentOf(pid)) {
-    const cmd = cmdline(pid);
+  for (let p = parentOf(pid); p !== null; p = parentOf(p)) {
+    const cmd = cmdline(p);
     if (/^sshd(?:-session)?:? .*@/.test(cmd) || /^sshd-session\b/.test(cmd)) {
-      session = pid;
+      session = p;
       break;
     }
-    if (session === null && /^sshd: /.test(cmd) && !/\[listener\]/.test(cmd)) session = pid;
+    if (session === null && /^sshd: /.test(cmd) && !/\[listener\]/.test(cmd)) session = p;
   }
   if (session === null) return false;
   process.kill(session, "SIGKILL");

@@ -3,6 +3,8 @@
 // `--help` to stdout with exit 0, and every mistake as `<program>: <what>[: <arg>]` followed by
 // the usage text on stderr, exit 3 (SC_EXIT_USAGE).
 
+import type { ProgramCtx } from "./ctx.js";
+
 export const EXIT_USAGE = 3;
 
 export function parseDouble(text: string | undefined): number | undefined {
@@ -22,27 +24,34 @@ export function parseBytes(text: string | undefined): number | undefined {
   return Number.isSafeInteger(v) ? v : undefined;
 }
 
-export function usageError(program: string, usage: string, what: string, arg?: string): never {
-  process.stderr.write(`${program}: ${what}${arg !== undefined ? `: ${arg}` : ""}\n${usage}`);
-  process.exit(EXIT_USAGE);
+export function usageError(
+  ctx: ProgramCtx,
+  program: string,
+  usage: string,
+  what: string,
+  arg?: string,
+): never {
+  ctx.stderr(`${program}: ${what}${arg !== undefined ? `: ${arg}` : ""}\n${usage}`);
+  return ctx.exit(EXIT_USAGE);
 }
 
-/** Walks argv: `on(name, next)` handles one option, `next()` takes its value. */
+/** Walks the program's arguments: `on(name, next)` handles one option, `next()` takes its value. */
 export function eachOption(
-  argv: readonly string[],
+  ctx: ProgramCtx,
   program: string,
   usage: string,
   on: (name: string, next: () => string) => void,
 ): void {
+  const argv = ctx.argv;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === "--help" || a === "-h") {
-      process.stdout.write(usage);
-      process.exit(0);
+      ctx.stdout(usage);
+      ctx.exit(0);
     }
     on(a, () => {
       const v = argv[i + 1];
-      if (v === undefined) usageError(program, usage, "missing value for", a);
+      if (v === undefined) usageError(ctx, program, usage, "missing value for", a);
       i++;
       return v;
     });

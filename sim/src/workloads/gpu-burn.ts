@@ -22,6 +22,7 @@ import { layoutFor } from "../nvsmi/layout.js";
 import { readState } from "../nvsmi/state.js";
 import { viewOf } from "../nvsmi/view.js";
 import { admit, CONTEXT_MIB, freeMiB, MIB } from "./admit.js";
+import { nodeCtx } from "./ctx.js";
 import { type CudaError, cudaErrorByCode } from "./cuda.js";
 import type { SimDevice } from "./device.js";
 import {
@@ -38,6 +39,9 @@ import { noiseSource, smRates } from "./model.js";
 import { type Registration, register } from "./registry.js";
 import { doomed, entryFor, finish, openSession, sharersOf } from "./session.js";
 
+// Runs as a Node process of its own (the resident simulator runs stress, memhog, crasher, serve).
+const ctx = nodeCtx();
+
 const GEMM_EFFICIENCY = 0.81;
 /** Line numbers of gpu_burn-drv.cpp's checks (approximate: they move between versions). */
 const LINE = { alloc: 204, ctx: 105, event: 351 };
@@ -53,7 +57,7 @@ if (parsed.kind === "syntax") {
   process.stderr.write(`Syntax error near ${parsed.option}\n`);
   process.exit(22);
 }
-const s = openSession("gpu_burn", false, "gpu_burn");
+const s = openSession(ctx, "gpu_burn", false, "gpu_burn");
 const state = readState(s.stateDir);
 if (parsed.kind === "list") {
   for (const d of s.devices)
@@ -112,7 +116,7 @@ const clients: Client[] = devices.map((dev, k) => {
 });
 
 /** Each child's initBuffers, decided under the lock so the memory it takes is really free. */
-const failures = await register(s.stateDir, "gpu_burn", (st) => {
+const failures = await register(s.stateDir, "gpu_burn", s.pid, (st) => {
   const entries: Registration[] = [];
   const failed: (string | null)[] = [];
   for (const c of clients) {
@@ -163,7 +167,7 @@ const start = Date.now();
 const startSec = Math.floor(start / 1000);
 function schedule(c: Client, from: number, batches: number): void {
   const st = readState(s.stateDir);
-  const share = c.dev ? sharersOf(st, c.dev) : 1;
+  const share = c.dev ? sharersOf(st, c.dev, s.pid) : 1;
   const gflops = (c.rate * c.noise()) / share;
   c.nextAt = from + ((batches * c.iters * OPS_PER_MUL) / (gflops * 1e9)) * 1000;
 }

@@ -24,6 +24,7 @@
 import { activeNvlinks } from "../nvsmi/fmt/topo.js";
 import { readState } from "../nvsmi/state.js";
 import { admit, CONTEXT_MIB, freeMiB, MIB } from "./admit.js";
+import { nodeCtx } from "./ctx.js";
 import { cudaErrorByCode } from "./cuda.js";
 import { allReduceBusGBs, memoryGBs, noiseSource, pcieBusGBs } from "./model.js";
 import {
@@ -38,6 +39,9 @@ import {
 } from "./nccl-cli.js";
 import { register } from "./registry.js";
 import { doomed, entryFor, finish, openSession } from "./session.js";
+
+// Runs as a Node process of its own (the resident simulator runs stress, memhog, crasher, serve).
+const ctx = nodeCtx();
 
 /** nccl-tests exit statuses (testResult_t, reference 1.4). */
 const EXIT = { ok: 0, cuda: 2, notImplemented: 5, invalidUsage: 6 } as const;
@@ -57,7 +61,7 @@ if (a.nThreads < 1 || a.nGpus < 1) {
   );
   process.exit(EXIT.invalidUsage);
 }
-const s = openSession("all_reduce_perf", false, "all_reduce_perf");
+const s = openSession(ctx, "all_reduce_perf", false, "all_reduce_perf");
 const host = readState(s.stateDir).node;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const trace = () => print(` .. ${host} pid ${s.pid}: Test failure common.cu:${LINE.caller}`);
@@ -86,7 +90,7 @@ if (a.maxBytes > memMax) {
   print(`# Reducing maxBytes to ${a.maxBytes} due to memory limitation`);
 }
 const need = CONTEXT_MIB + Math.ceil((buffers * a.maxBytes) / MIB);
-const ok = await register(s.stateDir, s.processName, (state) => {
+const ok = await register(s.stateDir, s.processName, s.pid, (state) => {
   const fits = devs.every(
     (d) => admit(state, d, need) === "ok" && freeMiB(state, d, s.pid) >= need,
   );

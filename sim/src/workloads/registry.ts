@@ -84,9 +84,9 @@ export function pruneDead(state: SimState, stateDir: string): boolean {
 export async function register<T>(
   stateDir: string,
   name: string,
+  pid: number,
   decide: (state: SimState) => { entries: Registration[]; result: T },
 ): Promise<T> {
-  const pid = process.pid;
   const { registered, result } = await updateState(stateDir, (state) => {
     const pruned = pruneDead(state, stateDir);
     const d = decide(state);
@@ -112,8 +112,8 @@ export async function register<T>(
   return result;
 }
 
-/** Removes this process's entries (and lets MPS forget it). Safe to call twice. */
-export async function unregister(stateDir: string, pid: number = process.pid): Promise<void> {
+/** Removes the entries of `pid` (and lets MPS forget it). Safe to call twice. */
+export async function unregister(stateDir: string, pid: number): Promise<void> {
   await updateState(stateDir, (state) => {
     let changed = pruneDead(state, stateDir);
     for (const gpu of state.gpus) {
@@ -153,11 +153,13 @@ const [GUARD_SHELL, GUARD] = existsSync(BASH)
     ]
   : ["/bin/sh", guard(":", "sleep 0.2")];
 
-let guarded = false;
+/** The pids a guardian watches (one each: a process registers once or more; the resident
+ * simulator registers for many clients). */
+const guarded = new Set<number>();
 
 function startGuardian(stateDir: string, pid: number): void {
-  if (guarded) return;
-  guarded = true;
+  if (guarded.has(pid)) return;
+  guarded.add(pid);
   const here = fileURLToPath(import.meta.url);
   // Under tsx (tests) this module is registry.ts and the reaper reap.ts; compiled, both are .js.
   const reaper = join(dirname(here), `reap${extname(here)}`);
@@ -179,5 +181,6 @@ function startGuardian(stateDir: string, pid: number): void {
   child.on("error", () => {
     // No sh: a SIGKILLed entry then stays until the next workload prunes it.
   });
+  child.on("exit", () => guarded.delete(pid));
   child.unref();
 }

@@ -8,6 +8,10 @@
 // cut-short run never reads as a pass); the crasher has no handler. Without a handler the
 // simulator still unregisters first and then re-raises the signal, so the caller sees death by
 // that signal while nvidia-smi does not keep the dead process.
+//
+// Everything of the process (pid, environment, streams, exit, signals, sleeps) comes from the
+// program's ctx.ts context, so that the same session runs in a Node process of its own or in
+// the resident simulator for a bash client.
 
 import { constants as osConstants } from "node:os";
 import { formatStoppedLine } from "../../../src/workloads/parsers/builtin.js";
@@ -15,6 +19,7 @@ import { fenceOf } from "../fence.js";
 import { readState, type SimProcess, type SimState } from "../nvsmi/state.js";
 import { admit, MIB } from "./admit.js";
 import { maybeDropConnection, neighbourFault } from "./chaos.js";
+import type { ProgramCtx, ProgramSignal } from "./ctx.js";
 import {
   type CallSite,
   CUDA,
@@ -32,6 +37,8 @@ import { type Registration, register, unregister } from "./registry.js";
 const STEP_MS = 50;
 
 export interface Session {
+  /** The process: its pid, environment, streams, exit and signals. */
+  ctx: ProgramCtx;
   /** The name the program prints (`stress`). */
   program: string;
   /** The name in the process list and the kernel log (`slicecheck-stress`). */
@@ -49,81 +56,68 @@ export interface Session {
   startedMs: number;
 }
 
-function write(stream: NodeJS.WriteStream, line: string): void {
-  try {
-    stream.write(`${line}\n`);
-  } catch {
-    // The reader went away (EPIPE); the process still has to finish and unregister.
-  }
-}
-
-function dieBySignal(stateDir: string, sig: NodeJS.Signals): void {
-  void unregister(stateDir)
+function dieBySignal(ctx: ProgramCtx, stateDir: string, sig: ProgramSignal): void {
+  void unregister(stateDir, ctx.pid)
     .catch(() => {})
-    .finally(() => {
-      process.removeAllListeners(sig);
-      process.kill(process.pid, sig);
-    });
+    .then(() => ctx.raise(sig))
+    // In the resident, raise throws its ProgramEnd: the end is recorded already.
+    .catch(() => {});
 }
 
 /** Reads the environment; exits 255 as the other simulated tools do when it is not a node. */
 export function openSession(
+  ctx: ProgramCtx,
   program: string,
   graceful: boolean,
   processName = `slicecheck-${program}`,
 ): Session {
-  const stateDir = process.env.SLICECHECK_SIM_STATE;
+  const stateDir = ctx.env.SLICECHECK_SIM_STATE;
   if (!stateDir) {
-    process.stderr.write(`${processName} (simulated): SLICECHECK_SIM_STATE is not set\n`);
-    process.exit(255);
+    ctx.stderr(`${processName} (simulated): SLICECHECK_SIM_STATE is not set\n`);
+    return ctx.exit(255);
   }
-  process.stdout.on("error", () => {});
   let state: SimState;
   try {
     state = readState(stateDir);
   } catch (e) {
-    process.stderr.write(`${processName} (simulated): ${(e as Error).message}\n`);
-    process.exit(255);
+    ctx.stderr(`${processName} (simulated): ${(e as Error).message}\n`);
+    return ctx.exit(255);
   }
   const s: Session = {
+    ctx,
     program,
     processName,
     stateDir,
-    pid: process.pid,
-    devices: visibleDevices(state, process.env.CUDA_VISIBLE_DEVICES, fenceOf()),
-    out: (line) => write(process.stdout, line),
-    err: (line) => write(process.stderr, line),
+    pid: ctx.pid,
+    devices: visibleDevices(state, ctx.env.CUDA_VISIBLE_DEVICES, fenceOf(ctx.env)),
+    out: (line) => ctx.stdout(`${line}\n`),
+    err: (line) => ctx.stderr(`${line}\n`),
     stopping: false,
     stopSignal: null,
     startedMs: Date.now(),
   };
   for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-    process.on(sig, () => {
+    ctx.onSignal(sig, () => {
       if (graceful && sig !== "SIGHUP") {
         s.stopping = true;
         s.stopSignal ??= sig;
         return;
       }
-      dieBySignal(stateDir, sig);
+      dieBySignal(ctx, stateDir, sig);
     });
   }
   return s;
-}
-
-/** Never resolves: the process ends by the signal its handler re-raises. */
-export function parked(): Promise<never> {
-  return new Promise(() => setInterval(() => {}, 1000));
 }
 
 /** Unregisters and exits with `code`. */
 export async function finish(s: Session, code: number): Promise<never> {
   s.stopping = true;
   try {
-    await unregister(s.stateDir);
+    await unregister(s.stateDir, s.pid);
   } catch {
     // The state directory is gone (node torn down): nothing left to unregister from.
   }
-  process.exit(code);
+  return s.ctx.exit(code);
 }
 
 /**
@@ -145,7 +139,7 @@ export async function dieOfCuda(s: Session, e: CudaError, site: CallSite): Promi
 
 /** sc_open_device: device 0 or the CUDA error, then the `slicecheck-device` header line. */
 export async function openDevice(s: Session): Promise<SimDevice> {
-  if (await maybeDropConnection(s.stateDir, s.processName)) {
+  if (await maybeDropConnection(s.stateDir, s.processName, s.pid)) {
     // The connection is gone; nobody reads this process any more.
     s.err(`${s.processName} (simulated): dropped the sshd session (planted drop-connection)`);
     return finish(s, 255);
@@ -164,11 +158,11 @@ export function entryFor(dev: SimDevice, usedMiB: number): Registration {
 
 /** Creates the context on `dev` holding `needMiB`; refusals end the process as CUDA would. */
 export async function joinDevice(s: Session, dev: SimDevice, needMiB: number): Promise<void> {
-  const a = await register(s.stateDir, s.processName, (state) => {
-    const verdict = admit(state, dev, needMiB);
+  const a = await register(s.stateDir, s.processName, s.pid, (state) => {
+    const verdict = admit(state, dev, needMiB, { pid: s.pid, env: s.ctx.env });
     const entry = entryFor(dev, needMiB);
     // Other clients' shares depend on this one's thread percentage under MPS.
-    const pct = clientLimits(currentGpu(state, dev), process.env).threadPct;
+    const pct = clientLimits(currentGpu(state, dev), s.ctx.env).threadPct;
     if (pct !== null) entry.threadPct = pct;
     return { entries: verdict === "ok" ? [entry] : [], result: verdict };
   });
@@ -177,27 +171,27 @@ export async function joinDevice(s: Session, dev: SimDevice, needMiB: number): P
   }
 }
 
-/** Live processes computing on the device's unit (at least 1: this one). */
-export function sharersOf(state: SimState, dev: SimDevice): number {
+/** Live processes computing on the device's unit (at least 1: this one, `pid`). */
+export function sharersOf(state: SimState, dev: SimDevice, pid: number): number {
   const gpu = currentGpu(state, dev);
   const pids = new Set(
     (gpu?.processes ?? [])
       .filter((p) => p.type !== "G" && onSameUnit(dev, p) && isAlive(p.pid))
       .map((p) => p.pid),
   );
-  pids.add(process.pid);
+  pids.add(pid);
   return pids.size;
 }
 
 /** The share of its unit's peak this process computes at now (time-slicing, or MPS with its
  * clients' thread percentages: mps.ts computeShare). */
-export function shareOf(state: SimState, dev: SimDevice): number {
+export function shareOf(s: Session, state: SimState, dev: SimDevice): number {
   const gpu = currentGpu(state, dev);
   const peers = new Map<number, SimProcess>();
   for (const p of gpu?.processes ?? [])
-    if (p.type !== "G" && p.pid !== process.pid && onSameUnit(dev, p) && isAlive(p.pid))
+    if (p.type !== "G" && p.pid !== s.pid && onSameUnit(dev, p) && isAlive(p.pid))
       peers.set(p.pid, p);
-  return computeShare(gpu, [...peers.values()], clientLimits(gpu, process.env).threadPct);
+  return computeShare(gpu, [...peers.values()], clientLimits(gpu, s.ctx.env).threadPct);
 }
 
 /** The error an MPS fault elsewhere left for this client, or null. */
@@ -231,6 +225,6 @@ export async function sleepWatching(
     }
     const left = end - Date.now();
     if (left <= 0) return false;
-    await new Promise((r) => setTimeout(r, Math.min(STEP_MS, left)));
+    await s.ctx.sleep(Math.min(STEP_MS, left));
   }
 }

@@ -28,6 +28,7 @@ import {
 import { readState } from "../nvsmi/state.js";
 import { CONTEXT_MIB, MIB } from "./admit.js";
 import { readChaos } from "./chaos.js";
+import { nodeCtx } from "./ctx.js";
 import type { CallSite } from "./cuda.js";
 import type { SimDevice } from "./device.js";
 import { eachOption, parseDouble, usageError } from "./flags.js";
@@ -48,6 +49,9 @@ import {
   shareOf,
   sleepWatching,
 } from "./session.js";
+
+// Runs as a Node process of its own (the resident simulator runs stress, memhog, crasher, serve).
+const ctx = nodeCtx();
 
 const PROGRAM = "train-step";
 const USAGE =
@@ -78,26 +82,26 @@ let durationGiven = false;
 let steps = 0;
 let size = 0;
 let plantError = false;
-eachOption(process.argv.slice(2), PROGRAM, USAGE, (name, next) => {
+eachOption(ctx, PROGRAM, USAGE, (name, next) => {
   const raw = name === "--plant-error" ? "" : next();
   const v = parseDouble(raw);
   if (name === "--duration") {
     if (v === undefined || v <= 0)
-      usageError(PROGRAM, USAGE, `${name} needs seconds > 0, got`, raw);
+      usageError(ctx, PROGRAM, USAGE, `${name} needs seconds > 0, got`, raw);
     durationS = v;
     durationGiven = true;
   } else if (name === "--steps") {
     if (v === undefined || v < 1 || v > 1e9 || !Number.isInteger(v))
-      usageError(PROGRAM, USAGE, `${name} needs a whole number >= 1, got`, raw);
+      usageError(ctx, PROGRAM, USAGE, `${name} needs a whole number >= 1, got`, raw);
     steps = v;
   } else if (name === "--size") {
     if (v === undefined || v < 64 || v > 4096 || v % 64 !== 0)
-      usageError(PROGRAM, USAGE, `${name} needs a multiple of 64 from 64 to 4096, got`, raw);
+      usageError(ctx, PROGRAM, USAGE, `${name} needs a multiple of 64 from 64 to 4096, got`, raw);
     size = v;
   } else if (name === "--plant-error") {
     plantError = true;
   } else {
-    usageError(PROGRAM, USAGE, "unknown argument", name);
+    usageError(ctx, PROGRAM, USAGE, "unknown argument", name);
   }
 });
 if (steps > 0 && !durationGiven) durationS = Number.POSITIVE_INFINITY;
@@ -118,7 +122,7 @@ function sizeFor(memoryBytes: number): number {
   return n;
 }
 
-const s = openSession(PROGRAM, true);
+const s = openSession(ctx, PROGRAM, true);
 const first = await openDevice(s);
 const devices: SimDevice[] = s.devices.slice(0, 8);
 const n = size || sizeFor(Math.min(...devices.map((d) => d.memoryMiB * MIB)));
@@ -130,7 +134,7 @@ function computeMs(d: SimDevice): number {
   const rate = d.sm * smRates(d.product, d.architecture).fp32 * 1e12 * KERNEL_EFFICIENCY;
   const bytes = (3 * 2 * n ** 3 * 4) / 16 / L2_REUSE;
   const bw = memoryGBs(d.product) * 1e9 * d.memoryShare;
-  return Math.max(flops / (rate * shareOf(readState(s.stateDir), d)), bytes / bw) * 1000;
+  return Math.max(flops / (rate * shareOf(s, readState(s.stateDir), d)), bytes / bw) * 1000;
 }
 
 function allreduceMs(): number {

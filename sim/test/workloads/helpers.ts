@@ -1,12 +1,18 @@
 // A simulated node's state in a temporary folder, set up with the simulated nvidia-smi, and the
-// simulated workloads run as real child processes against it (through tsx, from src/).
+// simulated workloads run as real child processes against it: through tsx, from src/, or, after
+// viaResident, stress, memhog and crasher through the wrapper whose program the cluster's
+// resident simulator runs (sim/src/resident/workloads.ts).
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nvidiaSmiMain } from "../../src/nvsmi/cli.js";
 import { initState, readState, type SimState } from "../../src/nvsmi/state.js";
+import { PORT_FILE } from "../../src/resident/files.js";
+import { ensureResident, stopResident } from "../../src/resident/lifecycle.js";
+import { RESIDENT_WORKLOADS } from "../../src/resident/tools.js";
+import { workloadWrapper } from "../../src/resident/wrapper.js";
 import { REPO } from "../nvsmi/helpers.js";
 
 const dirs: string[] = [];
@@ -77,6 +83,32 @@ const ENTRY: Record<string, string> = {
   "mps-control": "sim/src/workloads/mps-control.ts",
 };
 
+/** Exit code of a wrapper whose own-process path is cut off: the resident did not run it. */
+export const NOT_RUN_BY_RESIDENT = 99;
+
+let residentBin: string | null = null;
+
+/** From now on the programs the resident simulator runs start through their wrappers, with no
+ * own-process fallback (a run it did not serve exits NOT_RUN_BY_RESIDENT). Returns the undo. */
+export async function viaResident(): Promise<() => Promise<void>> {
+  const dir = mkdtempSync(join(tmpdir(), "slicecheck-wl-resident-"));
+  writeFileSync(join(dir, "cluster.json"), '{"version":1,"nodes":[]}\n');
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  for (const tool of RESIDENT_WORKLOADS) {
+    const text = workloadWrapper(tool, `exit ${NOT_RUN_BY_RESIDENT}`, join(dir, PORT_FILE));
+    writeFileSync(join(bin, tool), text);
+    chmodSync(join(bin, tool), 0o755);
+  }
+  await ensureResident(dir);
+  residentBin = bin;
+  return async () => {
+    residentBin = null;
+    await stopResident(dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
 /** Starts a simulated tool; `visible` is CUDA_VISIBLE_DEVICES (undefined: unset). */
 export function start(
   stateDir: string,
@@ -88,7 +120,11 @@ export function start(
   const env: NodeJS.ProcessEnv = { ...process.env, SLICECHECK_SIM_STATE: stateDir };
   delete env.CUDA_VISIBLE_DEVICES;
   if (visible !== undefined) env.CUDA_VISIBLE_DEVICES = visible;
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY[tool]!, ...args], {
+  const wrapper = residentBin && RESIDENT_WORKLOADS.has(`slicecheck-${tool}`);
+  const [file, argv] = wrapper
+    ? [join(residentBin!, `slicecheck-${tool}`), args]
+    : [process.execPath, ["--import", "tsx", ENTRY[tool]!, ...args]];
+  const child = spawn(file, argv, {
     cwd: REPO,
     env,
     stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],

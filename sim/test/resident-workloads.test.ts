@@ -1,0 +1,165 @@
+// The workload programs that the cluster's resident simulator runs for a bash client
+// (sim/src/resident/workloads.ts, wrapper.ts): what the client does when the resident is not
+// there, dies under it, or is killed alone. builtin.test.ts runs every program both ways.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempDir } from "../../test/helpers/tmp.js";
+import { initState, readState } from "../src/nvsmi/state.js";
+import { PID_FILE } from "../src/resident/files.js";
+import { ensureResident, stopResident } from "../src/resident/lifecycle.js";
+import { RESIDENT_WORKLOADS } from "../src/resident/tools.js";
+import { isAlive, readPid } from "../src/sshd.js";
+import { installTools, SIM_TOOLS } from "../src/tools.js";
+import { RESIDENT_PROGRAMS } from "../src/workloads/programs/index.js";
+import { until } from "./workloads/helpers.js";
+
+interface Run {
+  child: ChildProcess;
+  out: string;
+  err: string;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+describe("workloads run by the resident simulator for a bash client", function () {
+  this.timeout(60_000);
+  const dir = tempDir("resident-wl");
+  const stateDir = join(dir, "nodes", "sim01", "state");
+  const bin = join(dir, "nodes", "sim01", "bin");
+  const children: ChildProcess[] = [];
+
+  function start(tool: string, args: string[], opts: { detached?: boolean } = {}): Run {
+    const env = { PATH: process.env.PATH, SLICECHECK_SIM_STATE: stateDir };
+    const child = spawn(join(bin, tool), args, { env, detached: opts.detached ?? false });
+    children.push(child);
+    const r: Run = {
+      child,
+      out: "",
+      err: "",
+      done: new Promise((done) => child.on("close", (code, signal) => done({ code, signal }))),
+    };
+    child.stdout?.on("data", (d: Buffer) => {
+      r.out += d.toString();
+    });
+    child.stderr?.on("data", (d: Buffer) => {
+      r.err += d.toString();
+    });
+    return r;
+  }
+  const pids = () => readState(stateDir).gpus.flatMap((g) => g.processes.map((p) => p.pid));
+  /** The pids of a process's children, from /proc. */
+  const childrenOf = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      return [];
+    }
+  };
+  const cmdline = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+    } catch {
+      return "";
+    }
+  };
+
+  before(async () => {
+    mkdirSync(stateDir, { recursive: true });
+    initState(stateDir, { node: "sim01", product: "H100-80GB", gpus: 1, driver: "550.127.05" });
+    writeFileSync(join(dir, "cluster.json"), '{"version":1,"nodes":[]}\n');
+    installTools(bin, dir);
+  });
+  afterEach(() => {
+    for (const c of children.splice(0))
+      if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  });
+  after(() => stopResident(dir));
+
+  it("the wrappers and the resident's programs name the same tools, each a simulated tool", () => {
+    assert.deepEqual([...RESIDENT_WORKLOADS].sort(), Object.keys(RESIDENT_PROGRAMS).sort());
+    for (const tool of RESIDENT_WORKLOADS) assert.ok(SIM_TOOLS[tool], tool);
+  });
+
+  it("with no resident simulator, the wrapper runs the program as its own Node process", async () => {
+    await stopResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "3", "--interval", "0.5"]);
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    // The wrapper exec'd Node: the process is node itself, not bash.
+    assert.match(cmdline(r.child.pid!), /node .*stress\.js --duration 3/);
+    const end = await r.done;
+    assert.equal(end.code, 0, r.err);
+    assert.match(r.out, /SLICECHECK stress-final /);
+  });
+
+  it("runs in the resident: the client is bash and two cats, and its own pid is registered", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "2", "--interval", "0.5"]);
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    const pid = r.child.pid!;
+    assert.match(cmdline(pid), /^\/bin\/bash .*slicecheck-stress --duration 2/);
+    assert.deepEqual(childrenOf(pid).map(cmdline).sort(), ["/bin/cat ", "/bin/cat "]);
+    assert.deepEqual(pids(), [pid]);
+    const end = await r.done;
+    assert.deepEqual(end, { code: 0, signal: null }, r.err);
+    assert.deepEqual(pids(), []);
+  });
+
+  it("a client killed alone (SIGKILL) ends its program there: no more lines, its entry goes", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"]);
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    const cats = childrenOf(r.child.pid!);
+    r.child.kill("SIGKILL");
+    assert.equal((await r.done).signal, "SIGKILL");
+    // The driver frees a dead process's context at once (here the resident, or the guardian).
+    assert.ok(await until(() => pids().length === 0, 2_000), `still listed: ${pids()}`);
+    assert.ok(await until(() => cats.every((c) => !isAlive(c)), 2_000), "the cats ended");
+    const lines = r.out;
+    await new Promise((done) => setTimeout(done, 600));
+    assert.equal(r.out, lines, "nothing printed after the kill");
+    assert.doesNotMatch(r.out, /stress-final|stopped/);
+  });
+
+  it("TERM to the whole process group (the harness's kill): the last lines still come, exit 143", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"], {
+      detached: true,
+    });
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    // The cats get the TERM too: they must relay what the graceful stop prints after it.
+    process.kill(-r.child.pid!, "SIGTERM");
+    assert.deepEqual(await r.done, { code: 143, signal: null }, r.err);
+    assert.match(
+      r.out,
+      /SLICECHECK stress-final [^\n]*\nSLICECHECK stopped program=stress signal=SIGTERM /,
+    );
+    assert.deepEqual(pids(), []);
+  });
+
+  it("a forwarded SIGHUP ends the program by SIGHUP (no graceful stop), unregistered", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"]);
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    r.child.kill("SIGHUP");
+    assert.deepEqual(await r.done, { code: null, signal: "SIGHUP" });
+    assert.doesNotMatch(r.out, /stress-final|stopped/);
+    assert.deepEqual(pids(), []);
+  });
+
+  it("the resident dying under a client: exit 255 and a line that says so, never a pass", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"]);
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    const resident = readPid(join(dir, PID_FILE));
+    assert.ok(resident && existsSync(`/proc/${resident}`));
+    process.kill(resident, "SIGKILL");
+    const end = await r.done;
+    assert.equal(end.code, 255, r.err);
+    assert.match(r.err, /slicecheck-stress \(simulated\): the resident simulator went away/);
+  });
+});
