@@ -7,8 +7,8 @@ import { SlicecheckError } from "../../src/errors.js";
 import { quote } from "../../src/util/shell.js";
 import { PORT_FILE } from "./resident/files.js";
 import { PROTOCOL_VERSION } from "./resident/protocol.js";
-import { RESIDENT_TOOLS, RESIDENT_WORKLOADS } from "./resident/tools.js";
-import { workloadWrapper } from "./resident/wrapper.js";
+import { RESIDENT_PROGRAM_TOOLS, RESIDENT_TOOLS } from "./resident/tools.js";
+import { programClient, workloadWrapper } from "./resident/wrapper.js";
 
 /** The package root, from sim/src (tsx) or dist/sim (compiled). */
 export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -111,16 +111,21 @@ export function installTools(binDir: string, clusterDir?: string): void {
     const entry = toolEntry(tool);
     const path = join(binDir, tool);
     const run = `exec ${quote(process.execPath)} ${quote(entry)} "$@"`;
-    const port = clusterDir && existsSync(BASH) ? join(clusterDir, PORT_FILE) : null;
-    const text =
-      port && RESIDENT_TOOLS.has(tool)
-        ? residentWrapper(tool, run, port)
-        : port && RESIDENT_WORKLOADS.has(tool)
-          ? workloadWrapper(tool, run, port)
-          : `#!/bin/sh\n${run}\n`;
-    writeFileSync(path, text);
+    writeFileSync(path, wrapperText(tool, run, clusterDir));
     chmodSync(path, 0o755);
   }
+}
+
+/** A tool's wrapper: the resident simulator's one-shot answer, its run of the tool's program for
+ * this process, or both in that order (resident/tools.ts lists which); else, or when it does
+ * not, the tool's own Node process (`run`). */
+function wrapperText(tool: string, run: string, clusterDir?: string): string {
+  const port = clusterDir && existsSync(BASH) ? join(clusterDir, PORT_FILE) : null;
+  if (!port) return `#!/bin/sh\n${run}\n`;
+  const program = RESIDENT_PROGRAM_TOOLS.has(tool);
+  if (RESIDENT_TOOLS.has(tool))
+    return residentWrapper(tool, program ? `${programClient(tool, port)}\n${run}` : run, port);
+  return program ? workloadWrapper(tool, run, port) : `#!/bin/sh\n${run}\n`;
 }
 
 /** The real Slurm commands a node's sessions run once the cluster has Slurm (`sim up --slurm`);

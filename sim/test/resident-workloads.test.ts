@@ -2,17 +2,18 @@
 // (sim/src/resident/workloads.ts, wrapper.ts): what the client does when the resident is not
 // there, dies under it, or is killed alone. builtin.test.ts runs every program both ways.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../../test/helpers/tmp.js";
 import { initState, readState } from "../src/nvsmi/state.js";
-import { PID_FILE } from "../src/resident/files.js";
+import { PID_FILE, PORT_FILE } from "../src/resident/files.js";
 import { ensureResident, stopResident } from "../src/resident/lifecycle.js";
-import { RESIDENT_WORKLOADS } from "../src/resident/tools.js";
+import { RESIDENT_PROGRAMS } from "../src/resident/programs.js";
+import { RESIDENT_PROGRAM_TOOLS } from "../src/resident/tools.js";
+import { workloadWrapper } from "../src/resident/wrapper.js";
 import { isAlive, readPid } from "../src/sshd.js";
-import { installTools, SIM_TOOLS } from "../src/tools.js";
-import { RESIDENT_PROGRAMS } from "../src/workloads/programs/index.js";
+import { installTools, SIM_TOOLS, toolEntry } from "../src/tools.js";
 import { until } from "./workloads/helpers.js";
 
 interface Run {
@@ -81,8 +82,8 @@ describe("workloads run by the resident simulator for a bash client", function (
   after(() => stopResident(dir));
 
   it("the wrappers and the resident's programs name the same tools, each a simulated tool", () => {
-    assert.deepEqual([...RESIDENT_WORKLOADS].sort(), Object.keys(RESIDENT_PROGRAMS).sort());
-    for (const tool of RESIDENT_WORKLOADS) assert.ok(SIM_TOOLS[tool], tool);
+    assert.deepEqual([...RESIDENT_PROGRAM_TOOLS].sort(), Object.keys(RESIDENT_PROGRAMS).sort());
+    for (const tool of RESIDENT_PROGRAM_TOOLS) assert.ok(SIM_TOOLS[tool], tool);
   });
 
   it("with no resident simulator, the wrapper runs the program as its own Node process", async () => {
@@ -149,6 +150,50 @@ describe("workloads run by the resident simulator for a bash client", function (
     assert.deepEqual(await r.done, { code: null, signal: "SIGHUP" });
     assert.doesNotMatch(r.out, /stress-final|stopped/);
     assert.deepEqual(pids(), []);
+  });
+
+  it("nvidia-smi's changes and errors run in the resident: output, exit code and state as its own process's", async () => {
+    await ensureResident(dir);
+    // Two nodes alike: one changed through a client that only the resident can serve (exit 99
+    // otherwise), one by nvidia-smi's own Node process.
+    const viaResident = join(dir, "smi-resident");
+    const viaOwn = join(dir, "smi-own");
+    const only = join(dir, "only-program");
+    mkdirSync(only, { recursive: true });
+    writeFileSync(
+      join(only, "nvidia-smi"),
+      workloadWrapper("nvidia-smi", "exit 99", join(dir, PORT_FILE)),
+    );
+    chmodSync(join(only, "nvidia-smi"), 0o755);
+    for (const d of [viaResident, viaOwn]) {
+      mkdirSync(d, { recursive: true });
+      initState(d, { node: "sim01", product: "H100-80GB", gpus: 2, driver: "550.127.05" });
+    }
+    const call = (file: string, args: string[], state: string) => {
+      const r = spawnSync(file, args, {
+        env: { PATH: process.env.PATH, SLICECHECK_SIM_STATE: state },
+        encoding: "utf8",
+      });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    for (const args of [
+      ["-i", "0", "-mig", "1"],
+      ["mig", "-i", "0", "-cgi", "9,19,19", "-C"],
+      ["mig", "-i", "0", "-cgi", "99"],
+      ["mig", "-i", "0", "-dci", "-gi", "1"],
+      ["mig", "-i", "0", "-dgi", "-gi", "1"],
+      ["-i", "7", "-L"],
+      ["--bogus"],
+    ]) {
+      const a = call(join(only, "nvidia-smi"), args, viaResident);
+      const b = call(process.execPath, [toolEntry("nvidia-smi"), ...args], viaOwn);
+      assert.notEqual(a.code, 99, `the resident ran nvidia-smi ${args.join(" ")}`);
+      assert.deepEqual(a, b, `nvidia-smi ${args.join(" ")}`);
+    }
+    const gis = (d: string) =>
+      readState(d).gpus.map((g) => [g.mig, g.gis.map((x) => [x.id, x.profileId, x.cis.length])]);
+    assert.deepEqual(gis(viaResident), gis(viaOwn));
+    assert.ok(readState(viaResident).gpus[0]!.gis.length > 0, "the changes were made");
   });
 
   it("the resident dying under a client: exit 255 and a line that says so, never a pass", async () => {

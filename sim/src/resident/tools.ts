@@ -12,12 +12,13 @@ export const RESIDENT_TOOLS: ReadonlySet<string> = new Set([
   "nvidia-container-cli",
 ]);
 
-// The workload programs whose wrappers ask the resident simulator to run them for a bash client
-// (resident/workloads.ts; workloads/programs/index.ts has the programs, a unit test that the two
-// lists agree).
-export const RESIDENT_WORKLOADS: ReadonlySet<string> = new Set([
+// The tools whose wrappers ask the resident simulator to run their program for a bash client
+// (resident/workloads.ts; programs.ts has the programs, a unit test that the two lists agree).
+// nvidia-smi's wrapper asks for its one-shot answer first.
+export const RESIDENT_PROGRAM_TOOLS: ReadonlySet<string> = new Set([
   "slicecheck-stress",
   "slicecheck-memhog",
   "slicecheck-crasher",
   "slicecheck-serve",
+  "nvidia-smi",
 ]);

@@ -22,9 +22,10 @@
 import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { type ProgramCtx, ProgramEnd, ProgramKilled } from "../workloads/ctx.js";
-import { RESIDENT_PROGRAMS } from "../workloads/programs/index.js";
+
 import { unregister } from "../workloads/registry.js";
 import { type ResidentCtx, residentCtx } from "./program-ctx.js";
+import { RESIDENT_PROGRAMS } from "./programs.js";
 
 export const WORKLOAD_VERSION = "W1";
 const STREAMS = { O1: "out", E1: "err" } as const;

@@ -14,14 +14,23 @@ import { WORKLOAD_VERSION } from "./workloads.js";
 
 const BASH = "/bin/bash";
 
+/** The whole wrapper: the client, then `run` (the tool as its own process). */
 export function workloadWrapper(tool: string, run: string, portFile: string): string {
-  const t = quote(tool);
-  const relay = (to: string) =>
-    `( trap - PIPE; trap '' TERM INT HUP; exec /bin/cat <&${to} 3>&- 4>&- 5>&- ) &`;
   return `#!${BASH}
 # ${tool} on a simulated node: the cluster's resident simulator runs it for this process, else a
 # Node process of its own (sim/src/resident/wrapper.ts).
-port=
+${programClient(tool, portFile)}
+${run}
+`;
+}
+
+/** The client part, for a wrapper that has other ways to try first (tools.ts residentWrapper):
+ * it ends the script when the resident ran the program, and goes on below when it did not. */
+export function programClient(tool: string, portFile: string): string {
+  const t = quote(tool);
+  const relay = (to: string) =>
+    `( trap - PIPE; trap '' TERM INT HUP; exec /bin/cat <&${to} 3>&- 4>&- 5>&- ) &`;
+  return `port=
 { read -r port <${quote(portFile)}; } 2>/dev/null
 if [ -n "$port" ] && [ -x /bin/cat ] && { exec 3<>"/dev/tcp/127.0.0.1/$port" \\
   4<>"/dev/tcp/127.0.0.1/$port" 5<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
@@ -48,7 +57,5 @@ if [ -n "$port" ] && [ -x /bin/cat ] && { exec 3<>"/dev/tcp/127.0.0.1/$port" \\
   trap - PIPE TERM INT HUP
   [ -z "$sig" ] || kill -s "$sig" $$
 fi
-exec 3<&- 4<&- 5<&-
-${run}
-`;
+exec 3<&- 4<&- 5<&-`;
 }

@@ -11,7 +11,7 @@ import { nvidiaSmiMain } from "../../src/nvsmi/cli.js";
 import { initState, readState, type SimState } from "../../src/nvsmi/state.js";
 import { PORT_FILE } from "../../src/resident/files.js";
 import { ensureResident, stopResident } from "../../src/resident/lifecycle.js";
-import { RESIDENT_WORKLOADS } from "../../src/resident/tools.js";
+import { RESIDENT_PROGRAM_TOOLS } from "../../src/resident/tools.js";
 import { workloadWrapper } from "../../src/resident/wrapper.js";
 import { REPO } from "../nvsmi/helpers.js";
 
@@ -95,7 +95,7 @@ export async function viaResident(): Promise<() => Promise<void>> {
   writeFileSync(join(dir, "cluster.json"), '{"version":1,"nodes":[]}\n');
   const bin = join(dir, "bin");
   mkdirSync(bin);
-  for (const tool of RESIDENT_WORKLOADS) {
+  for (const tool of RESIDENT_PROGRAM_TOOLS) {
     const text = workloadWrapper(tool, `exit ${NOT_RUN_BY_RESIDENT}`, join(dir, PORT_FILE));
     writeFileSync(join(bin, tool), text);
     chmodSync(join(bin, tool), 0o755);
@@ -120,7 +120,7 @@ export function start(
   const env: NodeJS.ProcessEnv = { ...process.env, SLICECHECK_SIM_STATE: stateDir };
   delete env.CUDA_VISIBLE_DEVICES;
   if (visible !== undefined) env.CUDA_VISIBLE_DEVICES = visible;
-  const wrapper = residentBin && RESIDENT_WORKLOADS.has(`slicecheck-${tool}`);
+  const wrapper = residentBin && RESIDENT_PROGRAM_TOOLS.has(`slicecheck-${tool}`);
   const [file, argv] = wrapper
     ? [join(residentBin!, `slicecheck-${tool}`), args]
     : [process.execPath, ["--import", "tsx", ENTRY[tool]!, ...args]];
