@@ -21,6 +21,7 @@
 // once, as the driver frees a dead process's context.
 import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
+import { finished } from "node:stream";
 import { type ProgramCtx, ProgramEnd, ProgramKilled } from "../workloads/ctx.js";
 
 import { unregister } from "../workloads/registry.js";
@@ -182,7 +183,12 @@ async function run(ctx: ResidentCtx, program: (c: ProgramCtx) => Promise<void>):
   }
 }
 
-const closed = (s: Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.end(() => r())));
+/** Ends a stream and resolves once its data is written, or the connection failed. */
+const closed = (s: Socket) =>
+  new Promise<void>((r) => {
+    finished(s, { readable: false }, () => r());
+    s.end();
+  });
 
 /** Tells the client how the program ended, once its output is all written. */
 async function reportEnd(
