@@ -10,6 +10,9 @@
 
 export const PROTOCOL_VERSION = "1";
 
+/** The first field of a program client's control connection (workloads.ts has its protocol). */
+export const WORKLOAD_VERSION = "W1";
+
 export interface ResidentRequest {
   tool: string;
   stateDir: string;

@@ -27,8 +27,8 @@ import { type ProgramCtx, ProgramEnd, ProgramKilled } from "../workloads/ctx.js"
 import { unregister } from "../workloads/registry.js";
 import { type ResidentCtx, residentCtx } from "./program-ctx.js";
 import { RESIDENT_PROGRAMS } from "./programs.js";
+import { WORKLOAD_VERSION } from "./protocol.js";
 
-export const WORKLOAD_VERSION = "W1";
 const STREAMS = { O1: "out", E1: "err" } as const;
 /** How long the three connections of one client may take to arrive. */
 const JOIN_MS = 10_000;

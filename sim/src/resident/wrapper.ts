@@ -10,7 +10,7 @@
 // `fallback` (the program has not started), the wrapper runs the program as its own Node
 // process, as before.
 import { quote } from "../../../src/util/shell.js";
-import { WORKLOAD_VERSION } from "./workloads.js";
+import { WORKLOAD_VERSION } from "./protocol.js";
 
 const BASH = "/bin/bash";
 

@@ -57,3 +57,30 @@ export function eachOption(
     });
   }
 }
+
+/** The options of the programs that run for a while and report each interval (stress, serve):
+ * `--duration S` (default 10), `--interval S` (default 1), `--plant-error`. */
+export interface RunOptions {
+  durationS: number;
+  intervalS: number;
+  plantError: boolean;
+}
+
+export function runOptions(ctx: ProgramCtx, program: string, usage: string): RunOptions {
+  const o: RunOptions = { durationS: 10, intervalS: 1, plantError: false };
+  eachOption(ctx, program, usage, (name, next) => {
+    if (name === "--duration" || name === "--interval") {
+      const raw = next();
+      const v = parseDouble(raw);
+      if (v === undefined || v <= 0)
+        usageError(ctx, program, usage, `${name} needs seconds > 0, got`, raw);
+      if (name === "--duration") o.durationS = v;
+      else o.intervalS = v;
+    } else if (name === "--plant-error") {
+      o.plantError = true;
+    } else {
+      usageError(ctx, program, usage, "unknown argument", name);
+    }
+  });
+  return o;
+}

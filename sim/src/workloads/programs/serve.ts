@@ -19,7 +19,7 @@ import { neighbourFault, readChaos } from "../chaos.js";
 import type { ProgramCtx } from "../ctx.js";
 import { SITES } from "../cuda.js";
 import type { SimDevice } from "../device.js";
-import { eachOption, parseDouble, usageError } from "../flags.js";
+import { type RunOptions, runOptions } from "../flags.js";
 import { noiseSource, profileOfDevice, regressionFactor, smRates } from "../model.js";
 import { serveFigures } from "../serve-model.js";
 import {
@@ -39,31 +39,6 @@ const USAGE =
   "  --duration S    run for S seconds (default 10)\n" +
   "  --interval S    print a progress line every S seconds (default 1)\n" +
   "  --plant-error   corrupt one answer on purpose, to prove the check can fail\n";
-
-interface Options {
-  durationS: number;
-  intervalS: number;
-  plantError: boolean;
-}
-
-function options(ctx: ProgramCtx): Options {
-  const o: Options = { durationS: 10, intervalS: 1, plantError: false };
-  eachOption(ctx, PROGRAM, USAGE, (name, next) => {
-    if (name === "--duration" || name === "--interval") {
-      const raw = next();
-      const v = parseDouble(raw);
-      if (v === undefined || v <= 0)
-        usageError(ctx, PROGRAM, USAGE, `${name} needs seconds > 0, got`, raw);
-      if (name === "--duration") o.durationS = v;
-      else o.intervalS = v;
-    } else if (name === "--plant-error") {
-      o.plantError = true;
-    } else {
-      usageError(ctx, PROGRAM, USAGE, "unknown argument", name);
-    }
-  });
-  return o;
-}
 
 type Unit = { gpu: number; gi: number | null; ci: number | null };
 
@@ -87,7 +62,7 @@ function leakFactor(s: Session, unit: Unit): number {
 }
 
 export async function serve(ctx: ProgramCtx): Promise<void> {
-  const o = options(ctx);
+  const o = runOptions(ctx, PROGRAM, USAGE);
   const s = openSession(ctx, PROGRAM, true);
   const dev = await openDevice(s);
   // serve.cu's matrices are a few tens of MiB at most (35 MiB on a whole H100: 264 matrices of
@@ -111,7 +86,7 @@ export async function serve(ctx: ProgramCtx): Promise<void> {
 }
 
 /** The run's loop: a line every interval until the duration or a graceful signal. */
-async function measure(s: Session, dev: SimDevice, o: Options, errors: number) {
+async function measure(s: Session, dev: SimDevice, o: RunOptions, errors: number) {
   // A driver regression planted with `sim upgrade-driver --regress PROFILE:p99_ms=F` scales p99.
   const driverTail = regressionFactor(s.stateDir, profileOfDevice(dev.name), "p99_ms");
   const fp32PerSm = smRates(dev.product, dev.architecture).fp32;

@@ -19,7 +19,7 @@ import { neighbourFault } from "../chaos.js";
 import type { ProgramCtx } from "../ctx.js";
 import { SITES } from "../cuda.js";
 import type { SimDevice } from "../device.js";
-import { eachOption, parseDouble, usageError } from "../flags.js";
+import { type RunOptions, runOptions } from "../flags.js";
 import { noiseSource, profileOfDevice, regressionFactor, smRates } from "../model.js";
 import {
   finish,
@@ -41,33 +41,8 @@ const USAGE =
 /** stress.cu calibrates each launch to last about this long. */
 const LAUNCH_S = 0.025;
 
-interface Options {
-  durationS: number;
-  intervalS: number;
-  plantError: boolean;
-}
-
-function options(ctx: ProgramCtx): Options {
-  const o: Options = { durationS: 10, intervalS: 1, plantError: false };
-  eachOption(ctx, PROGRAM, USAGE, (name, next) => {
-    if (name === "--duration" || name === "--interval") {
-      const raw = next();
-      const v = parseDouble(raw);
-      if (v === undefined || v <= 0)
-        usageError(ctx, PROGRAM, USAGE, `${name} needs seconds > 0, got`, raw);
-      if (name === "--duration") o.durationS = v;
-      else o.intervalS = v;
-    } else if (name === "--plant-error") {
-      o.plantError = true;
-    } else {
-      usageError(ctx, PROGRAM, USAGE, "unknown argument", name);
-    }
-  });
-  return o;
-}
-
 export async function stress(ctx: ProgramCtx): Promise<void> {
-  const o = options(ctx);
+  const o = runOptions(ctx, PROGRAM, USAGE);
   const s = openSession(ctx, PROGRAM, true);
   const dev = await openDevice(s);
   // The kernel's own buffer is a single counter: the context is all it holds.
@@ -86,7 +61,7 @@ export async function stress(ctx: ProgramCtx): Promise<void> {
 }
 
 /** The run's loop: a line every interval until the duration or a graceful signal. */
-async function compute(s: Session, dev: SimDevice, o: Options, errors: number) {
+async function compute(s: Session, dev: SimDevice, o: RunOptions, errors: number) {
   // A driver regression planted with `sim upgrade-driver --regress` scales this profile's rate.
   const peak =
     dev.sm *
