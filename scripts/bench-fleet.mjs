@@ -1,9 +1,11 @@
 // `BENCH=fleet npm run bench`: issue 25's 64-node row, `run --suites stress --duration 30` on 64
 // simulated nodes (H100-80GB, one GPU each) with the harness overhead and the controller's peak
-// RSS. Every simulated workload is a Node process on this machine, beside its sshd session and
-// login shell: 64 x 7 of them may not fit in its memory with others working, so one node's 7
-// instances are measured first and the row runs the most instances per node that fit in half of
-// what is available (7, 3, 2 or 1: the all-1g/2g/3g/7g layouts), saying why when fewer than 7.
+// RSS. Every simulated workload is a process on this machine (a bash client and two cats, its
+// program running in the cluster's resident simulator; a Node process of its own without one),
+// beside its sshd session and login shell: 64 x 7 of them may not fit in its memory with others
+// working, so one node's 7 instances are measured first (the resident's RSS counted with them)
+// and the row runs the most instances per node that fit in half of what is available (7, 3, 2 or
+// 1: the all-1g/2g/3g/7g layouts), saying why when fewer than 7.
 // Not part of the default `npm run bench`: minutes on 2 cores. Prints figures, asserts nothing.
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -51,8 +53,8 @@ function descendants(roots) {
 }
 
 /** Runs `slicecheck run` to its end, sampling every 250 ms the RSS of what the nodes' sshd
- * run (summed) and the controller's own peak (VmHWM). */
-async function sampledRun(cli, root, args, sshdPids) {
+ * run and of the cluster's resident simulator (summed) and the controller's own peak (VmHWM). */
+async function sampledRun(cli, root, args, sshdPids, residentPid) {
   const t = process.hrtime.bigint();
   const child = spawn(process.execPath, [cli, ...args], {
     cwd: root,
@@ -65,7 +67,7 @@ async function sampledRun(cli, root, args, sshdPids) {
   const timer = setInterval(() => {
     nodeSide = Math.max(
       nodeSide,
-      descendants(sshdPids).reduce((s, p) => s + kib(p), 0),
+      descendants(sshdPids).reduce((s, p) => s + kib(p), kib(residentPid)),
     );
     try {
       const st = readFileSync(`/proc/${child.pid}/status`, "utf8");
@@ -92,6 +94,14 @@ export async function benchFleet(root, dir) {
   const journal = join(dir, "fleet-journal");
   const sshdPids = () =>
     JSON.parse(must("sim", "status", "--inventory", inv, "--json")).nodes.map((n) => n.pid);
+  // The cluster's folder beside its inventory (sim/src/cluster.ts clusterDirFor).
+  const residentPid = () => {
+    try {
+      return Number(readFileSync(join(dir, ".fleet.d", "resident.pid"), "utf8"));
+    } catch {
+      return 0;
+    }
+  };
   const up = (n, layout) => {
     must("sim", "up", "--nodes", String(n), "--gpu", "H100-80GB", "--inventory", inv);
     const t = Date.now();
@@ -128,7 +138,7 @@ export async function benchFleet(root, dir) {
   try {
     // One node's 7 instances, 10 s: what one simulated workload costs on the node side.
     up(1, "all-1g.10gb");
-    const probe = await sampledRun(cli, root, run("probe", 10), sshdPids());
+    const probe = await sampledRun(cli, root, run("probe", 10), sshdPids(), residentPid());
     const perMiB = probe.nodeSideKiB / 7 / 1024;
     down();
     const availMiB =
@@ -143,7 +153,7 @@ export async function benchFleet(root, dir) {
       `fleet: one simulated workload with its sshd session and shell: ${perMiB.toFixed(1)} MiB RSS (node-side peak of 1 node x 7, / 7); ${why}`,
     );
     const applyS = up(NODES, layout);
-    const r = await sampledRun(cli, root, run("fleet"), sshdPids());
+    const r = await sampledRun(cli, root, run("fleet"), sshdPids(), residentPid());
     const passed = r.summary.checks.filter((c) => c.suite === "stress" && c.status === "passed");
     console.log(
       `fleet: run --suites stress --duration ${DURATION_S} (2 cores shared with other work)`,
