@@ -248,14 +248,39 @@ function checkState(file: string, data: unknown): SimState {
   return s as SimState;
 }
 
-export function readState(stateDir: string): SimState {
-  const file = join(stateDir, STATE_FILE);
-  let text: string;
+function readStateText(file: string): string {
   try {
-    text = readFileSync(file, "utf8");
+    return readFileSync(file, "utf8");
   } catch (e) {
     throw new SlicecheckError("SIM", `no simulated GPU state at ${file}`, { file }, { cause: e });
   }
+}
+
+export function readState(stateDir: string): SimState {
+  const file = join(stateDir, STATE_FILE);
+  return parseState(file, readStateText(file));
+}
+
+/** The last state each file held, with its text. */
+const lastRead = new Map<string, { text: string; state: SimState }>();
+
+/**
+ * The state for reading only: never change what this returns, other callers share it. Parsed
+ * again only when the file's text changed (a read and compare costs 0.02 ms against 0.065 ms for
+ * a read and parse of an 8-GPU state): every simulated program polls its node's state every
+ * 50 ms, and in the resident simulator hundreds of them share one process.
+ */
+export function readStateShared(stateDir: string): SimState {
+  const file = join(stateDir, STATE_FILE);
+  const text = readStateText(file);
+  const last = lastRead.get(file);
+  if (last?.text === text) return last.state;
+  const state = parseState(file, text);
+  lastRead.set(file, { text, state });
+  return state;
+}
+
+function parseState(file: string, text: string): SimState {
   let data: unknown;
   try {
     data = JSON.parse(text);

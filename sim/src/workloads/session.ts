@@ -16,7 +16,7 @@
 import { constants as osConstants } from "node:os";
 import { formatStoppedLine } from "../../../src/workloads/parsers/builtin.js";
 import { fenceOf } from "../fence.js";
-import { readState, type SimProcess, type SimState } from "../nvsmi/state.js";
+import { readState, readStateShared, type SimProcess, type SimState } from "../nvsmi/state.js";
 import { admit, MIB } from "./admit.js";
 import { maybeDropConnection, neighbourFault } from "./chaos.js";
 import type { ProgramCtx, ProgramSignal } from "./ctx.js";
@@ -200,7 +200,7 @@ export function doomed(s: Session, dev: SimDevice): number | null {
   const unit = { gpu: dev.gpu.index, gi: dev.gi?.id ?? null, ci: dev.ci?.id ?? null };
   if (neighbourFault(s.stateDir, unit, s.startedMs, ["crash"], "isolationBroken")) return 700;
   try {
-    return doomOf(readState(s.stateDir), dev.gpu.index, s.pid);
+    return doomOf(readStateShared(s.stateDir), dev.gpu.index, s.pid);
   } catch {
     return null;
   }
