@@ -7,12 +7,7 @@
 // throw the recorded end, as nothing of a dead process runs; its callers' catches let a
 // ProgramEnd through (ctx.ts).
 import type { Socket } from "node:net";
-import {
-  type ProgramCtx,
-  ProgramEnd,
-  ProgramKilled,
-  type ProgramSignal,
-} from "../workloads/ctx.js";
+import { type ProgramCtx, ProgramEnd, type ProgramSignal } from "../workloads/ctx.js";
 
 export interface ClientProcess {
   pid: number;
@@ -27,7 +22,6 @@ export interface ResidentCtx extends ProgramCtx {
   deliver(sig: ProgramSignal): void;
   /** Records the end (the first one counts); `onEnd` then hears of it once. */
   end(e: ProgramEnd): ProgramEnd;
-  ended(): ProgramEnd | null;
 }
 
 export function residentCtx(p: ClientProcess, onEnd: (e: ProgramEnd) => void): ResidentCtx {
@@ -97,10 +91,6 @@ export function residentCtx(p: ClientProcess, onEnd: (e: ProgramEnd) => void): R
       }
     },
     end: finish,
-    ended: () => end,
   };
   return ctx;
 }
-
-/** The client died without being told its end (SIGKILL, or any signal it does not forward). */
-export const killed = (): ProgramEnd => new ProgramKilled();

@@ -10,6 +10,7 @@ import { crasher } from "../workloads/programs/crasher.js";
 import { memhog } from "../workloads/programs/memhog.js";
 import { serve } from "../workloads/programs/serve.js";
 import { stress } from "../workloads/programs/stress.js";
+import { OWN_UID } from "./protocol.js";
 
 /** nvidia-smi as its own process runs it (nvsmi/main.ts), with the client's environment. A
  * signal ends the client at once; a change already under way still completes here, as one the
@@ -25,7 +26,7 @@ async function nvidiaSmi(ctx: ProgramCtx): Promise<void> {
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     // The resident runs programs only for clients of its own uid (workloads.ts).
-    uid: typeof process.getuid === "function" ? process.getuid() : 0,
+    uid: OWN_UID,
     env: ctx.env,
   });
   ctx.exit(code);

@@ -10,6 +10,10 @@
 
 export const PROTOCOL_VERSION = "1";
 
+/** The resident's own uid: it answers and runs programs only for callers of it (their file
+ * permissions are its own). */
+export const OWN_UID = typeof process.getuid === "function" ? process.getuid() : 0;
+
 /** The first field of a program client's control connection (workloads.ts has its protocol). */
 export const WORKLOAD_VERSION = "W1";
 

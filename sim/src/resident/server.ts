@@ -17,7 +17,7 @@ import { isMutationArgv, nvidiaSmiMain } from "../nvsmi/cli.js";
 import { readState } from "../nvsmi/state.js";
 import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
 import { hostEngineRuns, NO_HOST_ENGINE, parseDcgmi } from "../workloads/dcgmi-args.js";
-import { formatAnswer, parseRequest, type ResidentRequest } from "./protocol.js";
+import { formatAnswer, OWN_UID, parseRequest, type ResidentRequest } from "./protocol.js";
 import { joinWorkload, parseWorkloadHead } from "./workloads.js";
 
 type Answer = { code: number; stdout: string } | null;
@@ -97,8 +97,7 @@ export const RESIDENT_HANDLERS: Record<string, (req: ResidentRequest) => Promise
 
 export async function answer(req: ResidentRequest): Promise<Answer> {
   const handler = RESIDENT_HANDLERS[req.tool];
-  const ownUid = typeof process.getuid === "function" ? process.getuid() : 0;
-  if (!handler || !req.stateDir || req.uid !== ownUid) return null;
+  if (!handler || !req.stateDir || req.uid !== OWN_UID) return null;
   try {
     return await handler(req);
   } catch {

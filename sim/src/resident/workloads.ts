@@ -23,11 +23,10 @@ import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { finished } from "node:stream";
 import { type ProgramCtx, ProgramEnd, ProgramKilled } from "../workloads/ctx.js";
-
 import { unregister } from "../workloads/registry.js";
 import { type ResidentCtx, residentCtx } from "./program-ctx.js";
 import { RESIDENT_PROGRAMS } from "./programs.js";
-import { WORKLOAD_VERSION } from "./protocol.js";
+import { OWN_UID, WORKLOAD_VERSION } from "./protocol.js";
 
 const STREAMS = { O1: "out", E1: "err" } as const;
 /** How long the three connections of one client may take to arrive. */
@@ -131,8 +130,7 @@ function start(pid: number, p: Pending): void {
   clearTimeout(p.timer);
   const c = p.control!;
   const program = RESIDENT_PROGRAMS[c.tool];
-  const ownUid = typeof process.getuid === "function" ? process.getuid() : 0;
-  const env = program && c.uid === ownUid ? environOf(pid) : null;
+  const env = program && c.uid === OWN_UID ? environOf(pid) : null;
   if (!program || !env) {
     c.sock.end("fallback\n");
     p.out!.destroy();

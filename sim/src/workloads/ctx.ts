@@ -2,7 +2,7 @@
 // two output streams, its exit, its signals and its clock. A program written against this runs
 // either as a Node process of its own (nodeCtx, below: the process itself) or inside the
 // cluster's resident simulator, for a bash client that is the process the node and the harness
-// see (resident/workload-session.ts): a Node start is 0.13 s of CPU on 2 slow cores, and the
+// see (resident/workloads.ts): a Node start is 0.13 s of CPU on 2 slow cores, and the
 // end-to-end tests start some thousand workloads.
 //
 // A program ends only through `exit` or `raise` (or by falling off its end: exit 0, as a Node
