@@ -93,10 +93,10 @@ export interface LateJudgement {
 /**
  * The controller's deadline fired before the workload's exit reached it. The controller's own
  * clock says nothing about the node then (a stalled session, a paused controller, a slow
- * network delay the exit, not the workload), so the node's record decides: the end it recorded
- * within the deadline is an end in time, judged by its exit status; one past it, or our kill
- * finding the workload still running, is a deadline missed on the node; with neither, the
- * check is undecided. Never failed because the controller was slow.
+ * network delay the exit, not the workload), so the node decides: our kill finding the workload
+ * still running, or an end it recorded past the deadline, is a deadline missed on the node; an
+ * end recorded within it is an end in time, judged by its exit status; with neither, the check
+ * is undecided. Never failed because the controller was slow.
  */
 export function judgeLateExit(
   r: {
@@ -107,6 +107,12 @@ export function judgeLateExit(
   deadlineMs: number,
 ): LateJudgement {
   if (!r.timedOut) return { timedOut: false, unjudged: null, late: null };
+  // Our kill found it running: it had not ended when the deadline fired, whatever the record's
+  // span says. The record's clock starts at the recorder, after the login chain that the
+  // controller's deadline already counts (seconds on a loaded node), so a command our TERM
+  // ended can read as "ended in time" and be judged by its exit 143 as a failure of its own,
+  // out of reach of the starvation check (a 64-node fleet bench on 2 cores, December 2026).
+  if (r.aliveAtKill === true) return { timedOut: true, unjudged: null, late: null };
   const rec = r.endRecord;
   if (rec) {
     if (rec.elapsedMs > deadlineMs) return { timedOut: true, unjudged: null, late: null };
@@ -116,7 +122,6 @@ export function judgeLateExit(
       late: `its exit reached the controller after its ${fmtS(deadlineMs)} s deadline, but the node recorded its end (exit ${rec.exitCode}) after ${fmtS(rec.elapsedMs)} s: judged by the node's record`,
     };
   }
-  if (r.aliveAtKill === true) return { timedOut: true, unjudged: null, late: null };
   return {
     timedOut: false,
     unjudged: `its exit reached the controller after its ${fmtS(deadlineMs)} s deadline and the node's record of its end could not be read, so whether it ended in time is unknown`,

@@ -7,7 +7,7 @@ import {
   EndRecordSplitter,
   parseEndRecord,
 } from "../../src/transport/remote-scripts.js";
-import { judgeLateExit } from "../../src/workloads/completion.js";
+import { judgeLateExit, starvedAtDeadline } from "../../src/workloads/completion.js";
 
 describe("late exits: the node's record of a workload's end", () => {
   it("parses the recorder's line (GNU date with nanoseconds, and whole seconds with a second of doubt)", () => {
@@ -67,6 +67,21 @@ describe("late exits: the node's record of a workload's end", () => {
     assert.deepEqual(
       judgeLateExit({ timedOut: true, endRecord: { exitCode: 143, elapsedMs: 25_400 } }, D),
       { timedOut: true, unjudged: null, late: null },
+    );
+    // Our kill found it running, though the record's span is within the deadline: the record
+    // starts after the login chain the deadline counts, so its TERM (exit 143) was ours.
+    const killedByUs = judgeLateExit(
+      { timedOut: true, endRecord: { exitCode: 143, elapsedMs: 21_000 }, aliveAtKill: true },
+      D,
+    );
+    assert.deepEqual(killedByUs, { timedOut: true, unjudged: null, late: null });
+    assert.equal(
+      starvedAtDeadline(
+        { exitCode: 143, endRecord: { elapsedMs: 21_000, cpuWaitMs: 20_000 } },
+        killedByUs.timedOut,
+      ) !== null,
+      true,
+      "so a starved node's deadline kill is undecided, not a workload's failure",
     );
     // No record, but the kill found it still running on the node: it overran.
     assert.equal(
