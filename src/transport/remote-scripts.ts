@@ -43,6 +43,13 @@ export const GATE_MARKER = "@@slicecheck:gate-open";
  */
 const PSI_READ = `q() { w=; read -r _ _ _ _ w 2>/dev/null </proc/pressure/cpu; w=\${w#total=}; case "$w" in ''|*[!0-9]*) w=;; esac; };`;
 
+/**
+ * The node's clock, into $v, as seconds with a fraction: bash's own EPOCHREALTIME (5.0 and
+ * later; its radix follows the locale, so a comma is turned back into a point) or `date`, a
+ * process, where the shell has none. The recorder takes it twice per command.
+ */
+const CLOCK = `tm() { if [ -n "\${EPOCHREALTIME:-}" ]; then v=$EPOCHREALTIME; case $v in *,*) v=\${v%,*}.\${v#*,} ;; esac; else v=$(date +%s.%N); fi; };`;
+
 /** The end record's line: exit, start and end on the node's clock, and the CPU stall between. */
 const END_LINE = `c=; [ -n "$w0" ] && [ -n "$w" ] && c=$((w - w0)); printf '${END_MARKER}rc=%s start=%s end=%s cpuwait=%s\n' "$rc" "$s" "$e" "$c" >&2`;
 
@@ -57,7 +64,7 @@ const END_LINE = `c=; [ -n "$w0" ] && [ -n "$w" ] && c=$((w - w0)); printf '${EN
  * exit 128+n, as a shell reports it (the recorder cannot re-raise without turning an `exit 143`
  * into a SIGTERM).
  */
-const RECORDER = `trap : HUP INT TERM; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; "$@"; rc=$?; e=$(date +%s.%N); q; ${END_LINE}; exit "$rc"`;
+const RECORDER = `trap : HUP INT TERM; ${PSI_READ} ${CLOCK} tm; s=$v; q; w0=$w; "$@"; rc=$?; tm; e=$v; q; ${END_LINE}; exit "$rc"`;
 
 /**
  * The gate ahead of the recorder (gate dir, count, wait in s, then the command): each member
@@ -69,16 +76,25 @@ const RECORDER = `trap : HUP INT TERM; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; "
  * waiting member polls 20 times a second, and three processes a poll for each of a node's
  * members were hundreds of forks a second while they waited.
  */
-const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; k() { [ -e "$1" ] && [ "$#" -ge "$n" ]; }; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do k "$d"/m.* && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; ${PSI_READ} s=$(date +%s.%N); q; w0=$w; echo '${GATE_MARKER}' >&2; "$@"; rc=$?; e=$(date +%s.%N); q; rm -rf "$d"; ${END_LINE}; exit "$rc"`;
+const GATED_RECORDER = `trap : HUP INT TERM; d=$1; n=$2; w=$3; shift 3; mkdir -p "$d" 2>/dev/null; : > "$d/m.$$"; k() { [ -e "$1" ] && [ "$#" -ge "$n" ]; }; i=0; while [ ! -e "$d/open" ] && [ "$i" -lt $((w*20)) ]; do k "$d"/m.* && : > "$d/open" && break; i=$((i+1)); sleep 0.05; done; ${PSI_READ} ${CLOCK} tm; s=$v; q; w0=$w; echo '${GATE_MARKER}' >&2; "$@"; rc=$?; tm; e=$v; q; rm -rf "$d"; ${END_LINE}; exit "$rc"`;
 
 const GATE_KEY = /^[A-Za-z0-9._-]{1,120}$/;
 
-function recorded(argv: readonly string[], gate: StartGate | undefined): string[] {
-  if (!gate) return ["sh", "-c", RECORDER, "slicecheck-record", ...argv];
+/**
+ * Picks the shell of the node-side helpers (recorder, watchdog) into $b: bash where the node has
+ * it, since its builtins (EPOCHREALTIME, `read -t`) spare a process per clock reading and per
+ * heartbeat; else sh. By its absolute path, so that sudo's secure_path cannot lose it. A test,
+ * not `command -v` in a substitution: no process.
+ */
+export const PICK_SHELL = `b=sh; [ -x /bin/bash ] && b=/bin/bash;`;
+
+function recorded(argv: readonly string[], gate: StartGate | undefined): string {
+  if (!gate) return `"$b" -c ${quote(RECORDER)} slicecheck-record ${quoteArgv(argv)}`;
   if (!GATE_KEY.test(gate.key)) throw new Error(`invalid gate key ${JSON.stringify(gate.key)}`);
   const dir = `/tmp/slicecheck-gate.${gate.key}`;
   const w = String(Math.max(1, Math.ceil(gate.waitS)));
-  return ["sh", "-c", GATED_RECORDER, "slicecheck-record", dir, String(gate.count), w, ...argv];
+  const args = quoteArgv([dir, String(gate.count), w, ...argv]);
+  return `"$b" -c ${quote(GATED_RECORDER)} slicecheck-record ${args}`;
 }
 
 export function parseEndRecord(line: string): EndRecord | null {
@@ -111,11 +127,14 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
     return quote(`${k}=${v}`);
   });
   const argv = "argv" in cmd ? cmd.argv : ["sh", "-c", cmd.shell];
-  const plain = quoteArgv(o.record ? recorded(argv, o.gate) : argv);
+  const plain = o.record ? recorded(argv, o.gate) : quoteArgv(argv);
   // Data for stdin travels in the command line as base64 in a here-document: its alphabet
   // cannot contain the delimiter, and decoding gives back exactly the bytes (no newline added).
+  // That inner sh picks the recorder's shell again: $b is not exported.
   const body =
-    o.stdin === undefined ? plain : `sh -c ${quote(`base64 -d | ${plain}`)} <<'@@SLICECHECK_STDIN'`;
+    o.stdin === undefined
+      ? plain
+      : `sh -c ${quote(`${PICK_SHELL} base64 -d | ${plain}`)} <<'@@SLICECHECK_STDIN'`;
   const heredoc =
     o.stdin === undefined
       ? ""
@@ -137,12 +156,13 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // The watchdog's first signal is SIGHUP, which nothing else of the run sends (deadlines and
   // kills send TERM, a tenant's crash is KILL or SEGV): a command that died of it was stopped
   // because the controller went silent, which says nothing about the node (WATCHDOG_SIGNAL).
-  const watch = `while c=$(timeout ${HEARTBEAT_TIMEOUT_S} dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; do :; done; ${killSequence(`SLICECHECK_CMD=${o.cmdTag}`, null, WATCHDOG_SIGNAL)} >/dev/null 2>&1; kill -KILL -- -$1 2>/dev/null`;
+  const watch = `${readBeat()} while r; do :; done; ${killSequence(`SLICECHECK_CMD=${o.cmdTag}`, null, WATCHDOG_SIGNAL)} >/dev/null 2>&1; kill -KILL -- -$1 2>/dev/null`;
   // A background job of a non-interactive shell reads /dev/null unless its stdin is given
   // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
-  const watcher = `exec 3<&0; ${o.sudo ? "sudo -n " : ""}sh -c ${quote(watch)} watchdog "$$" <&3 >/dev/null 2>&1 & exec 3<&-;`;
+  const watcher = `exec 3<&0; ${o.sudo ? "sudo -n " : ""}"$b" -c ${quote(watch)} watchdog "$$" <&3 >/dev/null 2>&1 & exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
+    o.noWatcher && !o.record ? "" : PICK_SHELL,
     o.noWatcher ? "" : watcher,
     "exec",
     o.sudo ? "sudo -n" : "",
@@ -162,18 +182,25 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
 }
 
 /**
- * Shell function: the pids of the processes whose environment holds exactly `NAME=value`, less
+ * Shell function `tg NAME=value`: into $T, the pids of the processes whose environment holds
+ * exactly `NAME=value`, less
  * the Slurm jobs that inherited it. sbatch and srun hand the submitting environment to the job
  * (--export=ALL, Slurm's default), so a job that `slicecheck exec -- sbatch …` submitted carries
  * the command's tags; it is Slurm's and its owner's (scancel ends it), not a process of the run,
  * and whether a kill reached it would depend on whether it had started yet. Such a job is told
  * by a SLURM_JOB_ID other than the one its tags were given under (SLICECHECK_JOB, empty outside
  * a job): inside a job (run --via slurm), the run's own processes keep their job's id.
+ * A variable rather than output, so that a scan is one process, not two: the substitution holds
+ * only grep, which its subshell execs, where a function in it (`$(tg …)`) was a subshell more.
+ * The redirection is the function's: one inside the substitution keeps bash (5.2) from that exec.
+ * Which of the tagged are in a Slurm job is asked of all of them at once (J), so that a process
+ * outside Slurm costs no process of its own.
+ * Every command's watchdog scans twice when its command ends (killSequence).
  */
-const TAGGED = `tg() { for f in $(grep -lzxsF -- "$1" /proc/[0-9]*/environ 2>/dev/null); do j=$(grep -zsx 'SLURM_JOB_ID=.*' "$f" | tr -d '\\0'); if [ -n "$j" ]; then o=$(grep -zsx 'SLICECHECK_JOB=.*' "$f" | tr -d '\\0'); [ "\${j#SLURM_JOB_ID=}" = "\${o#SLICECHECK_JOB=}" ] || continue; fi; p=\${f#/proc/}; echo "\${p%/environ}"; done; };`;
+const TAGGED = `tf() { T=; [ "$#" -gt 0 ] || return 0; J=" "; for f in $(grep -lzsx 'SLURM_JOB_ID=.*' "$@"); do J="$J$f "; done; for f in "$@"; do j=; case $J in *" $f "*) j=$(grep -zsx 'SLURM_JOB_ID=.*' "$f" | tr -d '\\0') ;; esac; if [ -n "$j" ]; then o=$(grep -zsx 'SLICECHECK_JOB=.*' "$f" | tr -d '\\0'); [ "\${j#SLURM_JOB_ID=}" = "\${o#SLICECHECK_JOB=}" ] || continue; fi; p=\${f#/proc/}; T="$T \${p%/environ}"; done; }; tg() { tf $(grep -lzxsF -- "$1" /proc/[0-9]*/environ); } 2>/dev/null;`;
 
 /** Shell function: signal every tagged process (TAGGED's) but this shell; prints how many. */
-const KILL_BY_TAG = `kt() { n=0; for p in $(tg "$1"); do [ "$p" = "$$" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; echo "$n"; };`;
+const KILL_BY_TAG = `kt() { n=0; tg "$1"; for p in $T; do [ "$p" = "$$" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; echo "$n"; };`;
 
 /** The environment entry that says under which Slurm job (if any) a command got its tags. */
 export const JOB_TAG = `"SLICECHECK_JOB=\${SLURM_JOB_ID:-}"`;
@@ -201,7 +228,7 @@ function killSequence(match: string, pgid: number | null, first = "TERM", word =
     // none: a stray doing `setsid sleep` as its command ended was missed by a single scan on a
     // loaded CI machine and lived on, and a process a TERM handler started can be missed so by
     // the wait below and by the KILL scan right after it.
-    `ct() { a=$#; }; ta() { ct $(tg "$1"); [ "$a" -gt 0 ] || { sleep ${EXEC_GAP_S}; ct $(tg "$1"); }; };`,
+    `ct() { a=$#; }; ta() { tg "$1"; ct $T; [ "$a" -gt 0 ] || { sleep ${EXEC_GAP_S}; tg "$1"; ct $T; }; };`,
     `ta ${m}; echo "alive=$a";`,
     pg,
     // Nothing tagged (a command that ended and left nothing: every watchdog's case once its
@@ -241,10 +268,20 @@ export function fenceRunScript(tagVar: string): string {
 
 /** Lists the processes of a run: `pid<TAB>cmdline` per line. */
 export function listRunScript(runTag: string): string {
-  return `${TAGGED} for p in $(tg ${quote(`SLICECHECK_RUN=${runTag}`)}); do printf '%s\\t%s\\n' "$p" "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)"; done`;
+  return `${TAGGED} tg ${quote(`SLICECHECK_RUN=${runTag}`)}; for p in $T; do printf '%s\\t%s\\n' "$p" "$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null)"; done`;
 }
 
 export const HEARTBEAT_TIMEOUT_S = 15;
+
+/**
+ * Shell function `r`: reads one heartbeat byte, false once none came for HEARTBEAT_TIMEOUT_S or
+ * the channel ended. bash reads it with its own `read -t`; sh has no read with a timeout, so
+ * there each byte costs `timeout` and `dd`, two processes every HEARTBEAT_INTERVAL_MS for each
+ * running command.
+ */
+export function readBeat(t = HEARTBEAT_TIMEOUT_S): string {
+  return `if [ -n "\${BASH_VERSION:-}" ]; then r() { IFS= read -r -n 1 -t ${t} c; }; else r() { c=$(timeout ${t} dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; }; fi;`;
+}
 export const HEARTBEAT_INTERVAL_MS = 5_000;
 
 /** SSH keepalives: a connection whose node stays silent through KEEPALIVE_COUNT_MAX unanswered

@@ -9,8 +9,10 @@
 //
 // Controller -> node, one line each on the supervisor's stdin:
 //   h                      heartbeat
-//   s <id> <base64>        start: the command line (wrapCommand's text) in its own session
-//   k <id> <base64>        kill: a kill script, run as it is; its output comes back under <id>
+//   s <id> <escaped>       start: the command line (wrapCommand's text) in its own session
+//   k <id> <escaped>       kill: a kill script, run as it is; its output comes back under <id>
+// <escaped> is the text with every byte but printable ASCII (backslash and space included)
+// written as printf %b's \0ooo (escapeLine): one word, decoded by the shell's own printf.
 // Node -> controller, one frame per line on its stdout:
 //   @@slicecheck:sup ready <pid>       first, once
 //   @@slicecheck:sup cannot <reason>   first, instead of ready: the node lacks what it needs
@@ -21,7 +23,7 @@
 // Each frame is one printf, at most PIPE_BUF bytes, so frames of concurrent commands never
 // interleave (writes to a pipe of up to PIPE_BUF bytes are atomic).
 import { quote } from "../util/shell.js";
-import { HEARTBEAT_TIMEOUT_S, JOB_TAG, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
+import { HEARTBEAT_TIMEOUT_S, JOB_TAG, PICK_SHELL, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
 
 export const SUP_MARKER = "@@slicecheck:sup ";
 /** Bytes of a line per frame: with an id of at most MAX_ID_LENGTH, a frame stays under 4096. */
@@ -30,7 +32,27 @@ export const MAX_ID_LENGTH = 120;
 export const SUPERVISOR_ID = /^[A-Za-z0-9._@-]{1,120}$/;
 
 /** The tools the supervisor needs beyond the shell's built-ins (coreutils and util-linux). */
-const NEEDS = ["setsid", "mkfifo", "mktemp", "timeout", "base64"];
+const NEEDS = ["setsid", "mkfifo", "mktemp", "timeout"];
+
+/** A request's text as one word of printable ASCII: printf %b gives back exactly its bytes. */
+export function escapeLine(text: string): string {
+  let out = "";
+  for (const byte of Buffer.from(text)) {
+    out +=
+      byte > 0x20 && byte < 0x7f && byte !== 0x5c
+        ? String.fromCharCode(byte)
+        : `\\0${byte.toString(8).padStart(3, "0")}`;
+  }
+  return out;
+}
+
+/**
+ * `rl` reads a request line into $l (a "." after it, so that trailing blanks survive), false at
+ * EOF or after `$hb` s of silence; `dec` decodes a request's text into $c. bash does both with its
+ * builtins. dash reads byte by byte, so a child shell under `timeout` consumes exactly one line,
+ * and a silent controller ends the loop as EOF does: two processes a line, and one to decode.
+ */
+const BUILTINS = `if [ -n "\${BASH_VERSION:-}" ]; then rl() { l=; IFS= read -r -t "$hb" l && l=$l.; }; dec() { printf -v c '%b' "$1"; }; else rl() { l=$(timeout "$hb" sh -c 'IFS= read -r l && printf "%s." "$l"'); }; dec() { c=$(printf '%b.' "$1"); c=\${c%.}; }; fi;`;
 
 // Reads one stream (fd 0) and prints it as frames: `$1` id, `$2` the line letter, `$3` the
 // piece letter. LC_ALL=C so that a length is counted in bytes (bash counts characters).
@@ -39,8 +61,10 @@ const FRAMER = `fr() { LC_ALL=C; while :; do l=; IFS= read -r l; r=$?; [ "$r" -n
 
 // Runs one command (`$1` id, `$2` command line, `$3` = s: in its own session) with each of its
 // streams read by a framer through a fifo; the exit frame follows once both framers are done.
-// The pid file names a running command's group for the watchdog.
-const RUNNER = `run() { f=$d/$1; mkfifo "$f.o" "$f.e" || { printf '%s x 127\\n' "$1"; return; }; fr "$1" o O < "$f.o" & a=$!; fr "$1" e E < "$f.e" & b=$!; if [ "$3" = s ]; then setsid sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; fi; wait "$p"; rc=$?; wait "$a"; wait "$b"; rm -f "$f.o" "$f.e" "$f.pid"; printf '%s x %s\\n' "$1" "$rc"; }`;
+// The pid file names a running command's group for the watchdog; it is emptied when the command
+// ends (a builtin, where `rm` was a process per command), and the fifos stay until the
+// supervisor's folder goes at its end.
+const RUNNER = `run() { f=$d/$1; mkfifo "$f.o" "$f.e" || { printf '%s x 127\\n' "$1"; return; }; fr "$1" o O < "$f.o" & a=$!; fr "$1" e E < "$f.e" & b=$!; if [ "$3" = s ]; then setsid sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; fi; wait "$p"; rc=$?; wait "$a"; wait "$b"; [ "$3" = s ] && : > "$f.pid"; printf '%s x %s\\n' "$1" "$rc"; }`;
 
 /**
  * The supervisor's script. Positional parameters: the heartbeat timeout in seconds, then the
@@ -51,18 +75,15 @@ export function supervisorScript(): string {
     (c) =>
       `command -v ${c} >/dev/null 2>&1 || { echo "${SUP_MARKER}cannot: ${c} is missing on the node"; exit 0; };`,
   ).join(" ");
-  // A line is read by a child shell under `timeout`: dash reads byte by byte, so it consumes
-  // exactly one line, and a silent controller ends the loop as EOF does.
-  const readLine = `l=$(timeout "$hb" sh -c 'IFS= read -r l && printf "%s." "$l"')`;
-  const watchdog = `w=; for f in "$d"/*.pid; do [ -e "$f" ] || continue; t=\${f##*/}; t=\${t%.pid}; p=$(cat "$f" 2>/dev/null); [ -n "$p" ] || continue; $su sh -c ${quote(SUPERVISED_WATCHDOG)} watchdog "$t" "$p" >/dev/null 2>&1 & w="$w $!"; done; [ -z "$w" ] || wait $w; rm -rf "$d"; exit 0`;
+  const watchdog = `w=; for f in "$d"/*.pid; do [ -e "$f" ] || continue; t=\${f##*/}; t=\${t%.pid}; p=; read -r p < "$f" 2>/dev/null; [ -n "$p" ] || continue; $su sh -c ${quote(SUPERVISED_WATCHDOG)} watchdog "$t" "$p" >/dev/null 2>&1 & w="$w $!"; done; [ -z "$w" ] || wait $w; rm -rf "$d"; exit 0`;
   return [
     `hb=$1; su=$2; ${check}`,
     `d=$(mktemp -d "\${TMPDIR:-/tmp}/slicecheck-sup.XXXXXX") || { echo "${SUP_MARKER}cannot: mktemp -d failed"; exit 0; };`,
     // q: FRAME_PAYLOAD question marks (15 x 256), the pattern that cuts a long line.
     `q=?; i=0; while [ "$i" -lt 8 ]; do q=$q$q; i=$((i+1)); done; q=$q$q$q$q$q$q$q$q$q$q$q$q$q$q$q;`,
-    `${FRAMER}; ${RUNNER};`,
+    `${FRAMER}; ${RUNNER}; ${BUILTINS}`,
     `echo "${SUP_MARKER}ready $$";`,
-    `while ${readLine}; do l=\${l%.}; case $l in h) ;; "s "*|"k "*) set -f; set -- $l; set +f; c=$(printf '%s' "$3" | base64 -d 2>/dev/null); if [ "$1" = s ]; then run "$2" "$c" s & else run "$2" "$c" & fi ;; *) echo "bad request: $l" >&2 ;; esac; done;`,
+    `while rl; do l=\${l%.}; case $l in h) ;; "s "*|"k "*) set -f; set -- $l; set +f; dec "$3"; if [ "$1" = s ]; then run "$2" "$c" s & else run "$2" "$c" & fi ;; *) echo "bad request: $l" >&2 ;; esac; done;`,
     watchdog,
   ].join("\n");
 }
@@ -75,10 +96,12 @@ export function supervisorCommand(
   heartbeatTimeoutS = HEARTBEAT_TIMEOUT_S,
 ): string {
   return [
+    // bash where the node has it: its read and printf spare processes on every request.
+    PICK_SHELL,
     "exec env",
     quote(`SLICECHECK_RUN=${runTag}`),
     JOB_TAG,
-    "sh -c",
+    '"$b" -c',
     quote(supervisorScript()),
     "slicecheck-supervisor",
     String(heartbeatTimeoutS),

@@ -10,7 +10,7 @@ import { CommandRun, LOGIN_ALLOWANCE_MS } from "./command-run.js";
 import { heartbeat, type ManagedExecutor } from "./managed.js";
 import { killCommandScript } from "./remote-scripts.js";
 import { type Frame, FrameParser } from "./supervisor-frames.js";
-import { SUPERVISOR_ID, supervisorCommand } from "./supervisor-script.js";
+import { escapeLine, SUPERVISOR_ID, supervisorCommand } from "./supervisor-script.js";
 import type {
   Command,
   ExecOptions,
@@ -29,7 +29,6 @@ interface Sink {
   gone(): void;
 }
 
-const b64 = (s: string) => Buffer.from(s).toString("base64");
 /** Lines of the supervisor's own that were no frame, kept for the report (at most this many). */
 const MAX_GARBAGE = 20;
 
@@ -151,7 +150,7 @@ export class NodeSupervisor implements Supervisor {
     const loginMs = this.firstUsed ? 0 : this.loginMs;
     this.firstUsed = true;
     const opened = Date.now();
-    this.send(`s ${run.cmdTag} ${b64(run.line)}`);
+    this.send(`s ${run.cmdTag} ${escapeLine(run.line)}`);
     run.begin(opened);
     try {
       return await run.finish(await done, run.started ? loginMs : null);
@@ -190,7 +189,7 @@ export class NodeSupervisor implements Supervisor {
         gone: () => resolve(control()),
       });
       const line = this.sudo ? `sudo -n sh -c ${quote(script)}` : script;
-      if (!this.send(`k ${id} ${b64(line)}`)) {
+      if (!this.send(`k ${id} ${escapeLine(line)}`)) {
         this.sinks.delete(id);
         resolve(control());
       }

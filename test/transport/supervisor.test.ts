@@ -11,7 +11,7 @@ import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId } from "../../src/transport/open.js";
 import { PGID_MARKER, wrapCommand } from "../../src/transport/remote-scripts.js";
 import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
-import { supervisorCommand } from "../../src/transport/supervisor-script.js";
+import { escapeLine, supervisorCommand } from "../../src/transport/supervisor-script.js";
 import type { RawProcess } from "../../src/transport/types.js";
 import type { Instance } from "../../src/workloads/instances.js";
 import { runOnInstances } from "../../src/workloads/launcher.js";
@@ -20,7 +20,6 @@ import { nodeSpec } from "../helpers/node.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const here = nodeSpec("gpu-local", { host: "localhost", user: "ignored" });
-const b64 = (s: string) => Buffer.from(s).toString("base64");
 
 /** The supervisor spoken to in its own protocol, frames collected as they come. */
 async function rawSupervisor(t: LocalTransport, heartbeatS = 15) {
@@ -109,7 +108,7 @@ describe("node supervisor (through a local sh)", function () {
       const t = new LocalTransport(here, newRunId());
       const sup = await rawSupervisor(t, heartbeatS);
       const tags = [`${t.runId}.a1`, `${t.runId}.b2`];
-      for (const tag of tags) sup.send(`s ${tag} ${b64(workload(t, tag, "sleep 100"))}`);
+      for (const tag of tags) sup.send(`s ${tag} ${escapeLine(workload(t, tag, "sleep 100"))}`);
       const started = () => tags.every((tag) => sup.text(tag, "stderr").includes(PGID_MARKER));
       assert.ok(await waitFor(started, 10_000), "both started");
       stop(sup.p);
@@ -136,7 +135,7 @@ describe("node supervisor (through a local sh)", function () {
     const sup = await rawSupervisor(t);
     sup.send("what is this");
     const tag = `${t.runId}.c3`;
-    sup.send(`s ${tag} ${b64(workload(t, tag, "echo still here"))}`);
+    sup.send(`s ${tag} ${escapeLine(workload(t, tag, "echo still here"))}`);
     assert.ok(await waitFor(() => sup.exit(tag) !== undefined, 10_000));
     assert.equal(sup.text(tag, "stdout"), "still here\n");
     sup.p.end();

@@ -1,0 +1,105 @@
+// The node-side helpers run under bash where the node has it, and under sh where it does not
+// (remote-scripts.ts PICK_SHELL). Under bash they must use its builtins and start no process for
+// a heartbeat or a clock reading: shown by running them with a PATH where no tool is found. Under
+// dash they must still work with the tools. Real shells, this machine's.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { parseEndRecord, readBeat, wrapCommand } from "../../src/transport/remote-scripts.js";
+import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
+import { escapeLine, supervisorScript } from "../../src/transport/supervisor-script.js";
+
+/** A command line with what an escaping can get wrong: printf's own escapes (`\c` ends %b's
+ * output, `\0` starts an octal), `%`, blanks at its ends, quotes, newlines, UTF-8. */
+const TRICKY = "printf '%s' ' a\\tb\\c \\0101 %d \"q\" ü→ \n\n x  '";
+
+/** The supervisor's script run by `shell` itself; stdout of the one command started by `line`. */
+async function superviseOnce(shell: string, line: string): Promise<string> {
+  const p = spawn(shell, ["-c", supervisorScript(), "slicecheck-supervisor", "15", ""], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const parser = new FrameParser();
+  const frames: Frame[] = [];
+  p.stdout.on("data", (b: Buffer) => frames.push(...parser.feed(b)));
+  p.stdin.write(`s c1 ${escapeLine(line)}\n`);
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      if (frames.some((f) => f.kind === "exit")) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 20);
+  });
+  p.stdin.end();
+  await new Promise((r) => p.on("close", r));
+  return Buffer.concat(
+    frames.flatMap((f) => (f.kind === "out" && f.stream === "stdout" ? [f.bytes] : [])),
+  ).toString();
+}
+
+const SHELLS = [
+  { shell: "/bin/bash", path: "/nonexistent", why: "bash, no tool on its PATH" },
+  { shell: "/bin/sh", path: process.env.PATH ?? "/usr/bin:/bin", why: "sh (dash), with its tools" },
+].filter((s) => existsSync(s.shell));
+
+/** Runs the heartbeat loop with a 1-s timeout: writes `beats` bytes, then ends stdin or not. */
+function beats(shell: string, path: string, count: number, close: boolean): Promise<string> {
+  const script = `${readBeat(1)} n=0; while r; do n=$((n+1)); done; echo "$n"`;
+  const p = spawn(shell, ["-c", script], { env: { PATH: path }, stdio: ["pipe", "pipe", "pipe"] });
+  let out = "";
+  p.stdout.on("data", (b: Buffer) => {
+    out += b.toString();
+  });
+  p.stdin.write("h".repeat(count));
+  if (close) p.stdin.end();
+  return new Promise((resolve) => p.on("close", () => resolve(out.trim())));
+}
+
+describe("node-side helpers under bash and under sh", () => {
+  it("bash and dash are both here (the test needs the two)", () => {
+    assert.equal(SHELLS.length, 2);
+  });
+
+  for (const { shell, path, why } of SHELLS) {
+    it(`${why}: counts each heartbeat byte, and ends at the channel's end`, async () => {
+      assert.equal(await beats(shell, path, 3, true), "3");
+    });
+
+    it(`${why}: ends when no heartbeat came for its timeout, the channel still open`, async () => {
+      assert.equal(await beats(shell, path, 2, false), "2");
+    });
+  }
+
+  for (const { shell, why } of SHELLS) {
+    it(`${shell}: the supervisor decodes a request's text byte for byte`, async () => {
+      const expected = spawnSync("sh", ["-c", TRICKY], { encoding: "utf8" }).stdout;
+      assert.ok(expected.includes("\\c") && expected.includes("ü→"), expected);
+      assert.equal(await superviseOnce(shell, TRICKY), expected);
+    });
+  }
+
+  it("the recorder takes its clock from bash itself: a record with fractions and no `date`", () => {
+    const cmd = wrapCommand(
+      { argv: ["sleep", "0.2"] },
+      { runTag: "t", cmdTag: "c", deadlineS: 30, record: true, noWatcher: true, sudo: false },
+    );
+    // The recorder's shell is /bin/bash here; `date` is made to fail loudly if it is run.
+    const fake = "/tmp/slicecheck-no-date";
+    spawnSync("mkdir", ["-p", fake]);
+    spawnSync("sh", [
+      "-c",
+      `printf '#!/bin/sh\\necho DATE-RAN >&2; exit 1\\n' > ${fake}/date; chmod +x ${fake}/date`,
+    ]);
+    const r = spawnSync("sh", ["-c", cmd], {
+      encoding: "utf8",
+      env: { PATH: `${fake}:${process.env.PATH}` },
+    });
+    assert.doesNotMatch(r.stderr, /DATE-RAN/);
+    const line = r.stderr.split("\n").find((l) => l.startsWith("@@slicecheck:end "));
+    assert.ok(line, r.stderr);
+    const rec = parseEndRecord(line.slice("@@slicecheck:end ".length));
+    assert.ok(rec, line);
+    assert.match(line, /start=\d+\.\d{6} end=\d+\.\d{6}/);
+    assert.ok(rec.elapsedMs >= 200 && rec.elapsedMs < 5000, JSON.stringify(rec));
+  });
+});
