@@ -57,8 +57,9 @@ const BASH = "/bin/bash";
  * The wrapper of a tool the cluster's resident simulator answers (resident/server.ts): bash, for
  * its /dev/tcp, sends the call and prints the answer; when nothing answers, or the answer is
  * `fallback`, it runs the tool as its own Node process, as every other wrapper does. A late
- * answer (10 s) is given up rather than waited for. cat by its path: a session's PATH may lack it
- * (a container's environment), and then the answer would be lost, not fallen back from.
+ * answer (10 s) is given up rather than waited for. An answer in a file (protocol.ts) is read by
+ * bash itself; one on the connection by cat, by its path: a session's PATH may lack it (a
+ * container's environment), and then the answer would be lost, not fallen back from.
  */
 export function residentWrapper(tool: string, run: string, portFile: string): string {
   return `#!${BASH}
@@ -69,10 +70,20 @@ if [ -n "$port" ] && [ -x /bin/cat ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 
   trap '' PIPE
   if printf '%s\\0' ${PROTOCOL_VERSION} ${quote(tool)} "\${SLICECHECK_SIM_STATE-}" "\${SLICECHECK_SIM_FENCE+1}" \\
     "\${SLICECHECK_SIM_FENCE-}" "$EUID" "$#" "$@" >&3 2>/dev/null &&
-    IFS= read -r -t 10 head <&3 && [[ $head =~ ^[0-9]+$ ]]; then
+    IFS= read -r -t 10 head <&3 && [[ $head =~ ^[0-9]+$ || $head = "F "* ]]; then
     trap - PIPE
-    /bin/cat <&3
-    exit "$head"
+    if [[ $head = "F "* ]]; then
+      head=\${head#F }
+      { o=$(<"\${head#* }"); } 2>/dev/null
+      # The "." that ends the answer: a file gone or cut short is not printed as an answer.
+      if [[ $o = *. ]]; then
+        printf '%s' "\${o%.}"
+        exit "\${head%% *}"
+      fi
+    else
+      /bin/cat <&3
+      exit "$head"
+    fi
   fi
   trap - PIPE
   exec 3<&-

@@ -6,15 +6,16 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tempDir } from "../../test/helpers/tmp.js";
 import { appendKernelLog } from "../src/klog/log.js";
 import { initState, readState, type SimState, writeState } from "../src/nvsmi/state.js";
-import { PID_FILE, PORT_FILE } from "../src/resident/files.js";
+import { ANSWERS_DIR, PID_FILE, PORT_FILE } from "../src/resident/files.js";
 import { ensureResident, stopResident } from "../src/resident/lifecycle.js";
+import { PROTOCOL_VERSION } from "../src/resident/protocol.js";
 import { RESIDENT_TOOLS } from "../src/resident/tools.js";
 import { isAlive, readPid } from "../src/sshd.js";
 import { installTools, residentWrapper, toolEntry } from "../src/tools.js";
@@ -217,10 +218,19 @@ describe("the resident simulator answers as each tool's own process does", funct
         });
         s.on("end", () => resolve(got));
         s.on("error", reject);
-        s.end(["1", "nvidia-smi", stateDir, "", "", String(uid), "1", "-L", ""].join("\0"));
+        s.end(
+          [PROTOCOL_VERSION, "nvidia-smi", stateDir, "", "", String(uid), "1", "-L", ""].join("\0"),
+        );
       });
     const mine = typeof process.getuid === "function" ? process.getuid() : 0;
-    assert.match(await ask(mine), /^0\nGPU 0: /);
+    // Its own uid's answer is in a file for the wrapper to read (protocol.ts), gone once the
+    // caller has closed the connection.
+    const head = /^F 0 (\/\S+)\n$/.exec(await ask(mine));
+    assert.ok(head, "an answer in a file");
+    assert.ok(head[1]!.startsWith(join(dir, ANSWERS_DIR)), head[1]);
+    const left = () => readdirSync(join(dir, ANSWERS_DIR));
+    for (let i = 0; i < 50 && left().length > 0; i++) await sleep(100);
+    assert.deepEqual(left(), [], "the answer's file is gone with its connection");
     assert.equal(await ask(mine + 1), "fallback\n");
   });
 

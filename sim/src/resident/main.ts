@@ -4,12 +4,12 @@
 // cluster's folder, and leaves when `sim down` stops it, or by itself once the cluster's folder
 // is gone or names another resident simulator (a test that deleted its cluster without `sim
 // down` leaves nothing running for long).
-import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readPid } from "../sshd.js";
 import { ProgramEnd } from "../workloads/ctx.js";
-import { PID_FILE, PORT_FILE } from "./files.js";
+import { ANSWERS_DIR, PID_FILE, PORT_FILE } from "./files.js";
 import { listen } from "./server.js";
 
 const dir = process.argv[2];
@@ -32,7 +32,9 @@ process.on("uncaughtException", (e) => {
 });
 
 writeAtomically(join(dir, PID_FILE), `${process.pid}\n`);
-const server = await listen();
+const answers = join(dir, ANSWERS_DIR);
+mkdirSync(answers, { recursive: true, mode: 0o700 });
+const server = await listen(answers);
 writeAtomically(join(dir, PORT_FILE), `${(server.address() as AddressInfo).port}\n`);
 
 const CHECK_MS = 5_000;

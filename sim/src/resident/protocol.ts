@@ -5,10 +5,13 @@
 //   the caller's effective uid, argc, then argc arguments.
 //
 // The answer is the tool's exit code on a line of its own, then its stdout, byte for byte, up to
-// the end of the connection; or the line `fallback`, after which the wrapper runs the tool as a
-// Node process of its own, as it does when no resident simulator answers at all.
+// the end of the connection; or `F <code> <file>`: its stdout is in that file, with a "." after
+// it, for bash's `$(<file)` to read without a process (a `cat` was one more process for every
+// call), and the file goes when the caller closes the connection; or the line `fallback`, after
+// which the wrapper runs the tool as a Node process of its own, as it does when no resident
+// simulator answers at all.
 
-export const PROTOCOL_VERSION = "1";
+export const PROTOCOL_VERSION = "2";
 
 /** The resident's own uid: it answers and runs programs only for callers of it (their file
  * permissions are its own). */
@@ -51,6 +54,11 @@ export function parseRequest(buf: Buffer): ResidentRequest | "more" | "bad" {
     uid: Number(uid),
     argv: done.slice(HEAD_FIELDS),
   };
+}
+
+/** The head of an answer whose stdout is in `file` (with the "." that ends it). */
+export function fileAnswerHead(code: number, file: string): string {
+  return `F ${code} ${file}\n`;
 }
 
 /** The answer's bytes: the exit code line and stdout, or the fallback line. */

@@ -10,14 +10,22 @@
 // of another uid (whose file permissions this process does not share), anything that wrote to
 // stderr or threw. The wrapper then runs the tool as before, so a wrong guess here costs time,
 // never a different answer.
+import { rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
 import { lsmodText, simulatedPgrep } from "../host/answers.js";
 import { dmesgMain } from "../klog/dmesg.js";
 import { isMutationArgv, nvidiaSmiMain } from "../nvsmi/cli.js";
 import { readState } from "../nvsmi/state.js";
 import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
 import { hostEngineRuns, NO_HOST_ENGINE, parseDcgmi } from "../workloads/dcgmi-args.js";
-import { formatAnswer, OWN_UID, parseRequest, type ResidentRequest } from "./protocol.js";
+import {
+  fileAnswerHead,
+  formatAnswer,
+  OWN_UID,
+  parseRequest,
+  type ResidentRequest,
+} from "./protocol.js";
 import { joinWorkload, parseWorkloadHead } from "./workloads.js";
 
 type Answer = { code: number; stdout: string } | null;
@@ -111,7 +119,29 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Whether the connection is a workload client's (workloads.ts) rather than a tool's call. */
 const WORKLOAD_KIND = /^(W1|O1|E1)\0/;
 
-function onConnection(sock: Socket): void {
+let answerSeq = 0;
+
+/**
+ * Sends an answer. A stdout with no NUL (bash's `$(<file)` drops NULs) goes into a file of
+ * `answersDir` for the wrapper to read itself; the file goes when the caller closes the
+ * connection, which it does once it has read it, or dies. No idle timeout from then on: a caller
+ * that reads late on a loaded machine must still find its file.
+ */
+function reply(sock: Socket, a: Answer, answersDir: string | null): void {
+  if (!a || !answersDir || a.stdout === "" || a.stdout.includes("\0"))
+    return void sock.end(formatAnswer(a));
+  const file = join(answersDir, `${process.pid}.${++answerSeq}`);
+  try {
+    writeFileSync(file, `${a.stdout}.`);
+  } catch {
+    return void sock.end(formatAnswer(a));
+  }
+  sock.setTimeout(0);
+  sock.once("close", () => rmSync(file, { force: true }));
+  sock.end(fileAnswerHead(a.code, file));
+}
+
+function onConnection(sock: Socket, answersDir: string | null): void {
   let buf = Buffer.alloc(0);
   sock.setTimeout(REQUEST_TIMEOUT_MS, () => sock.destroy());
   // A caller killed mid-answer (a timeout on the node) is no concern of the others.
@@ -132,14 +162,15 @@ function onConnection(sock: Socket): void {
     if (req === "more") return;
     sock.off("data", onData);
     const pending = req === "bad" ? Promise.resolve(null) : answer(req);
-    void pending.then((a) => sock.end(formatAnswer(a)));
+    void pending.then((a) => reply(sock, a, answersDir));
   };
   sock.on("data", onData);
 }
 
-/** Listens on a free loopback port; resolves with the server once it does. */
-export function listen(): Promise<Server> {
-  const server = createServer(onConnection);
+/** Listens on a free loopback port; resolves with the server once it does. `answersDir`: where
+ * answers are put for the wrappers to read (none: every answer goes on the connection). */
+export function listen(answersDir: string | null = null): Promise<Server> {
+  const server = createServer((sock) => onConnection(sock, answersDir));
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve(server));
