@@ -1,14 +1,15 @@
 // The simulated tools on a node's PATH: small shell wrappers that exec plain JavaScript from
 // dist/ (compiled at install), so each call starts in tens of milliseconds.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../../src/errors.js";
 import { quote } from "../../src/util/shell.js";
 import { PORT_FILE } from "./resident/files.js";
-import { PROTOCOL_VERSION } from "./resident/protocol.js";
+import { PROTOCOL_VERSION, SLURM_SYNC } from "./resident/protocol.js";
 import { RESIDENT_PROGRAM_TOOLS, RESIDENT_TOOLS } from "./resident/tools.js";
 import { programClient, workloadWrapper } from "./resident/wrapper.js";
+import { confPath, slurmDirOf } from "./slurmd/paths.js";
 
 /** The package root, from sim/src (tsx) or dist/sim (compiled). */
 export const PACKAGE_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -143,16 +144,45 @@ function wrapperText(tool: string, run: string, clusterDir?: string): string {
  * the simulated scontrol gives way to the real one. */
 export const SLURM_TOOLS = ["scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel"];
 
-export function installSlurmTools(binDir: string, clusterDir: string): void {
+/** `slurmBin`: where Debian's Slurm commands are (a test gives its own). */
+export function installSlurmTools(binDir: string, clusterDir: string, slurmBin = "/usr/bin"): void {
   const abs = join(PACKAGE_ROOT, "dist/sim/slurmd/wrapper.js");
   if (!existsSync(abs))
     throw new SlicecheckError("SIM", `${abs} is missing; run \`npm run build\``);
   for (const tool of SLURM_TOOLS) {
     const path = join(binDir, tool);
-    writeFileSync(
-      path,
-      `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(abs)} ${quote(clusterDir)} ${tool} "$@"\n`,
-    );
+    const run = `exec ${quote(process.execPath)} ${quote(abs)} ${quote(clusterDir)} ${tool} "$@"`;
+    const text = existsSync(BASH)
+      ? slurmWrapper(join(slurmBin, tool), run, clusterDir)
+      : `#!/bin/sh\n${run}\n`;
+    writeFileSync(path, text);
     chmodSync(path, 0o755);
   }
+}
+
+/**
+ * A Slurm command's wrapper: the resident simulator brings the cluster's Slurm config to the
+ * nodes' MIG state (server.ts, SLURM_SYNC), then Debian's command runs against it; with no
+ * resident, or one that cannot, the wrapper's Node process does both (slurmd/wrapper.ts), as it
+ * did for every call (a Node start, flock, a shell and a cat: some 390 calls a test run).
+ */
+function slurmWrapper(command: string, run: string, clusterDir: string): string {
+  return `#!${BASH}
+# ${basename(command)} on a simulated node with Slurm: the config synced, then Slurm's own.
+port=
+{ read -r port <${quote(join(clusterDir, PORT_FILE))}; } 2>/dev/null
+if [ -n "$port" ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+  trap '' PIPE
+  if printf '%s\\0' ${PROTOCOL_VERSION} ${SLURM_SYNC} ${quote(clusterDir)} "" "" "$EUID" 0 >&3 2>/dev/null &&
+    IFS= read -r -t 120 head <&3 && [ "$head" = 0 ]; then
+    exec 3<&-
+    trap - PIPE
+    export SLURM_CONF=${quote(confPath(slurmDirOf(clusterDir)))}
+    exec ${quote(command)} "$@"
+  fi
+  trap - PIPE
+  exec 3<&-
+fi
+${run}
+`;
 }

@@ -18,7 +18,7 @@ import { ensureResident, stopResident } from "../src/resident/lifecycle.js";
 import { PROTOCOL_VERSION } from "../src/resident/protocol.js";
 import { RESIDENT_TOOLS } from "../src/resident/tools.js";
 import { isAlive, readPid } from "../src/sshd.js";
-import { installTools, residentWrapper, toolEntry } from "../src/tools.js";
+import { installSlurmTools, installTools, residentWrapper, toolEntry } from "../src/tools.js";
 
 const NOT_ANSWERED = 99;
 
@@ -232,6 +232,24 @@ describe("the resident simulator answers as each tool's own process does", funct
     for (let i = 0; i < 50 && left().length > 0; i++) await sleep(100);
     assert.deepEqual(left(), [], "the answer's file is gone with its connection");
     assert.equal(await ask(mine + 1), "fallback\n");
+  });
+
+  it("a Slurm command's wrapper: the resident syncs the config, then Slurm's own command runs", () => {
+    // A Slurm command of its own prints what it was given; the wrapper's own Node process would
+    // run /usr/bin's instead, so this output can only come through the resident.
+    const slurmBin = join(dir, "fake-slurm");
+    const wrappers = join(dir, "slurm-wrappers");
+    mkdirSync(slurmBin, { recursive: true });
+    mkdirSync(wrappers, { recursive: true });
+    const fake = join(slurmBin, "scontrol");
+    writeFileSync(fake, '#!/bin/sh\necho "conf=$SLURM_CONF args=$*"\nexit 3\n');
+    chmodSync(fake, 0o755);
+    installSlurmTools(wrappers, dir, slurmBin);
+    const r = run(join(wrappers, "scontrol"), ["show", "node", "sim01"]);
+    assert.deepEqual(r, {
+      code: 3,
+      stdout: `conf=${join(dir, "slurm", "slurm.conf")} args=show node sim01\n`,
+    });
   });
 
   it("without a resident simulator, every wrapper answers through the tool's own process", async () => {

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { withLock } from "../src/slurmd/lock.js";
+import { syncUnderWay, withLock } from "../src/slurmd/lock.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -16,6 +16,20 @@ describe("sim: the simulated Slurm's sync lock", function () {
     dir = mkdtempSync(join(tmpdir(), "slicecheck-slurm-lock-"));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("says a sync is under way while a holder is inside, and after one that failed there", async () => {
+    assert.equal(syncUnderWay(dir), false);
+    await withLock(dir, async () => assert.equal(syncUnderWay(dir), true, "inside"));
+    assert.equal(syncUnderWay(dir), false, "done");
+    await assert.rejects(
+      withLock(dir, async () => {
+        throw new Error("a sync that failed half way");
+      }),
+    );
+    assert.equal(syncUnderWay(dir), true, "the daemons may be half restarted");
+    await withLock(dir, async () => {});
+    assert.equal(syncUnderWay(dir), false, "until the next holder is done");
+  });
 
   it("lets one holder in at a time, each in turn", async () => {
     let inside = 0;

@@ -17,6 +17,9 @@ export const PROTOCOL_VERSION = "2";
  * permissions are its own). */
 export const OWN_UID = typeof process.getuid === "function" ? process.getuid() : 0;
 
+/** The request of a Slurm command's wrapper: its cluster's Slurm config brought up to date. */
+export const SLURM_SYNC = "slurm-sync";
+
 /** The first field of a program client's control connection (workloads.ts has its protocol). */
 export const WORKLOAD_VERSION = "W1";
 

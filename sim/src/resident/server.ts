@@ -17,6 +17,7 @@ import { lsmodText, simulatedPgrep } from "../host/answers.js";
 import { dmesgMain } from "../klog/dmesg.js";
 import { isMutationArgv, nvidiaSmiMain } from "../nvsmi/cli.js";
 import { readState } from "../nvsmi/state.js";
+import { syncSlurm } from "../slurmd/cluster.js";
 import { CTK_VERSION_TEXT, containerCliInfo } from "../toolkit/answers.js";
 import { hostEngineRuns, NO_HOST_ENGINE, parseDcgmi } from "../workloads/dcgmi-args.js";
 import {
@@ -25,6 +26,7 @@ import {
   OWN_UID,
   parseRequest,
   type ResidentRequest,
+  SLURM_SYNC,
 } from "./protocol.js";
 import { joinWorkload, parseWorkloadHead } from "./workloads.js";
 
@@ -101,6 +103,14 @@ export const RESIDENT_HANDLERS: Record<string, (req: ResidentRequest) => Promise
   dcgmi: async (req) => dcgmi(req),
   "nvidia-ctk": async (req) => toolkit(req),
   "nvidia-container-cli": async (req) => toolkit(req),
+  // Not a tool: the Slurm commands' wrappers (../tools.ts slurmWrapper) ask for their cluster's
+  // Slurm config to be brought to the nodes' MIG state (the folder field is the cluster's),
+  // then run Debian's own command. A failed sync is left to the wrapper's own Node process,
+  // which says why and runs the command all the same.
+  [SLURM_SYNC]: async (req) => {
+    await syncSlurm(req.stateDir);
+    return { code: 0, stdout: "" };
+  },
 };
 
 export async function answer(req: ResidentRequest): Promise<Answer> {
@@ -124,8 +134,8 @@ let answerSeq = 0;
 /**
  * Sends an answer. A stdout with no NUL (bash's `$(<file)` drops NULs) goes into a file of
  * `answersDir` for the wrapper to read itself; the file goes when the caller closes the
- * connection, which it does once it has read it, or dies. No idle timeout from then on: a caller
- * that reads late on a loaded machine must still find its file.
+ * connection, which it does once it has read it, or dies (there is no idle timeout by then: a
+ * caller that reads late on a loaded machine must still find its file).
  */
 function reply(sock: Socket, a: Answer, answersDir: string | null): void {
   if (!a || !answersDir || a.stdout === "" || a.stdout.includes("\0"))
@@ -136,7 +146,6 @@ function reply(sock: Socket, a: Answer, answersDir: string | null): void {
   } catch {
     return void sock.end(formatAnswer(a));
   }
-  sock.setTimeout(0);
   sock.once("close", () => rmSync(file, { force: true }));
   sock.end(fileAnswerHead(a.code, file));
 }
@@ -161,6 +170,9 @@ function onConnection(sock: Socket, answersDir: string | null): void {
     const req = parseRequest(buf);
     if (req === "more") return;
     sock.off("data", onData);
+    // The request is whole: the idle timeout was for callers that never finish one, and an
+    // answer may take its time (a Slurm sync restarts daemons).
+    sock.setTimeout(0);
     const pending = req === "bad" ? Promise.resolve(null) : answer(req);
     void pending.then((a) => reply(sock, a, answersDir));
   };

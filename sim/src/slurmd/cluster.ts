@@ -5,7 +5,7 @@
 // A node marked stale keeps the gres it had: the planted fault the slurm suite must catch.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { SlicecheckError } from "../../../src/errors.js";
@@ -23,7 +23,8 @@ import {
   slurmConf,
 } from "./conf.js";
 import { EPILOG_HANG_S, writeEpilog } from "./epilog.js";
-import { withLock } from "./lock.js";
+import { syncUnderWay, withLock } from "./lock.js";
+import { confPath, slurmDirOf } from "./paths.js";
 import {
   controllerUser,
   mknodNull,
@@ -53,9 +54,9 @@ export interface SlurmClusterFile {
   applied: SlurmNodeConf[];
 }
 
-export const slurmDirOf = (clusterDir: string) => join(clusterDir, "slurm");
+export { confPath, slurmDirOf } from "./paths.js";
+
 const file = (dir: string) => join(dir, "slurm-cluster.json");
-export const confPath = (dir: string) => join(dir, "slurm.conf");
 // munged insists that every folder above its socket is reachable by all users, and the
 // cluster folder is private (it holds the SSH keys): the socket lives in a /tmp folder of its
 // own, named after the cluster.
@@ -74,7 +75,22 @@ export function readSlurmCluster(dir: string): SlurmClusterFile | null {
 }
 
 function save(dir: string, c: SlurmClusterFile): void {
-  writeFileSync(file(dir), `${JSON.stringify(c, null, 2)}\n`);
+  // Whole or not at all: inSync reads it without the lock.
+  writeFileSync(`${file(dir)}.tmp`, `${JSON.stringify(c, null, 2)}\n`);
+  renameSync(`${file(dir)}.tmp`, file(dir));
+}
+
+const names = (c: SlurmClusterFile) => c.nodes.map((n) => n.name);
+const same = (a: SlurmNodeConf[], b: SlurmNodeConf[]) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Whether the config follows the nodes' MIG state; a file caught mid-write reads as not. */
+function inSync(dir: string): boolean {
+  try {
+    const c = readSlurmCluster(dir);
+    return c !== null && same(desired(c), c.applied);
+  } catch {
+    return false;
+  }
 }
 
 function desired(c: SlurmClusterFile): SlurmNodeConf[] {
@@ -215,18 +231,11 @@ export async function startSlurm(
     c.applied = c.applied.filter((a) => c.nodes.some((n) => n.name === a.name));
     const want = desired(c);
     const changed = JSON.stringify(want) !== JSON.stringify(old?.applied ?? []);
-    if (changed)
-      await stopDaemons(
-        dir,
-        c.nodes.map((n) => n.name),
-      );
+    if (changed) await stopDaemons(dir, names(c));
     writeConf(dir, c, want);
     c.applied = want;
     save(dir, c);
-    await startAll(
-      dir,
-      c.nodes.map((n) => n.name),
-    );
+    await startAll(dir, names(c));
   });
   return c;
 }
@@ -259,12 +268,14 @@ async function stopDaemons(dir: string, nodes: readonly string[]): Promise<void>
  */
 export async function syncSlurm(clusterDir: string): Promise<boolean> {
   const dir = slurmDirOf(clusterDir);
-  if (!readSlurmCluster(dir)) return false;
+  if (!existsSync(file(dir))) return false;
+  // Nothing to do and nobody at it: no queue for the lock (a flock, a shell and a cat a call).
+  if (!syncUnderWay(dir) && inSync(dir)) return false;
   return withLock(dir, async () => {
     const c = readSlurmCluster(dir);
     if (!c) return false;
     const want = desired(c);
-    if (JSON.stringify(want) === JSON.stringify(c.applied)) return false;
+    if (same(want, c.applied)) return false;
     const changed = want
       .filter((w) => JSON.stringify(w) !== JSON.stringify(c.applied.find((a) => a.name === w.name)))
       .map((w) => w.name);
@@ -275,10 +286,7 @@ export async function syncSlurm(clusterDir: string): Promise<boolean> {
     await startAll(dir, changed);
     // The slurmd that were not restarted re-read the new slurm.conf (its hash must match).
     scontrol(dir, ["reconfigure"]);
-    await startAll(
-      dir,
-      c.nodes.map((n) => n.name),
-    );
+    await startAll(dir, names(c));
     return true;
   });
 }
@@ -335,17 +343,11 @@ export async function plantGresFault(
       if (kind === "slurm-mig-naming") c.migNamed = [...new Set([...(c.migNamed ?? []), node])];
       else c.mixed = [...new Set([...(c.mixed ?? []), node])];
       const want = desired(c);
-      await stopDaemons(
-        dir,
-        c.nodes.map((n) => n.name),
-      );
+      await stopDaemons(dir, names(c));
       writeConf(dir, c, want);
       c.applied = want;
       save(dir, c);
-      await startAll(
-        dir,
-        c.nodes.map((n) => n.name),
-      );
+      await startAll(dir, names(c));
       return kind === "slurm-mig-naming"
         ? `${node}'s MIG instances are now gres ${gresSummaryOf(want, node)}`
         : `${node} is now in partition gpu as well`;

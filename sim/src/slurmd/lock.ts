@@ -6,6 +6,7 @@
 // waiter can take over a lock that has meanwhile passed to a live holder (the pid folder let a
 // waiter that read a dead holder's pid remove the next holder's fresh lock).
 import { spawn } from "node:child_process";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SlicecheckError } from "../../../src/errors.js";
 
@@ -49,10 +50,22 @@ function acquire(file: string): Promise<() => Promise<void>> {
   });
 }
 
+/** Present while a holder is inside (and after one that died there, until the next holder is
+ * done): a sync may be stopping and starting the daemons, so "in sync" cannot be taken from the
+ * files without the lock (cluster.ts syncSlurm). */
+const BUSY = "sync.busy";
+
+export function syncUnderWay(dir: string): boolean {
+  return existsSync(join(dir, BUSY));
+}
+
 export async function withLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   const release = await acquire(join(dir, "sync.lock"));
   try {
-    return await fn();
+    writeFileSync(join(dir, BUSY), `${process.pid}\n`);
+    const out = await fn();
+    rmSync(join(dir, BUSY), { force: true });
+    return out;
   } finally {
     await release();
   }
