@@ -35,37 +35,48 @@ export const LEASE_LOST_MARKER = "@@slicecheck:lease-lost";
 /** Reads the lease line into g e s t, digits only where numbers are expected. */
 const READ_LEASE = `g=0; e=0; s=none; t=; { read g e s t < ${LEASE_FILE}; } 2>/dev/null; case "$g" in ''|*[!0-9]*) g=0;; esac; case "$e" in ''|*[!0-9]*) e=0;; esac;`;
 
+/**
+ * `now` puts the node's epoch seconds into $N, and `rb` reads one byte of the controller's into
+ * $c with the lease as its timeout ($rc 124 when none came, as `timeout` says). bash does both
+ * with its builtins (printf's %()T and read -t); sh pays `date`, and `timeout` with `dd`: three
+ * processes every heartbeat, for as long as a run holds the node.
+ */
+function builtins(leaseS: number): string {
+  return `if [ -n "\${BASH_VERSION:-}" ] && printf -v N '%(%s)T' -1 2>/dev/null && [ -n "$N" ]; then now() { printf -v N '%(%s)T' -1; }; rb() { c=; IFS= read -r -n 1 -t ${leaseS} c; rc=$?; [ "$rc" -gt 128 ] && rc=124; [ "$rc" -eq 0 ] || c=; }; else now() { N=$(date +%s); }; rb() { c=$(timeout ${leaseS} dd bs=1 count=1 2>/dev/null); rc=$?; }; fi;`;
+}
+
 /** Before a refusal is described: a holder that has just taken flock writes its info file and
  * its lease a few commands later, so a refusal read in between would name no run (or the last
  * holder's). Waits up to 3 s for a lease held and unexpired, which the holder writes last; a
  * holder that never gets there (stopped between the two) is described as found. */
-const AWAIT_HOLDER = `i=0; while [ "$i" -lt 30 ]; do ${READ_LEASE} [ "$s" = held ] && [ "$e" -gt "$(date +%s)" ] && break; sleep 0.1 2>/dev/null || sleep 1; i=$((i + 1)); done;`;
+const AWAIT_HOLDER = `i=0; while [ "$i" -lt 30 ]; do ${READ_LEASE} now; [ "$s" = held ] && [ "$e" -gt "$N" ] && break; sleep 0.1 2>/dev/null || sleep 1; i=$((i + 1)); done;`;
 
 export function lockScript(o: { info: string; leaseS: number; runTag: string }): string {
   const L = Math.ceil(o.leaseS);
   // Written under a temporary name and renamed: a reader never sees half a lease.
   const write = `w() { printf '%s %s %s %s\\n' "$gen" "$1" "$2" ${quote(o.runTag)} > ${LEASE_FILE}.tmp && mv -f ${LEASE_FILE}.tmp ${LEASE_FILE}; };`;
   return [
+    builtins(L),
     `mkdir -p ${LOCK_DIR} && exec 9>>${LOCK_FILE} || { echo "LOCK_ERROR cannot open "${LOCK_FILE}; exit 70; };`,
     "command -v flock >/dev/null 2>&1 || { echo 'LOCK_ERROR flock (util-linux) is not installed'; exit 70; };",
-    `if ! flock -n 9; then ${AWAIT_HOLDER} echo "LOCK_HELD $(date +%s)"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
+    `if ! flock -n 9; then ${AWAIT_HOLDER} now; echo "LOCK_HELD $N"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
     READ_LEASE,
     // A lease still held by nobody alive: its holder was killed, its controller may still be
     // changing the node over another channel until the lease runs out.
-    `n=$(date +%s); if [ "$s" = held ] && [ "$e" -gt "$n" ]; then echo "LEASE_UNEXPIRED $n"; cat ${LEASE_FILE}; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
+    `now; if [ "$s" = held ] && [ "$e" -gt "$N" ]; then echo "LEASE_UNEXPIRED $N"; cat ${LEASE_FILE}; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
     // Ran out with nobody to fence it: the dead run's processes are stopped before the takeover.
     `if [ "$s" = held ] && [ -n "$t" ]; then { ${fenceRunScript("t")}; } >/dev/null 2>&1; fi;`,
     // An info file that outlived its holder: the holder was killed or its lease expired.
     `prev=$(cat ${INFO_FILE} 2>/dev/null); ps=$s; gen=$((g + 1)); ${write}`,
     `printf '%s\\n' ${quote(o.info)} > ${INFO_FILE}.tmp && mv -f ${INFO_FILE}.tmp ${INFO_FILE};`,
-    `x=$(($(date +%s) + ${L})); w "$x" held || { echo "LOCK_ERROR cannot write "${LEASE_FILE}; exit 70; };`,
+    `now; x=$((N + ${L})); w "$x" held || { echo "LOCK_ERROR cannot write "${LEASE_FILE}; exit 70; };`,
     `echo "LOCK_OK $gen $x $ps $prev";`,
     // One byte, one renewal, one answer. `timeout` exits 124 when no byte came for a lease.
     // The byte RELEASE_BYTE is the controller's release: the run's leftovers are stopped first.
     // A bare end of input (a controller killed, a connection dropped) releases at once, as
     // before: the commands' own watchdogs stop them, and the node is free for a restore.
-    `rel=; while :; do c=$(timeout ${L} dd bs=1 count=1 2>/dev/null); rc=$?; [ -n "$c" ] || break; [ "$c" = ${RELEASE_BYTE} ] && { rel=1; break; }; x=$(($(date +%s) + ${L})); w "$x" held; echo "RENEWED $gen $x"; done;`,
-    `if [ "$rc" -eq 124 ]; then w "$(date +%s)" expired; t=${quote(o.runTag)}; { ${fenceRunScript("t")}; } >/dev/null 2>&1; echo LEASE_EXPIRED; else [ -z "$rel" ] || { ${killRunScript(o.runTag)}; } >/dev/null 2>&1; w "$(date +%s)" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
+    `rel=; while :; do rb; [ -n "$c" ] || break; [ "$c" = ${RELEASE_BYTE} ] && { rel=1; break; }; now; x=$((N + ${L})); w "$x" held; echo "RENEWED $gen $x"; done;`,
+    `now; if [ "$rc" -eq 124 ]; then w "$N" expired; t=${quote(o.runTag)}; { ${fenceRunScript("t")}; } >/dev/null 2>&1; echo LEASE_EXPIRED; else [ -z "$rel" ] || { ${killRunScript(o.runTag)}; } >/dev/null 2>&1; w "$N" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
   ].join(" ");
 }
 

@@ -12,6 +12,7 @@ import {
   DEFAULT_LEASE_S,
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_TIMEOUT_S,
+  PICK_SHELL,
 } from "../transport/remote-scripts.js";
 import type { RawProcess, Transport } from "../transport/types.js";
 import { quote } from "../util/shell.js";
@@ -156,7 +157,8 @@ export async function acquireLock(
   };
   const sudo = t.node.become === "sudo" ? "sudo -n " : "";
   const script = lockScript({ info: JSON.stringify(full), leaseS, runTag: o.runTag });
-  const p: RawProcess = await t.start(`${sudo}sh -c ${quote(script)}`);
+  // bash where the node has it: the holder then renews with builtins (lease-script.ts).
+  const p: RawProcess = await t.start(`${PICK_SHELL} ${sudo}"$b" -c ${quote(script)}`);
   // Heartbeats written and not yet answered, oldest first (the node answers each in order).
   const sent: number[] = [];
   let expiresAt = Date.now() + leaseS * 1000;

@@ -30,7 +30,10 @@ function holders(runId: string): number[] {
       if (!/^\d+$/.test(d)) return false;
       try {
         const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8");
-        return cmd.startsWith("sh\0-c\0") && cmd.includes("LOCK_OK") && cmd.includes(runId);
+        // sh, or bash where the node has it (lock.ts).
+        return (
+          /^(sh|\/bin\/bash)\0-c\0/.test(cmd) && cmd.includes("LOCK_OK") && cmd.includes(runId)
+        );
       } catch {
         return false;
       }

@@ -4,7 +4,7 @@
 // under load in a CI run of 4 December 2026).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lockScript, RELEASE_BYTE } from "../../src/harness/lease-script.js";
@@ -114,4 +114,54 @@ describe("node lease script (sh and flock, no sshd)", function () {
     assert.match(r.out, /^LOCK_OK [\s\S]*\nRELEASED\n$/, r.out);
     assert.deepEqual([r.mine, r.other], [null, null]);
   });
+});
+
+describe("node lease script under bash and under sh: renewals and expiry", function () {
+  this.timeout(20_000);
+  let dir = "";
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "slicecheck-lease-shells-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Tools that must not run under bash (its builtins stand for them): each says so, loudly. */
+  function tripwires(): string {
+    const bin = join(dir, "tripwires");
+    mkdirSync(bin);
+    for (const tool of ["date", "timeout", "dd"]) {
+      writeFileSync(join(bin, tool), `#!/bin/sh\necho "${tool.toUpperCase()}-RAN" >&2\nexit 1\n`);
+      chmodSync(join(bin, tool), 0o755);
+    }
+    return bin;
+  }
+
+  for (const shell of ["/bin/bash", "/bin/sh"]) {
+    it(`${shell}: answers each heartbeat byte with a renewal, and expires a lease left silent`, async () => {
+      const bash = shell === "/bin/bash";
+      const path = bash ? `${tripwires()}:${process.env.PATH}` : process.env.PATH;
+      const script = lockScript({ info: '{"runId":"sc-x"}', leaseS: 1, runTag: "t@n1" });
+      const p = spawn(shell, ["-c", script], {
+        env: { ...process.env, PATH: path, SLICECHECK_STATE_DIR: join(dir, "state") },
+      });
+      let out = "";
+      let err = "";
+      let beats = 0;
+      p.stderr.on("data", (b) => (err += b));
+      p.stdout.on("data", (b) => {
+        out += b;
+        // Two heartbeats, one after each answer; then silence.
+        if (beats < 2 && (out.match(/^(LOCK_OK|RENEWED) /gm) ?? []).length > beats) {
+          beats++;
+          p.stdin.write("h");
+        }
+      });
+      await new Promise((r) => p.on("close", r));
+      assert.match(
+        out,
+        /^LOCK_OK 1 \d+ none \nRENEWED 1 \d+\nRENEWED 1 \d+\nLEASE_EXPIRED\n$/,
+        out,
+      );
+      if (bash) assert.doesNotMatch(err, /-RAN/, "bash used its builtins");
+    });
+  }
 });

@@ -100,7 +100,7 @@ describe("one login per node per phase (node supervisor, real sshd)", function (
       );
       // The supervisor itself carries the run's tag: cleanup finds it too.
       assert.ok(
-        cmdlines().some((l) => l.startsWith("sh -c hb=$1;")),
+        cmdlines().some((l) => /^(\/bin\/bash|sh) -c hb=\$1;/.test(l)),
         cmdlines().join("\n"),
       );
       const r = await cli("cleanup", "-i", c.inventoryPath, "--run", run, "--json");

@@ -32,10 +32,12 @@ const DEADLINE_EXITS = new Set([124, 137]);
  * answer; without `timeout` on the node, the call's own deadline stands for all of them. */
 export function bundleScript(reads: readonly Read[], readTimeoutS?: number): string {
   const to = readTimeoutS ? "$to " : "";
+  // Each read a background job of this shell, its status taken by `wait PID` (POSIX keeps it
+  // for a known child): no subshell per read to write it, where one was a process more each.
   const jobs = reads.map(
-    (r, i) =>
-      `( ${to}${fragment(r)} >"$d/${i}.o" 2>"$d/${i}.e" </dev/null; echo $? >"$d/${i}.rc" ) &`,
+    (r, i) => `${to}${fragment(r)} >"$d/${i}.o" 2>"$d/${i}.e" </dev/null & p${i}=$!`,
   );
+  const waits = reads.map((_, i) => `wait "$p${i}"; echo $? >"$d/${i}.rc"`);
   const ids = reads.map((_, i) => i).join(" ");
   return [
     "d=$(mktemp -d) || exit 97",
@@ -44,7 +46,7 @@ export function bundleScript(reads: readonly Read[], readTimeoutS?: number): str
       ? [`to=; if command -v timeout >/dev/null 2>&1; then to="timeout -k 5 ${readTimeoutS}"; fi`]
       : []),
     ...jobs,
-    "wait",
+    ...waits,
     // The markers go into files of their own (builtins only) and one `cat` prints them and the
     // outputs in order: a `cat` and a `$(cat)` per stream were four processes per read, some
     // forty a snapshot, on a node whose own work they share the cores with.
