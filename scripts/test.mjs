@@ -4,8 +4,9 @@
 // 18 s in one process: much of it waits on the real shells and tools the tests start). Then the
 // end-to-end tests (those that start real sshd, Slurm, PostgreSQL or Chromium) run in parallel
 // mocha workers, one file per worker; each file starts its own cluster in its own temporary
-// folder on free ports, so files do not share state. On 2 cores that group is mostly CPU-bound
-// (86 % busy with 3 workers, December 2026): a fourth worker saved about a minute of 17.
+// folder on free ports, so files do not share state. On 2 cores that group is CPU-bound: with 3
+// workers it was 82 % busy (15 min 6 s, 5 December 2026), with 4 it is 94 % busy and a minute
+// sooner (14 min 1 s, 373 passing; the second clean run at 4 after one of 16 min 41 s).
 // SLICECHECK_TEST_BESIDE=1 runs the two groups side by side (about 45 s sooner on 2 cores; a
 // failing unit group then stops the end-to-end workers). It is not the default: on 2 cores the
 // unit group's CPU beside the first end-to-end files disturbed their runs (a broken stress in
@@ -17,7 +18,7 @@
 // daemons (E2E below); the split is made from the files themselves, so a new test file needs
 // no list to be run, and every *.test.ts under test/ and sim/test/ runs in exactly one of the
 // two groups.
-// SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 3; 1 runs them serially),
+// SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 4; 1 runs them serially),
 // SLICECHECK_TEST_UNIT_JOBS the unit group's (default 2; 1 runs it in one process).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -160,7 +161,7 @@ async function main(argv) {
     for (const f of which === "all" ? [...g.unit, ...g.e2e] : g[which]) console.log(f);
     return 0;
   }
-  const jobs = Number(process.env.SLICECHECK_TEST_JOBS ?? 3);
+  const jobs = Number(process.env.SLICECHECK_TEST_JOBS ?? 4);
   const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
   const unitJobs = Number(process.env.SLICECHECK_TEST_UNIT_JOBS ?? 2);
   const unitParallel = unitJobs > 1 ? ["--parallel", "--jobs", String(unitJobs)] : [];
