@@ -183,19 +183,20 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
 
 /**
  * Shell function `tg NAME=value`: into $T, the pids of the processes whose environment holds
- * exactly `NAME=value`, less
- * the Slurm jobs that inherited it. sbatch and srun hand the submitting environment to the job
- * (--export=ALL, Slurm's default), so a job that `slicecheck exec -- sbatch …` submitted carries
- * the command's tags; it is Slurm's and its owner's (scancel ends it), not a process of the run,
- * and whether a kill reached it would depend on whether it had started yet. Such a job is told
- * by a SLURM_JOB_ID other than the one its tags were given under (SLICECHECK_JOB, empty outside
- * a job): inside a job (run --via slurm), the run's own processes keep their job's id.
- * A variable rather than output, so that a scan is one process, not two: the substitution holds
- * only grep, which its subshell execs, where a function in it (`$(tg …)`) was a subshell more.
- * The redirection is the function's: one inside the substitution keeps bash (5.2) from that exec.
- * Which of the tagged are in a Slurm job is asked of all of them at once (J), so that a process
- * outside Slurm costs no process of its own.
- * Every command's watchdog scans twice when its command ends (killSequence).
+ * exactly `NAME=value`, less the Slurm jobs that inherited it. sbatch and srun hand the
+ * submitting environment to the job (--export=ALL, Slurm's default), so a job that `slicecheck
+ * exec -- sbatch …` submitted carries the command's tags; it is Slurm's and its owner's (scancel
+ * ends it), not a process of the run, and whether a kill reached it would depend on whether it
+ * had started yet. Such a job is told by a SLURM_JOB_ID other than the one its tags were given
+ * under (SLICECHECK_JOB, empty outside a job): inside a job (run --via slurm), the run's own
+ * processes keep their job's id.
+ *
+ * Every command's watchdog scans twice when its command ends (killSequence), so a scan is one
+ * process: the result goes into a variable, not through `$(tg …)`, whose function was a subshell
+ * more; the substitution holds only grep, which its subshell execs (the redirection is the
+ * function's: one inside the substitution keeps bash 5.2 from that exec); and which of the tagged
+ * are in a Slurm job is asked of all of them at once (J), so that a process outside Slurm costs
+ * no process of its own.
  */
 const TAGGED = `tf() { T=; [ "$#" -gt 0 ] || return 0; J=" "; for f in $(grep -lzsx 'SLURM_JOB_ID=.*' "$@"); do J="$J$f "; done; for f in "$@"; do j=; case $J in *" $f "*) j=$(grep -zsx 'SLURM_JOB_ID=.*' "$f" | tr -d '\\0') ;; esac; if [ -n "$j" ]; then o=$(grep -zsx 'SLICECHECK_JOB=.*' "$f" | tr -d '\\0'); [ "\${j#SLURM_JOB_ID=}" = "\${o#SLICECHECK_JOB=}" ] || continue; fi; p=\${f#/proc/}; T="$T \${p%/environ}"; done; }; tg() { tf $(grep -lzxsF -- "$1" /proc/[0-9]*/environ); } 2>/dev/null;`;
 
@@ -282,6 +283,7 @@ export const HEARTBEAT_TIMEOUT_S = 15;
 export function readBeat(t = HEARTBEAT_TIMEOUT_S): string {
   return `if [ -n "\${BASH_VERSION:-}" ]; then r() { IFS= read -r -n 1 -t ${t} c; }; else r() { c=$(timeout ${t} dd bs=1 count=1 2>/dev/null) && [ -n "$c" ]; }; fi;`;
 }
+
 export const HEARTBEAT_INTERVAL_MS = 5_000;
 
 /** SSH keepalives: a connection whose node stays silent through KEEPALIVE_COUNT_MAX unanswered
