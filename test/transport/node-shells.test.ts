@@ -100,6 +100,7 @@ describe("node-side helpers under bash and under sh", () => {
     const rec = parseEndRecord(line.slice("@@slicecheck:end ".length));
     assert.ok(rec, line);
     assert.match(line, /start=\d+\.\d{6} end=\d+\.\d{6}/);
-    assert.ok(rec.elapsedMs >= 200 && rec.elapsedMs < 5000, JSON.stringify(rec));
+    // At least the command's own 0.2 s: the two readings are of one clock, in order.
+    assert.ok(rec.elapsedMs >= 200, JSON.stringify(rec));
   });
 });
