@@ -31,6 +31,7 @@ describe("ssh transport (real sshd)", function () {
     open.push(t);
     return t;
   };
+  const tagOf = (run: string) => `SLICECHECK_RUN=${runTagFor(run, a.name)}`;
 
   before(async () => {
     cluster = await startCluster(2);
@@ -384,12 +385,14 @@ describe("ssh transport (real sshd)", function () {
     const note = (e: unknown) => unhandled.push(e);
     // Mocha's own listener would turn it into this test's failure anyway; this one names it.
     process.on("unhandledRejection", note);
+    const run = newRunId();
     try {
-      const t = transport(a, newRunId());
+      const t = transport(a, run);
       await t.connect();
       const listener = readPid(join(cluster.dir, ".sim.d/nodes/sim01/sshd.pid"))!;
       const before = new Set(childrenOf(listener));
-      const proc = await t.start("sleep 300");
+      // A raw channel has no watchdog: the tag lets `finally` stop the sleep its loss orphans.
+      const proc = await t.start(`env ${tagOf(run)} sleep 300`);
       for (const pid of childrenOf(listener))
         if (!before.has(pid) || before.size > 0) process.kill(pid, "SIGKILL");
       // Planted: without the handler on `done`, the loss below rejects it with no one listening.
@@ -402,6 +405,7 @@ describe("ssh transport (real sshd)", function () {
       await t.close();
     } finally {
       process.off("unhandledRejection", note);
+      for (const pid of taggedPids(tagOf(run))) process.kill(pid, "SIGKILL");
     }
   });
 
