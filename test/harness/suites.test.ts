@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
-import { cli } from "../helpers/cli.js";
+import { cli, explain } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
 
 interface RunJson {
@@ -244,7 +244,7 @@ describe("user suites and the suite API (slicecheck run --suites FILE, real sshd
         "1",
         "--json",
       );
-      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.code, 2, explain(r));
       const s = json(r.stdout);
       const iso = s.checks.filter((x) => x.suite === "isolation");
       assert.equal(iso.length, 1, JSON.stringify(iso));

@@ -53,6 +53,20 @@ export async function quietCli(ms: number): Promise<boolean> {
   return inFlight.size === 0;
 }
 
+/** A failed assertion's message for a run: its stderr, and when its stdout is run's --json
+ * document, each check that did not pass (a run with --json says which check failed only
+ * there: an unexpected exit code alone cannot tell a real failure from a disturbed check). */
+export function explain(r: CliRun): string {
+  let checks: { node?: string; suite?: string; title?: string; status?: string }[] = [];
+  try {
+    checks = (JSON.parse(r.stdout) as { checks?: typeof checks }).checks ?? [];
+  } catch {
+    /* not a --json document */
+  }
+  const odd = checks.filter((c) => c.status !== "passed").map((c) => JSON.stringify(c));
+  return odd.length ? `${r.stderr}\nchecks that did not pass:\n${odd.join("\n")}` : r.stderr;
+}
+
 /** Runs the CLI in-process, capturing what it prints. */
 export async function cli(...args: string[]): Promise<CliRun> {
   let stdout = "";
