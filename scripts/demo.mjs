@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run demo`: the main job on the built-in simulated cluster. Four nodes (real sshd each,
 // simulated A100 and H100 GPUs): doctor, nvidia-smi on every node, an offline plan, then a run
-// that applies a MIG layout, stresses every instance, and restores the original layout; a
-// driver upgrade with a planted regression caught by `diff`; and the isolation story the
+// that applies a MIG layout, stresses every instance, and restores the original layout, which
+// is also the measurement before a driver upgrade with a planted regression caught by `diff`;
+// and the isolation story the
 // compliance page shows: an OOM and a crash in one instance of each H100 while its neighbours
 // are measured, clean on sim03, and on sim04 a planted isolation violation that is caught.
 import { spawnSync } from "node:child_process";
@@ -42,31 +43,9 @@ try {
     "--gpu",
     "H100-80GB",
   ]);
-  ok &&= step("apply it, stress every MIG instance for 5 s, and restore the original layout", [
-    "run",
-    "-i",
-    inv,
-    "--layout",
-    "fixtures/layouts/default.yaml",
-    "-c",
-    "all-balanced",
-    "--suites",
-    "stress",
-    "--duration",
-    "5",
-    "--out",
-    "reports/demo",
-  ]);
-  ok &&= step("the nodes are back as they were (MIG off, no GPU instance)", [
-    "exec",
-    "-i",
-    inv,
-    "--",
-    "nvidia-smi",
-    "--query-gpu=name,mig.mode.current",
-    "--format=csv,noheader",
-  ]);
-  // A driver upgrade with a planted regression, caught by `diff` and shown in the reports.
+  // A driver upgrade with a planted regression, caught by `diff` and shown in the reports. The
+  // measurement before it is the run that applies the layout, stresses every instance and
+  // restores the original layout: one run, not a trial run and then a measured one.
   const run = (label) => [
     "run",
     "-i",
@@ -85,9 +64,18 @@ try {
     `reports/demo/${label}`,
   ];
   ok &&= step(
-    `measure before the upgrade (label '${demoLabel("before")}')`,
+    `apply it, stress every MIG instance for 2 s, and restore the original layout: the measurement before the upgrade (label '${demoLabel("before")}')`,
     run(demoLabel("before")),
   );
+  ok &&= step("the nodes are back as they were (MIG off, no GPU instance)", [
+    "exec",
+    "-i",
+    inv,
+    "--",
+    "nvidia-smi",
+    "--query-gpu=name,mig.mode.current",
+    "--format=csv,noheader",
+  ]);
   for (const node of ["sim01", "sim02"])
     ok &&= step(
       `upgrade ${node} (A100) from 535.183.01 to 580.65.06 with a planted regression: 1g.10gb stress 20 % slower`,
