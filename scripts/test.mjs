@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// npm test's runner. The unit tests run first, in two mocha workers: they are quick, so a broken
-// build or parser fails in about a minute (1 min 28 s for the group on 2 cores, against 2 min
-// 18 s in one process: much of it waits on the real shells and tools the tests start). Then the
+// npm test's runner. The unit tests run first, in four mocha workers: they are quick, so a broken
+// build or parser fails in about a minute and a half (88 s for the group on 2 cores, 97 % busy,
+// against 102 s and 79 % busy with two workers, 6 December 2026: much of it waits on the real
+// shells and tools the tests start, nvcc among them). Then the
 // end-to-end tests (those that start real sshd, Slurm, PostgreSQL or Chromium) run in parallel
 // mocha workers, one file per worker; each file starts its own cluster in its own temporary
 // folder on free ports, so files do not share state. On 2 cores that group is CPU-bound: with 3
@@ -19,7 +20,7 @@
 // no list to be run, and every *.test.ts under test/ and sim/test/ runs in exactly one of the
 // two groups.
 // SLICECHECK_TEST_JOBS sets the number of end-to-end workers (default 4; 1 runs them serially),
-// SLICECHECK_TEST_UNIT_JOBS the unit group's (default 2; 1 runs it in one process).
+// SLICECHECK_TEST_UNIT_JOBS the unit group's (default 4; 1 runs it in one process).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -163,7 +164,7 @@ async function main(argv) {
   }
   const jobs = Number(process.env.SLICECHECK_TEST_JOBS ?? 4);
   const parallel = jobs > 1 ? ["--parallel", "--jobs", String(jobs)] : [];
-  const unitJobs = Number(process.env.SLICECHECK_TEST_UNIT_JOBS ?? 2);
+  const unitJobs = Number(process.env.SLICECHECK_TEST_UNIT_JOBS ?? 4);
   const unitParallel = unitJobs > 1 ? ["--parallel", "--jobs", String(unitJobs)] : [];
   // Measured runs (`npm run test:times`) keep the groups apart, so their figures compare.
   if (
