@@ -1,4 +1,4 @@
-// What `slicecheck run` prints, against four simulated nodes (real sshd): live lines redrawn in
+// What `slicecheck run` prints, against two simulated nodes (real sshd): live lines redrawn in
 // place under a pseudo-terminal (script(1)), a bounded number of plain lines in a pipe, NO_COLOR,
 // --json, the end of a failing run (each failed check with its evidence, the verdict last), the
 // Allure environment's node count, and a reused --out that starts fresh.
@@ -46,7 +46,7 @@ const lastLine = (s: string) =>
 
 describe("run's terminal output (live lines, plain lines, the end of the run; real sshd)", function () {
   this.timeout(300_000);
-  const c = useCluster(4);
+  const c = useCluster(2);
   let n = 0;
   const common = () => {
     const out = join(c.dir, `out${++n}`);
@@ -85,9 +85,9 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     // log-update erases the previous frame (erase line, cursor up) before drawing the next.
     assert.ok(r.stdout.includes("\x1b[2K\x1b[1A"), "redraws in place");
     const plain = r.stdout.replace(ANSI, "").replace(/\r/g, "");
-    assert.match(plain, /^sim0[1-4] {2}stress (running|1g\.10gb) \(\d\/7\) {2}ETA \d+:\d\d$/m);
-    assert.match(plain, /^sim0[1-4] {2}layout config all-1g\.10gb {2}ETA \d+:\d\d$/m);
-    assert.match(plain, /^\d\/4 node\(s\) done, \d+:\d\d elapsed, ETA \d+:\d\d$/m);
+    assert.match(plain, /^sim0[12] {2}stress (running|1g\.10gb) \(\d\/7\) {2}ETA \d+:\d\d$/m);
+    assert.match(plain, /^sim0[12] {2}layout config all-1g\.10gb {2}ETA \d+:\d\d$/m);
+    assert.match(plain, /^\d\/2 node\(s\) done, \d+:\d\d elapsed, ETA \d+:\d\d$/m);
     const last = lastLine(r.stdout);
     assert.match(last.replace(ANSI, ""), /^run sc-\S+: PASSED: every check passed$/);
     assert.match(last, SGR, "the verdict is coloured on a terminal");
@@ -111,23 +111,23 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     );
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.ok(!(r.stdout + r.stderr).includes("\x1b"), "no escape sequence");
-    // One abort listener per workload (28 here) is no leak: no Node warning in the log.
+    // One abort listener per workload (14 here) is no leak: no Node warning in the log.
     assert.doesNotMatch(r.stderr, /MaxListenersExceededWarning/);
     const progress = r.stderr.split("\n").filter((l) => /^\[\s*\d+\.\ds\] sim0\d {2}/.test(l));
-    // 4 nodes × (connect, discover, layout, stress, restore, done); the old output printed a
-    // line per instance per second (28 instances × 3 s).
-    assert.ok(progress.length <= 4 * 6, progress.join("\n"));
-    for (const node of ["sim01", "sim02", "sim03", "sim04"]) {
+    // 2 nodes × (connect, discover, layout, stress, restore, done); the old output printed a
+    // line per instance per second (14 instances × 3 s).
+    assert.ok(progress.length <= 2 * 6, progress.join("\n"));
+    for (const node of ["sim01", "sim02"]) {
       const mine = progress.filter((l) => l.includes(`] ${node}  `));
       assert.equal(mine.filter((l) => / {2}stress /.test(l)).length, 1, mine.join("\n"));
       assert.match(mine.at(-1) ?? "", / {2}done$/);
     }
     assert.match(lastLine(r.stdout), /^run sc-\S+: PASSED: every check passed$/);
-    // Allure counts the four nodes it ran on, in the environment and in the suites tree.
+    // Allure counts the two nodes it ran on, in the environment and in the suites tree.
     const dir = join(out, "allure-results");
     const envFile = readFileSync(join(dir, "environment.properties"), "utf8");
-    assert.match(envFile, /^run\.nodes=4$/m);
-    assert.match(envFile, /^run\.nodes\.checked=4$/m);
+    assert.match(envFile, /^run\.nodes=2$/m);
+    assert.match(envFile, /^run\.nodes\.checked=2$/m);
     const parents = new Set<string>();
     for (const f of readdirSync(dir).filter((x) => x.endsWith("-result.json"))) {
       const res = JSON.parse(readFileSync(join(dir, f), "utf8")) as {
@@ -135,13 +135,13 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
       };
       for (const l of res.labels) if (l.name === "parentSuite") parents.add(l.value);
     }
-    assert.deepEqual([...parents].sort(), ["sim01", "sim02", "sim03", "sim04"]);
+    assert.deepEqual([...parents].sort(), ["sim01", "sim02"]);
     const executor = JSON.parse(readFileSync(join(dir, "executor.json"), "utf8"));
     assert.equal(executor.type, "local");
   });
 
   // One failing run with --json, then one with --quiet into the same --out: the end of a failing
-  // run, --json, --quiet and a reused --out are each read from these two runs (4 nodes each),
+  // run, --json, --quiet and a reused --out are each read from these two runs (2 nodes each),
   // rather than from five runs that differ only in the output asked for.
   describe("a failing run, --json then --quiet into the same --out", () => {
     let out: string;
@@ -157,7 +157,7 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
 
     it("--json: stdout is the JSON document alone and no progress is printed; --quiet: no progress", () => {
       assert.equal(first.code, 1, first.stderr);
-      assert.equal(JSON.parse(first.stdout).counts.failed, 4);
+      assert.equal(JSON.parse(first.stdout).counts.failed, 2);
       assert.doesNotMatch(first.stderr, /ETA|connect|discover/);
       assert.equal(second.code, 1, second.stderr);
       assert.doesNotMatch(second.stderr, /ETA/);
@@ -167,7 +167,7 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
     it("a failing run ends with every failed check, its reason and evidence, then the verdict line", () => {
       const lines = second.stdout.trimEnd().split("\n");
       assert.match(lines.at(-1)!, /^run sc-\S+: FAILED: a check failed \(see above\)$/);
-      assert.match(lines.at(-2)!, /^4 passed, 4 failed, 0 broken, 0 skipped$/);
+      assert.match(lines.at(-2)!, /^2 passed, 2 failed, 0 broken, 0 skipped$/);
       const at = lines.findIndex((l) =>
         /^ {2}FAILED \[SITE_POLICY\] \S*failing\.mjs sim02: runs driver 999 or newer$/.test(l),
       );
@@ -198,11 +198,11 @@ describe("run's terminal output (live lines, plain lines, the end of the run; re
       assert.ok(id2, second.stdout);
       assert.notEqual(id1, id2);
       const checks = readFileSync(join(out, "checks.jsonl"), "utf8").trim().split("\n");
-      assert.equal(checks.length, 8, "only this run's checks");
+      assert.equal(checks.length, 4, "only this run's checks");
       const results = readdirSync(join(out, "allure-results")).filter((f) =>
         f.endsWith("-result.json"),
       );
-      assert.equal(results.length, 8, "no result of the run before (Allure would make it a retry)");
+      assert.equal(results.length, 4, "no result of the run before (Allure would make it a retry)");
       const prev = JSON.parse(readFileSync(join(out, "previous-run", "run.json"), "utf8"));
       assert.equal(prev.runId, id1);
       assert.equal(JSON.parse(readFileSync(join(out, "run.json"), "utf8")).runId, id2);
