@@ -4,12 +4,14 @@
 // channel closed (its TaskProlog, "TaskProlog failed status=1", in a CI run of 5 December 2026).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   killCommandScript,
   listRunScript,
+  NEW_TAGGED,
+  watchdogEndScript,
   wrapCommand,
 } from "../../src/transport/remote-scripts.js";
 
@@ -123,6 +125,75 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     } finally {
       g.remove();
     }
+  });
+
+  /** The last pid the kernel gave: a command started now gets a pid above it. */
+  const lastPid = () => Number(readFileSync("/proc/sys/kernel/ns_last_pid", "utf8"));
+  /** A grep first on PATH that notes each use: the end scan under bash must use none. */
+  const tripwireGrep = () => {
+    const g = blindGrep([]);
+    return { ...g, used: () => existsSync(join(g.bin, "c1")) };
+  };
+
+  it("at a command's end, bash finds a stray among what started after the command, sparing the rest", async () => {
+    const since = lastPid();
+    const own = start({ SLICECHECK_CMD: "t5", SLICECHECK_JOB: "" });
+    const job = start({ SLICECHECK_CMD: "t5", SLURM_JOB_ID: "42", SLICECHECK_JOB: "" });
+    const other = start({ SLICECHECK_CMD: "t6", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    // $1 is the command's pid (its process group): here a pid that no longer exists.
+    const end = (tag: string, env: NodeJS.ProcessEnv = cleanEnv()) =>
+      spawnSync("bash", ["-c", watchdogEndScript(tag), "watchdog", String(since)], {
+        env,
+        encoding: "utf8",
+      });
+    const r = end("t5");
+    assert.match(r.stdout, /alive=1\b/, r.stdout + r.stderr);
+    assert.equal(await own.ended, "SIGHUP");
+    assert.ok(alive(job.p), "the Slurm job it submitted was killed");
+    assert.ok(alive(other.p), "another command's process was killed");
+    // A command that left nothing (every watchdog's usual end): no process started to say so.
+    const g = tripwireGrep();
+    try {
+      const none = end("t9", { ...cleanEnv(), PATH: `${g.bin}:${process.env.PATH}` });
+      assert.match(none.stdout, /alive=0\b/, none.stdout + none.stderr);
+      assert.equal(g.used(), false, "grep was used");
+    } finally {
+      g.remove();
+    }
+  });
+
+  it("where the pid counter may have wrapped since the command began, it scans everything", async () => {
+    // A command that began at a pid above the last one given: the counter went round since.
+    const stray = start({ SLICECHECK_CMD: "t7", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    const since = String(lastPid() + 1000);
+    const r = spawnSync("bash", ["-c", watchdogEndScript("t7"), "watchdog", since], {
+      env: cleanEnv(),
+      encoding: "utf8",
+    });
+    assert.match(r.stdout, /alive=1\b/, r.stdout + r.stderr);
+    assert.equal(await stray.ended, "SIGHUP");
+  });
+
+  it("bash's scan says when a live process's environ reads empty (an exec under way), not for a zombie", async () => {
+    const since = lastPid();
+    const scan = (tag: string) =>
+      spawnSync("bash", ["-c", `${NEW_TAGGED} tn ${tag} ${since}; echo "T=$T E=$E"`], {
+        env: cleanEnv(),
+        encoding: "utf8",
+      }).stdout.trim();
+    // A zombie: `true` ends and its parent, exec'd into sleep, never reaps it.
+    const z = spawn("sh", ["-c", "true & exec sleep 60"], { stdio: "ignore", env: cleanEnv() });
+    started.push(z);
+    const tagged = start({ SLICECHECK_CMD: "t8", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(scan("SLICECHECK_CMD=t8"), `T= ${tagged.p.pid} E=`);
+    // A process whose environ is empty stands for one caught in the middle of an exec.
+    const bare = spawn("env", ["-i", "sleep", "60"], { stdio: "ignore" });
+    started.push(bare);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(scan("SLICECHECK_CMD=t8"), `T= ${tagged.p.pid} E=1`);
   });
 
   it("lists the run's processes without the Slurm jobs it submitted", async () => {
