@@ -34,87 +34,37 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const E2E =
   /helpers\/(cluster|slurm-cluster|slurmdbd|postgres|cli-entry)\.js|(sim|src)\/(cluster|postgres)\.js|playwright|chromium|scripts\/demo|"sim", "up"|dist\/cli|bin\/slicecheck/;
 
-/** Every end-to-end file, longest first: the wall seconds each took with the group's 4 workers,
- * each file in a process of its own (6 December 2026, 2 cores; demo, via-slurm and run-progress
- * as cut down that day). Longest first, so that the last files to start are the shortest and the
- * group does not end on one long file while the other workers sit idle. Only an order: a file
- * missing here runs after these, and a name here that no longer exists is ignored. */
+/** The end-to-end files that take longest, longest first (measured with `npm run test:times` on
+ * 2 loaded cores, 4 December 2026: the seconds each took, hooks included), started first so that
+ * no long file begins last while the other workers sit idle. Only an order: a file missing here
+ * still runs, and a name here that no longer exists is ignored. */
 const SLOW_FIRST = [
-  "test/report/signoff.test.ts", // 311 s
-  "test/harness/via-slurm.test.ts", // 250 s
-  "test/chaos/isolation.test.ts", // 210 s
-  "test/harness/lifecycle.test.ts", // 171 s
-  "test/chaos/soft-partitioning.test.ts", // 152 s
-  "test/demo.test.ts", // 150 s
-  "test/chaos/latency.test.ts", // 148 s
-  "test/suites/slurm.test.ts", // 137 s
-  "test/suites/containers.test.ts", // 125 s
-  "test/chaos/vgpu-guest.test.ts", // 119 s
-  "test/harness/stalls.test.ts", // 108 s
-  "test/report/counts.test.ts", // 101 s
-  "test/harness/lease.test.ts", // 96 s
-  "test/harness/via-slurm-constrain.test.ts", // 87 s
-  "test/harness/slurm-drain.test.ts", // 80 s
-  "test/report/report.test.ts", // 76 s
-  "test/cli/observe.test.ts", // 70 s
-  "test/suites/slurm-parallel.test.ts", // 69 s
-  "test/harness/suites.test.ts", // 67 s
-  "test/cli/hung-nvidia-smi.test.ts", // 61 s
-  "test/suites/training.test.ts", // 58 s
-  "test/chaos/parallel-nodes.test.ts", // 58 s
-  "test/report/suites-extra.test.ts", // 52 s
-  "test/cli/rollout.test.ts", // 50 s
-  "test/cli/apply.test.ts", // 50 s
-  "test/cli/cdi.test.ts", // 49 s
-  "test/cli/run-progress.test.ts", // 45 s
-  "test/cli/exec-pdsh.test.ts", // 44 s
-  "test/store/postgres-stopped.test.ts", // 43 s
-  "test/transport/ssh.test.ts", // 42 s
-  "test/harness/late-exit.test.ts", // 41 s
-  "test/cli/doctor-ready.test.ts", // 40 s
-  "test/cli/bad-nodes.test.ts", // 40 s
-  "test/chaos/mixed-gpus.test.ts", // 39 s
-  "test/chaos/failure-domain.test.ts", // 36 s
-  "test/cli/config.test.ts", // 35 s
-  "test/workloads/logins.test.ts", // 34 s
-  "test/store/postgres-runs.test.ts", // 31 s
-  "test/cli/intended-layout.test.ts", // 29 s
-  "test/chaos/routes.test.ts", // 28 s
-  "test/store/upgrade-diff.test.ts", // 27 s
-  "test/store/postgres-batch.test.ts", // 26 s
-  "test/store/postgres.test.ts", // 24 s
-  "test/cli/run.test.ts", // 24 s
-  "test/cli/bundle.test.ts", // 24 s
-  "test/store/postgres-commit.test.ts", // 23 s
-  "test/report/advise-slurmdbd.test.ts", // 23 s
-  "test/cli/exec.test.ts", // 23 s
-  "test/store/postgres-lost.test.ts", // 22 s
-  "test/harness/utilization.test.ts", // 22 s
-  "test/harness/ended-runs.test.ts", // 22 s
-  "test/cli/inventory-scale.test.ts", // 22 s
-  "test/transport/supervisor.test.ts", // 21 s
-  "test/workloads/comm-paths.test.ts", // 16 s
-  "test/harness/disk-full.test.ts", // 16 s
-  "test/mig/journal.test.ts", // 15 s
-  "test/mig/apply-interlocks.test.ts", // 15 s
-  "test/cli/doctor.test.ts", // 14 s
-  "test/chaos/vgpu-host.test.ts", // 14 s
-  "test/cli/doctor-cuda.test.ts", // 13 s
-  "test/workloads/build.test.ts", // 12 s
-  "test/cli/advise.test.ts", // 12 s
-  "sim/test/workloads/e2e.test.ts", // 12 s
-  "test/workloads/topology.test.ts", // 11 s
-  "test/workloads/launcher.test.ts", // 11 s
-  "sim/test/cluster.test.ts", // 11 s
-  "test/cli/restore.test.ts", // 10 s
-  "test/verdicts/gpu-lost.test.ts", // 8 s
-  "test/cli/malformed-input.test.ts", // 8 s
-  "test/cli/sim-fault.test.ts", // 7 s
-  "test/transport/proxy-command.test.ts", // 6 s
-  "test/transport/login-delay.test.ts", // 6 s
-  "test/transport/local.test.ts", // 6 s
-  "test/harness/lease-guard.test.ts", // 5 s
-  "test/cli/plan-listings.test.ts", // 5 s
+  "test/report/signoff.test.ts", // 457 s
+  "test/demo.test.ts", // 456 s
+  "test/harness/via-slurm.test.ts", // 384 s
+  "test/harness/lifecycle.test.ts", // 372 s
+  "test/chaos/isolation.test.ts", // 340 s
+  "test/suites/containers.test.ts", // 319 s
+  "test/suites/slurm.test.ts", // 239 s
+  "test/suites/slurm-parallel.test.ts", // 238 s
+  "test/harness/slurm-drain.test.ts", // 232 s
+  "test/chaos/latency.test.ts", // 209 s
+  "test/cli/run-progress.test.ts", // 201 s
+  "test/chaos/vgpu-guest.test.ts", // 196 s
+  "test/chaos/soft-partitioning.test.ts", // 177 s
+  "test/cli/cdi.test.ts", // 171 s
+  "test/report/report.test.ts", // 158 s
+  "test/chaos/parallel-nodes.test.ts", // 137 s
+  "test/harness/lease.test.ts", // 131 s
+  "test/harness/stalls.test.ts", // 130 s
+  "test/cli/apply.test.ts", // 129 s
+  "test/report/counts.test.ts", // 127 s
+  "test/suites/training.test.ts", // 111 s
+  "test/cli/doctor-ready.test.ts", // 105 s
+  "test/report/suites-extra.test.ts", // 102 s
+  "test/harness/suites.test.ts", // 101 s
+  "test/harness/via-slurm-constrain.test.ts", // 97 s
+  "test/cli/rollout.test.ts", // 96 s
 ];
 
 /** Where the tests are: the product's, and the simulator package's own. */
