@@ -54,7 +54,7 @@ describe("allure results, junit, report and compliance PDF (real sshd, Chromium)
   before(async () => {
     if (!existsSync(CHROMIUM))
       throw new Error(
-        `no Chromium at ${CHROMIUM}: run \`npm test\` (its pretest step, scripts/setup.mjs, installs Debian's chromium)`,
+        `no Chromium at ${CHROMIUM}: run \`npm test\` (its set-up step, scripts/setup.mjs, installs Debian's chromium)`,
       );
     c = await startCluster([
       { gpu: "H100-80GB", driver: "580.173.02" },
