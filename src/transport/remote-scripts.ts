@@ -120,12 +120,34 @@ export function parseEndRecord(line: string): EndRecord | null {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** Names a shell keeps for itself: `export` of one fails (bash's read-only variables; in sh an
+ * error of a special builtin ends the shell), where `env` passes it on as asked. */
+const SHELL_OWNED = new Set(["BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"]);
+
+/**
+ * How the tags and environment reach the command: exported by the login shell, which then execs
+ * `timeout` (no process more), or through `env` where sudo would drop them or a name is the
+ * shell's own. `env` was an exec of its own in every remote command: about 4 ms of CPU on 2 cores,
+ * some 5 800 times in `npm test`. The watcher is started before, so it never carries the tags.
+ */
+function tagging(entries: string[], sudo: boolean, names: string[]): string {
+  if (sudo) return `exec sudo -n env ${entries.join(" ")}`;
+  if (names.some((n) => SHELL_OWNED.has(n))) return `exec env ${entries.join(" ")}`;
+  return `export ${entries.join(" ")}; exec`;
+}
+
 export function wrapCommand(cmd: Command, o: WrapOptions): string {
   const env = Object.entries(o.env ?? {}).map(([k, v]) => {
     if (!ENV_NAME.test(k))
       throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
     return quote(`${k}=${v}`);
   });
+  const tags = [
+    quote(`SLICECHECK_RUN=${o.runTag}`),
+    quote(`SLICECHECK_CMD=${o.cmdTag}`),
+    JOB_TAG,
+    ...env,
+  ];
   const argv = "argv" in cmd ? cmd.argv : ["sh", "-c", cmd.shell];
   const plain = o.record ? recorded(argv, o.gate) : quoteArgv(argv);
   // Data for stdin travels in the command line as base64 in a here-document: its alphabet
@@ -159,18 +181,21 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   const watch = `${readBeat()} while r; do :; done; ${watchdogEndScript(o.cmdTag)}`;
   // A background job of a non-interactive shell reads /dev/null unless its stdin is given
   // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
-  const watcher = `exec 3<&0; ${o.sudo ? "sudo -n " : ""}"$b" -c ${quote(watch)} watchdog "$$" <&3 >/dev/null 2>&1 & exec 3<&-;`;
+  //
+  // Where the login shell is bash (BASHPID set), the watchdog is a subshell of it, a fork: a
+  // bash of its own was an exec and a start-up more in every remote command (about 5 ms of CPU
+  // on 2 cores). It reads the same text through eval, with $1 the command's pid as before; the
+  // kill steps know themselves by BASHPID (KILL_BY_TAG). Under sudo, or another login shell,
+  // it is "$b" started as before.
+  const started = `<&3 >/dev/null 2>&1 &`;
+  const watcher = o.sudo
+    ? `exec 3<&0; sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${started} exec 3<&-;`
+    : `exec 3<&0; wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${started} else "$b" -c "$wd" watchdog "$$" ${started} fi; exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
     o.noWatcher && !o.record ? "" : PICK_SHELL,
     o.noWatcher ? "" : watcher,
-    "exec",
-    o.sudo ? "sudo -n" : "",
-    "env",
-    quote(`SLICECHECK_RUN=${o.runTag}`),
-    quote(`SLICECHECK_CMD=${o.cmdTag}`),
-    JOB_TAG,
-    ...env,
+    tagging(tags, o.sudo, Object.keys(o.env ?? {})),
     `timeout -k ${GRACE_S} ${Math.max(1, Math.ceil(o.deadlineS))}`,
     body,
     // The command never reads the channel: its stdin belongs to the watchdog's heartbeats.
@@ -200,8 +225,12 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
  */
 const TAGGED = `tf() { T=; [ "$#" -gt 0 ] || return 0; J=" "; for f in $(grep -lzsx 'SLURM_JOB_ID=.*' "$@"); do J="$J$f "; done; for f in "$@"; do j=; case $J in *" $f "*) j=$(grep -zsx 'SLURM_JOB_ID=.*' "$f" | tr -d '\\0') ;; esac; if [ -n "$j" ]; then o=$(grep -zsx 'SLICECHECK_JOB=.*' "$f" | tr -d '\\0'); [ "\${j#SLURM_JOB_ID=}" = "\${o#SLICECHECK_JOB=}" ] || continue; fi; p=\${f#/proc/}; T="$T \${p%/environ}"; done; }; tg() { tf $(grep -lzxsF -- "$1" /proc/[0-9]*/environ); } 2>/dev/null;`;
 
-/** Shell function: signal every tagged process (TAGGED's) but this shell; prints how many. */
-const KILL_BY_TAG = `kt() { n=0; tg "$1"; for p in $T; do [ "$p" = "$$" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; echo "$n"; };`;
+/** Shell function: signal every tagged process (TAGGED's) but this shell; how many, into $n. This
+ * shell is $me: bash's BASHPID, which is a subshell's own pid (the watchdog is one where the
+ * login shell is bash), else $$. kt runs in the shell itself, never in a command substitution:
+ * that subshell would carry the tag too, and a killer that carries it (one of the run's own
+ * commands) signalled itself there and lost its count. */
+const KILL_BY_TAG = `me=\${BASHPID:-$$}; kt() { n=0; tg "$1"; for p in $T; do [ "$p" = "$me" ] && continue; kill -"$2" "$p" 2>/dev/null && n=$((n+1)); done; };`;
 
 /** The environment entry that says under which Slurm job (if any) a command got its tags. */
 export const JOB_TAG = `"SLICECHECK_JOB=\${SLURM_JOB_ID:-}"`;
@@ -225,7 +254,7 @@ const EXEC_GAP_S = 0.1;
  * way. Measured on 2 cores with about 100 processes: 23 ms of CPU for grep, sleep and grep at a
  * command's end, where every command's watchdog ends with one.
  */
-export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != $$ )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 && (SECONDS + 1) * 20000 < x )); }; }';`;
+export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 && (SECONDS + 1) * 20000 < x )); }; }';`;
 
 /** TERM (or `first`), a short grace, then KILL; prints how many processes got the first, and
  * how many carried the tag before any signal (`alive=`: the command was still running).
@@ -261,9 +290,9 @@ function killSequence(
     // command is done): two scans of /proc and no signal, not the whole sequence. A fleet of
     // nodes simulated on one machine shares its cores for those scans; so does a real node's own
     // work.
-    `c=0; if [ "$a" -gt 0 ]; then c=$(kt ${m} ${first});`,
+    `c=0; if [ "$a" -gt 0 ]; then kt ${m} ${first}; c=$n;`,
     `i=0; while [ "$i" -lt 20 ] && ta ${m} && [ "$a" -gt 0 ]; do sleep 0.1; i=$((i+1)); done;`,
-    `kt ${m} KILL >/dev/null; fi;`,
+    `kt ${m} KILL; fi;`,
     pgk,
     `echo "killed=$c"`,
   ].join(" ");

@@ -4,11 +4,12 @@
 // channel closed (its TaskProlog, "TaskProlog failed status=1", in a CI run of 5 December 2026).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   killCommandScript,
+  killRunScript,
   listRunScript,
   NEW_TAGGED,
   watchdogEndScript,
@@ -196,6 +197,73 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     assert.equal(scan("SLICECHECK_CMD=t8"), `T= ${tagged.p.pid} E=1`);
   });
 
+  for (const shell of ["bash", "sh"])
+    it(`a ${shell} killer that carries the run's tag kills the run's processes, never itself`, async () => {
+      const victim = start({ SLICECHECK_RUN: "r9@n1", SLICECHECK_JOB: "" });
+      await new Promise((r) => setTimeout(r, 200));
+      // As `slicecheck cleanup` runs it: a remote command of the same run, tagged like the rest.
+      const r = spawnSync(shell, ["-c", killRunScript("r9@n1")], {
+        env: { ...cleanEnv(), SLICECHECK_RUN: "r9@n1", SLICECHECK_JOB: "" },
+        encoding: "utf8",
+      });
+      assert.equal(r.signal, null, `the killer was killed: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout, /killed=1\b/, r.stdout + r.stderr);
+      assert.equal(await victim.ended, "SIGTERM");
+    });
+
+  /** The pids whose parent is `ppid`, with their argv. */
+  const children = (ppid: number) =>
+    readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .flatMap((d) => {
+        try {
+          const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+          const pp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+          const argv = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
+          return pp === ppid ? [{ pid: Number(d), argv }] : [];
+        } catch {
+          return []; // gone meanwhile
+        }
+      });
+
+  for (const shell of ["bash", "sh"])
+    it(`the watchdog of a ${shell} login: a ${shell === "bash" ? "subshell (no bash started)" : "bash of its own"}, it kills a stray once the channel ends`, async () => {
+      // The command leaves a stray outside its process group, then waits; its stdin, the
+      // channel's, stays open until the test ends it.
+      const cmd = wrapCommand(
+        {
+          argv: ["sh", "-c", "setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!; exec sleep 60"],
+        },
+        { runTag: "r1@n1", cmdTag: "w1", deadlineS: 30, sudo: false },
+      );
+      const login = spawn(shell, ["-c", cmd], { env: cleanEnv(), stdio: ["pipe", "pipe", "pipe"] });
+      started.push(login);
+      let out = "";
+      login.stdout!.on("data", (d) => {
+        out += d;
+      });
+      const ended = new Promise((r) => login.on("exit", r));
+      for (let i = 0; i < 100 && !/\d+\n/.test(out); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      const stray = Number(out.trim());
+      assert.ok(stray > 0, `no stray pid printed: ${out}`);
+      // The login shell exec'd timeout: its children are the recorder's side and the watchdog.
+      const own = children(login.pid as number);
+      const exec = own.filter((c) => c.argv.includes("watchdog"));
+      assert.equal(own.length, 2, JSON.stringify(own));
+      assert.equal(exec.length, shell === "bash" ? 0 : 1, JSON.stringify(own));
+      login.stdin!.end(); // the channel ends: the controller went away
+      await ended;
+      let gone = false;
+      for (let i = 0; i < 60 && !gone; i++) {
+        gone =
+          !existsSync(`/proc/${stray}`) ||
+          /^\S+ \(\S+\) Z/.test(readFileSync(`/proc/${stray}/stat`, "utf8"));
+        if (!gone) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(gone, `the stray ${stray} outlived its command's channel`);
+    });
+
   it("lists the run's processes without the Slurm jobs it submitted", async () => {
     const own = start({ SLICECHECK_RUN: "r1@n1", SLICECHECK_JOB: "" });
     const job = start({ SLICECHECK_RUN: "r1@n1", SLURM_JOB_ID: "42", SLICECHECK_JOB: "" });
@@ -225,5 +293,34 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     assert.equal(inJob.stdout, "c1|77", inJob.stderr);
     const outside = spawnSync("sh", ["-c", cmd], { env: cleanEnv(), encoding: "utf8" });
     assert.equal(outside.stdout, "c1|", outside.stderr);
+  });
+
+  it("tags and environment reach the command without an env process, unless a name is the shell's", () => {
+    // An env first on PATH that leaves a mark: the login shell exports the tags and execs
+    // timeout, one process fewer per command, except where `export` would fail (UID in bash).
+    const bin = mkdtempSync(join(tmpdir(), "slicecheck-env-"));
+    const real = spawnSync("sh", ["-c", "command -v env"], { encoding: "utf8" }).stdout.trim();
+    writeFileSync(join(bin, "env"), `#!/bin/sh\n: > ${bin}/used\nexec ${real} "$@"\n`, {
+      mode: 0o755,
+    });
+    const show = { argv: ["sh", "-c", 'printf "%s|%s|%s" "$SLICECHECK_CMD" "$A" "$UID"'] };
+    // No watcher: spawnSync's stdin ends at once, which to a watcher is the channel gone.
+    const opts = { runTag: "r1@n1", cmdTag: "c1", deadlineS: 10, sudo: false, noWatcher: true };
+    const env = { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` };
+    try {
+      for (const shell of ["sh", "bash"]) {
+        rmSync(join(bin, "used"), { force: true });
+        const plain = wrapCommand(show, { ...opts, env: { A: "x y'z" } });
+        const r = spawnSync(shell, ["-c", plain], { env, encoding: "utf8" });
+        assert.equal(r.stdout.replace(/\|\d*$/, "|"), "c1|x y'z|", `${shell}: ${r.stderr}`);
+        assert.ok(!existsSync(join(bin, "used")), `${shell}: no env process for plain names`);
+      }
+      const owned = wrapCommand(show, { ...opts, env: { A: "1", UID: "4242" } });
+      const r = spawnSync("bash", ["-c", owned], { env, encoding: "utf8" });
+      assert.equal(r.stdout, "c1|1|4242", r.stderr);
+      assert.ok(existsSync(join(bin, "used")), "UID is bash's own: passed on through env");
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
