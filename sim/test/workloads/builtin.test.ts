@@ -94,7 +94,9 @@ for (const via of ["own process", "resident simulator"] as const)
       const gpu = state(dir).gpus[0]!.uuid;
       const whole = 132 * H100_FP32_PER_SM;
       const near = (x: number, want: number) => Math.abs(x / want - 1) < 0.05;
-      const a = start(dir, "stress", ["--duration", "2.6", "--interval", "0.2"], gpu);
+      // A outlasts B by seconds: under a loaded unit group B's own process took over 1.4 s to
+      // start, and A (2.6 s then) had ended before B's last intervals (CI, 6 December 2026).
+      const a = start(dir, "stress", ["--duration", "5", "--interval", "0.2"], gpu);
       assert.ok(await until(() => a.out.includes("SLICECHECK stress "), 10_000), a.err);
       const b = await run(dir, "stress", ["--duration", "1.2", "--interval", "0.2"], gpu);
       assert.equal((await a.done).code, 0, a.err);
@@ -134,7 +136,9 @@ for (const via of ["own process", "resident simulator"] as const)
       const dir = await node("H100-80GB", 1, "-i 0 -mig 1", "mig -i 0 -cgi 19,9 -C");
       const small = migUuid(dir, 0, 19);
       const giMiB = 9984;
-      const hog = start(dir, "memhog", ["--bytes", "20G", "--hold", "3"], small);
+      // Held far longer than the checks beside it take (two more memhog processes: over 3 s on
+      // a loaded machine, when the hog then ended by itself before the SIGINT); it is stopped.
+      const hog = start(dir, "memhog", ["--bytes", "20G", "--hold", "25"], small);
       assert.ok(await until(() => hog.out.includes("SLICECHECK memhog "), 10_000), hog.err);
       const m = parseBuiltinOutput(hog.out).memhog!;
       assert.equal(m.oom, true);
