@@ -46,6 +46,7 @@ export const tenant: FaultKind = {
       ci: ci?.id ?? null,
       usedMiB: TENANT_MEMORY_MIB,
       busyPct: pct,
+      planted: true,
     });
     return {
       record: { kind: "tenant", gpu: gpu.index, pid },

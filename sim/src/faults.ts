@@ -65,6 +65,7 @@ const foreignProcess: FaultKind = {
       gi: gi?.id ?? null,
       ci: ci?.id ?? null,
       usedMiB: 2048,
+      planted: true,
     });
     return {
       record: { kind: "foreign-process", gpu: gpu.index, pid },

@@ -45,6 +45,13 @@ export interface SimProcess {
   /** A planted tenant (`sim fault NODE tenant`): the mean share, 0-100, of its unit's SMs it
    * keeps busy; each reading jitters around it (tenant.ts). */
   busyPct?: number;
+  /** Planted by `sim fault` (foreign-process, tenant): no real process stands for it, so it is
+   * never taken for alive or dead by its pid, which a real process of this machine may hold at
+   * any moment (pid_max is 32768 on the CI machine). It holds its memory and shows in every
+   * listing; the simulated workloads do not time-slice with it (workloads/proc.ts computesOn).
+   * The references are silent on what a foreign process computes: it is taken as an idle
+   * holder, which keeps every figure beside it deterministic. */
+  planted?: true;
 }
 
 /** Values a real board measures; ours are settable so that tests can mirror a capture. */

@@ -11,7 +11,7 @@
 // reading). Every function here runs under the state lock.
 
 import type { SimGpu, SimProcess, SimState } from "../nvsmi/state.js";
-import { isAlive } from "./proc.js";
+import { computesOn, isAlive } from "./proc.js";
 
 export function mpsActive(gpu: SimGpu): boolean {
   return gpu.mps?.active === true;
@@ -33,7 +33,7 @@ export function doomPeers(
 ): number[] {
   if (!gpu.mps?.active) return [];
   const peers = gpu.processes
-    .filter((p) => p.pid !== pid && sameUnit(p, unit) && isAlive(p.pid))
+    .filter((p) => p.pid !== pid && sameUnit(p, unit) && computesOn(p))
     .map((p) => p.pid);
   const doomed = [...new Set([...(gpu.mps.doomed ?? []), ...peers])];
   gpu.mps = { active: true, ...(doomed.length > 0 ? { doomed, error: errorCode } : {}) };

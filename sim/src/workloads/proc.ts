@@ -22,6 +22,14 @@ export function procStat(pid: number): ProcStat | null {
   return { state: rest[0] ?? "?", startTime: rest[19] ?? "" };
 }
 
+/** Whether a listed process computes beside the simulated workloads: a live process the
+ * simulator started, never one `sim fault` planted (SimProcess.planted). Its pid was the whole
+ * test of it: a planted foreign process counted as a sharer exactly when some unrelated process
+ * of the machine held its pid, and halved a stress beside it at random (CI, 6 December 2026). */
+export function computesOn(p: { pid: number; planted?: true }): boolean {
+  return p.planted !== true && isAlive(p.pid);
+}
+
 export function isAlive(pid: number, startTime?: string): boolean {
   const s = procStat(pid);
   if (!s || s.state === "Z" || s.state === "X") return false;

@@ -31,7 +31,7 @@ import {
 } from "./cuda.js";
 import { currentGpu, onSameUnit, type SimDevice, visibleDevices } from "./device.js";
 import { clientLimits, computeShare, doomOf } from "./mps.js";
-import { isAlive } from "./proc.js";
+import { computesOn } from "./proc.js";
 import { type Registration, register, unregister } from "./registry.js";
 
 const STEP_MS = 50;
@@ -176,7 +176,7 @@ export function sharersOf(state: SimState, dev: SimDevice, pid: number): number 
   const gpu = currentGpu(state, dev);
   const pids = new Set(
     (gpu?.processes ?? [])
-      .filter((p) => p.type !== "G" && onSameUnit(dev, p) && isAlive(p.pid))
+      .filter((p) => p.type !== "G" && onSameUnit(dev, p) && computesOn(p))
       .map((p) => p.pid),
   );
   pids.add(pid);
@@ -189,7 +189,7 @@ export function shareOf(s: Session, state: SimState, dev: SimDevice): number {
   const gpu = currentGpu(state, dev);
   const peers = new Map<number, SimProcess>();
   for (const p of gpu?.processes ?? [])
-    if (p.type !== "G" && p.pid !== s.pid && onSameUnit(dev, p) && isAlive(p.pid))
+    if (p.type !== "G" && p.pid !== s.pid && onSameUnit(dev, p) && computesOn(p))
       peers.set(p.pid, p);
   return computeShare(gpu, [...peers.values()], clientLimits(gpu, s.ctx.env).threadPct);
 }
