@@ -2,5 +2,3 @@
 /** The installed dependencies with build scripts of their own, by name (from `dir`'s
  * node_modules/.package-lock.json; `dir` defaults to the repository). */
 export function nativePackages(dir?: string): string[];
-/** Sets the machine up for `purpose`, running the npm scripts `checks` beside the installs. */
-export function setup(purpose: "test" | "demo", checks?: string[]): Promise<boolean>;

@@ -243,14 +243,14 @@ async function buildIfStale() {
 
 /** Sets the machine up for `purpose` ("test" or "demo"); `checks` are npm scripts (the type-check
  * and lint) run beside the installs and builds. Resolves to whether everything passed. */
-export async function setup(purpose, checks = []) {
+async function setup(purpose, checks = []) {
   const needs = debianNeeds(purpose);
   const missing = needs.filter((n) => !n.has());
   for (const n of needs.filter((x) => !missing.includes(x)))
     say(`${n.packages.join(" and ")} ${n.packages.length > 1 ? "are" : "is"} installed`);
   // Started first: its downloads and unpacking need nothing from npm.
   const debian = missing.length > 0 ? aptInstall(missing) : Promise.resolve(true);
-  const beside = () => (checks.length ? npmScripts(checks) : Promise.resolve(true));
+  const beside = () => npmScripts(checks);
   let ok;
   if (npmDepsStale()) ok = await npmInstall(beside);
   else ok = (await buildIfStale()) && (await beside());

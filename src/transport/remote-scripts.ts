@@ -187,10 +187,11 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // on 2 cores). It reads the same text through eval, with $1 the command's pid as before; the
   // kill steps know themselves by BASHPID (KILL_BY_TAG). Under sudo, or another login shell,
   // it is "$b" started as before.
-  const started = `<&3 >/dev/null 2>&1 &`;
-  const watcher = o.sudo
-    ? `exec 3<&0; sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${started} exec 3<&-;`
-    : `exec 3<&0; wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${started} else "$b" -c "$wd" watchdog "$$" ${started} fi; exec 3<&-;`;
+  const bg = `<&3 >/dev/null 2>&1 &`;
+  const start = o.sudo
+    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${bg}`
+    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" ${bg} fi;`;
+  const watcher = `exec 3<&0; ${start} exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
     o.noWatcher && !o.record ? "" : PICK_SHELL,

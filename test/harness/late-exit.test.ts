@@ -10,23 +10,8 @@ import { readPid } from "../../sim/src/sshd.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster, waitFor } from "../helpers/cluster.js";
+import { childrenOf } from "../helpers/procs.js";
 import { isSimWorkload } from "../helpers/sim-procs.js";
-
-/** The per-connection sshd processes below a node's listener (not the listener itself). */
-function sessionsOf(listener: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === listener) out.push(Number(d));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
 
 /** The simulated stress process a run started on this cluster's `node` (tagged with the run,
  * and in that node's simulated environment: other clusters have a sim01 too). */
@@ -83,7 +68,7 @@ describe("a late exit is judged by the node's record (real sshd)", function () {
     };
     assert.ok(await waitFor(() => clock() >= 16, 90_000, 50), "the stress reached 16 s");
     await new Promise((r) => setTimeout(r, 2_000));
-    const frozen = sessionsOf(listener);
+    const frozen = childrenOf(listener);
     assert.ok(frozen.length > 0, "sim01 has a session to stop");
     for (const p of frozen) process.kill(p, "SIGSTOP");
     await new Promise((r) => setTimeout(r, 15_000));

@@ -19,6 +19,7 @@ import {
 import type { ExecOptions, Transport } from "../../src/transport/types.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster } from "../helpers/cluster.js";
+import { parentOf } from "../helpers/procs.js";
 import { freshNode, journalsExist, layoutOf } from "../mig/apply-helpers.js";
 
 const DEFAULT = join(import.meta.dirname, "../../fixtures/layouts/default.yaml");
@@ -42,15 +43,6 @@ function holders(runId: string): number[] {
   // A fork of the holder (a command substitution, a sleep not yet exec'd) carries its command
   // line for an instant: only the shell whose parent is not itself a holder is the holder.
   return found.filter((p) => !found.includes(parentOf(p)));
-}
-
-function parentOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return 0;
-  }
 }
 
 describe("the node lease guards every change (real sshd, simulated H100)", function () {

@@ -13,25 +13,10 @@ import { readPid } from "../../sim/src/sshd.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { type CliRun, cli } from "../helpers/cli.js";
 import { taggedPids, useCluster, waitFor } from "../helpers/cluster.js";
+import { childrenOf } from "../helpers/procs.js";
 
 const LAYOUT = "fixtures/layouts/default.yaml";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The per-connection sshd processes below a node's listener (not the listener itself). */
-function sessionsOf(listener: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === listener) out.push(Number(d));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
 
 interface RunJson {
   runId: string;
@@ -83,7 +68,7 @@ describe("the node lease (real sshd, 2 simulated H100)", function () {
     assert.ok(started, "the stress never started on sim01");
     await sleep(3_000);
     const listener = readPid(join(simNodeRecord(c.inventoryPath, "sim01").dir, "sshd.pid"))!;
-    const frozen = sessionsOf(listener);
+    const frozen = childrenOf(listener);
     assert.ok(frozen.length > 0, "sim01 has a session to stop");
     const balanced = profiles("sim01");
     assert.ok(balanced.length > 1, "the run's layout is in place");

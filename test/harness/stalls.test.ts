@@ -10,22 +10,7 @@ import { readPid } from "../../sim/src/sshd.js";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli } from "../helpers/cli.js";
 import { useCluster, waitFor } from "../helpers/cluster.js";
-
-/** The per-connection sshd processes below a node's listener (not the listener itself). */
-function sessionsOf(listener: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === listener) out.push(Number(d));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
+import { childrenOf } from "../helpers/procs.js";
 
 describe("stalls and slow logins (real sshd)", function () {
   this.timeout(180_000);
@@ -61,7 +46,7 @@ describe("stalls and slow logins (real sshd)", function () {
       }, 30_000),
     );
     await new Promise((r) => setTimeout(r, 2_000));
-    const frozen = sessionsOf(listener);
+    const frozen = childrenOf(listener);
     assert.ok(frozen.length > 0, "sim01 has a session to stop");
     const stoppedAt = Date.now();
     for (const p of frozen) process.kill(p, "SIGSTOP");

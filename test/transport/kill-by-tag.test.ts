@@ -4,7 +4,7 @@
 // channel closed (its TaskProlog, "TaskProlog failed status=1", in a CI run of 5 December 2026).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -15,6 +15,7 @@ import {
   watchdogEndScript,
   wrapCommand,
 } from "../../src/transport/remote-scripts.js";
+import { childrenOf } from "../helpers/procs.js";
 
 /** This process's environment less Slurm's and slicecheck's own variables. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -213,18 +214,13 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
 
   /** The pids whose parent is `ppid`, with their argv. */
   const children = (ppid: number) =>
-    readdirSync("/proc")
-      .filter((d) => /^\d+$/.test(d))
-      .flatMap((d) => {
-        try {
-          const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-          const pp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-          const argv = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
-          return pp === ppid ? [{ pid: Number(d), argv }] : [];
-        } catch {
-          return []; // gone meanwhile
-        }
-      });
+    childrenOf(ppid).flatMap((pid) => {
+      try {
+        return [{ pid, argv: readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0") }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
 
   for (const shell of ["bash", "sh"])
     it(`the watchdog of a ${shell} login: a ${shell === "bash" ? "subshell (no bash started)" : "bash of its own"}, it kills a stray once the channel ends`, async () => {
