@@ -33,8 +33,11 @@ function spans(log: string): Map<string, Span> {
   for (const l of lines) {
     const t = stamp(l);
     if (t === null) continue;
-    // Slurm 22.05: `sched: _slurm_rpc_allocate_resources JobId=N NodeList=sim01 usec=…`.
-    const a = /\bJobId=(\d+) NodeList=(\S+)/.exec(l);
+    // Slurm 22.05: `sched: _slurm_rpc_allocate_resources JobId=N NodeList=sim01 usec=…`. A job
+    // that had to wait is logged there with `NodeList=(null)` and allocated later, on its own line
+    // `sched: Allocate JobId=N NodeList=sim01 #CPUs=1 …` (CI of 6 December 2026, under load), so
+    // the first line naming a node is its start.
+    const a = /\bJobId=(\d+) NodeList=([^\s(]\S*)/.exec(l);
     if (a?.[1] && a[2] && !start.has(a[1])) {
       start.set(a[1], t);
       nodeOf.set(a[1], a[2]);
