@@ -14,6 +14,7 @@ import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { med as median } from "./bench-scale.mjs";
+import { sqliteOptLevel } from "./setup.mjs";
 
 const INSTANCES = 7;
 const FIGURES = ["tflops", "errors"];
@@ -129,5 +130,10 @@ export async function benchRecords(root) {
   const [sqlite, durable, async] = rows.map((r) => r["per measurement (ms)"]);
   console.log(
     `records: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (server synchronous_commit=off); goal ≤ 2×`,
+  );
+  // The set-up compiles SQLite at -O1 (setup.mjs nativeEnv): a slower SQLite flatters the ratio.
+  const opt = sqliteOptLevel(built);
+  console.log(
+    `records: SQLite compiled at ${opt ?? "a level not recorded (a prebuilt binary?)"}${opt && opt !== "-O3" ? "; better-sqlite3's own builds use -O3 (npm rebuild better-sqlite3)" : ""}`,
   );
 }

@@ -197,18 +197,48 @@ export function nativePackages(dir = root) {
   return [...new Set(names)];
 }
 
+/**
+ * The environment of one package's native build. SQLite's amalgamation, one C file of 9 MB, is
+ * the longest step of the whole set-up: 85 s of one core at better-sqlite3's -O3, 41 s at -O1
+ * (here, December 2026; 2 slow cores take longer). -O1, given last in CFLAGS so that it wins
+ * over the package's own -O3, keeps SQLite optimised but halves that. The tests and the demo
+ * write a few thousand rows; `BENCH=records npm run bench` says at which level the SQLite it
+ * measures was compiled (sqliteOptLevel), and `npm rebuild better-sqlite3` gives back -O3. Only
+ * better-sqlite3's C: its C++ binding (about 4 s) and the other packages keep their flags.
+ */
+export function nativeEnv(name, env = process.env) {
+  const out = { ...env, JOBS: "max" };
+  if (name === "better-sqlite3") out.CFLAGS = [env.CFLAGS, SQLITE_OPT].filter(Boolean).join(" ");
+  return out;
+}
+export const SQLITE_OPT = "-O1";
+
+/** The -O level SQLite's C was last compiled at in `dir`'s better-sqlite3 (the last -O of the
+ * compile command node-gyp's make left in its .d file), or null where there is none to read (a
+ * prebuilt binary, or no build). */
+export function sqliteOptLevel(dir = root) {
+  const deps = "build/Release/.deps/Release/obj.target/sqlite3/gen/sqlite3/sqlite3.o.d";
+  let text;
+  try {
+    text = readFileSync(join(dir, "node_modules", "better-sqlite3", deps), "utf8");
+  } catch {
+    return null;
+  }
+  const cmd = text.split("\n").find((l) => l.startsWith("cmd_")) ?? "";
+  return cmd.match(/(?<=\s)-O[0-3sgz]?(?=\s)/g)?.at(-1) ?? null;
+}
+
 /** The dependencies' install scripts that `npm ci --ignore-scripts` skipped (node-gyp builds of
  * better-sqlite3, ssh2's crypto binding and cpu-features, esbuild's check of its binary), one
  * `npm rebuild` each, side by side: better-sqlite3's alone is about 70 s, the rest about 14.
  * node-gyp is given both cores (JOBS=max: better-sqlite3's C++ beside SQLite's C). Never the
  * project's own prepare: setup's build is that. Resolves to whether every one passed. */
 async function nativeBuilds(t0) {
-  const env = { ...process.env, JOBS: "max" };
   const results = await Promise.all(
     nativePackages().map(async (name) => {
       const r = await run("npm", ["rebuild", name, "--no-audit", "--no-fund"], {
         capture: true,
-        env,
+        env: nativeEnv(name),
       });
       if (r.code !== 0) console.error(`[setup] npm rebuild ${name} FAILED:\n${r.out}`);
       return r.code === 0;
