@@ -12,16 +12,33 @@ import { bundleCli, bundleSimTools, compileSuites } from "./bundle.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
-let tsc;
-try {
-  tsc = require.resolve("typescript/bin/tsc");
-} catch {
-  // Installed without devDependencies (npm ci --omit=dev): dist/ must already be there.
-  console.error("slicecheck build: typescript is not installed; using the existing dist/");
-  process.exit(0);
+/**
+ * TypeScript 7's native compiler (`@typescript/native`, an alias of typescript@7.0.2) where its
+ * platform's binary is installed, else typescript 5.9, which the lint keeps for its parser (7.0
+ * has no JS API, ecosystem.md §7). Their JavaScript is the same byte for byte on this project's
+ * src/ and sim/src/; the declarations differ only in the order of union members. 7 compiles the
+ * two projects in 3.9 s of CPU where 5.9 took 18.5 (December 2026, 2 cores), in every set-up.
+ */
+export function resolveTsc() {
+  for (const pkg of ["@typescript/native", "typescript"]) {
+    let path;
+    try {
+      // By its package.json: 7's exports map does not list bin/tsc.
+      path = join(dirname(require.resolve(`${pkg}/package.json`)), "bin", "tsc");
+    } catch {
+      continue; // not installed: the next one
+    }
+    if (pkg === "typescript" || nativeTscWorks(path)) return path;
+  }
+  return null;
 }
 
-function run(project) {
+/** Whether 7's launcher finds its platform's binary (an optional dependency npm may skip). */
+function nativeTscWorks(path) {
+  return spawnSync(process.execPath, [path, "-v"], { stdio: "ignore" }).status === 0;
+}
+
+function run(tsc, project) {
   const r = spawnSync(process.execPath, [tsc, "-p", join(root, project)], {
     stdio: "inherit",
     cwd: root,
@@ -58,19 +75,25 @@ export function placeSim(stage, dist) {
   }
 }
 
-function compileSim() {
+function compileSim(tsc) {
   const stage = join(root, ".build-sim");
   rmSync(stage, { recursive: true, force: true });
-  const status = run("sim/tsconfig.build.json");
+  const status = run(tsc, "sim/tsconfig.build.json");
   if (status === 0) placeSim(stage, join(root, "dist"));
   rmSync(stage, { recursive: true, force: true });
   return status;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const tsc = resolveTsc();
+  if (tsc === null) {
+    // Installed without devDependencies (npm ci --omit=dev): dist/ must already be there.
+    console.error("slicecheck build: typescript is not installed; using the existing dist/");
+    process.exit(0);
+  }
   rmSync(join(root, "dist"), { recursive: true, force: true });
-  let status = run("tsconfig.build.json");
-  if (status === 0) status = compileSim();
+  let status = run(tsc, "tsconfig.build.json");
+  if (status === 0) status = compileSim(tsc);
   // The simulated node's tools, one file each, and the CLI (bundle.mjs says why).
   if (status === 0 && (await bundleSimTools(root)) === null)
     console.error(
