@@ -83,11 +83,14 @@ function esbuildOf(root) {
 export async function bundleSimTools(root) {
   const esbuild = esbuildOf(root);
   if (!esbuild) return null;
-  const { SIM_TOOLS, RESIDENT_SCRIPT } = await import(
+  const { SIM_TOOLS, RESIDENT_SCRIPT, FENCE_SCRIPT, SLURM_WRAPPER_SCRIPT } = await import(
     pathToFileURL(join(root, "dist/sim/tools.js")).href
   );
-  // With the cluster's resident simulator (sim/src/resident), which answers the tools' reads.
-  const entries = [...new Set([...Object.values(SIM_TOOLS), RESIDENT_SCRIPT])];
+  // With the cluster's resident simulator (sim/src/resident), which answers the tools' reads,
+  // and the simulated Slurm's Node scripts (tools.ts FENCE_SCRIPT).
+  const entries = [
+    ...new Set([...Object.values(SIM_TOOLS), RESIDENT_SCRIPT, FENCE_SCRIPT, SLURM_WRAPPER_SCRIPT]),
+  ].filter(Boolean);
   for (const script of entries) {
     // The same path under dist/sim-bundle as the entry's under dist/sim (sim/src/tools.ts).
     const rel = relative(join(root, "dist", "sim"), join(root, script));

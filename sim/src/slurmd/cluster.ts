@@ -12,7 +12,7 @@ import { SlicecheckError } from "../../../src/errors.js";
 import { quote } from "../../../src/util/shell.js";
 import { readState } from "../nvsmi/state.js";
 import { freeServicePort, simNodeEnv } from "../sshd.js";
-import { PACKAGE_ROOT } from "../tools.js";
+import { builtEntry, FENCE_SCRIPT } from "../tools.js";
 import {
   cgroupConf,
   deviceFile,
@@ -139,7 +139,7 @@ function writeConf(dir: string, c: SlurmClusterFile, nodes: SlurmNodeConf[]): vo
     );
   }
   // Then the device fence a job's cgroup would give it under ConstrainDevices (cgroup.ts).
-  const fence = join(PACKAGE_ROOT, "dist/sim/slurmd/fence-main.js");
+  const fence = builtEntry(FENCE_SCRIPT);
   writeFileSync(
     join(dir, "task-prolog.sh"),
     `#!/bin/sh\n# Written by \`slicecheck sim up --slurm\`: the simulated node's environment for its tasks.\nf="${envDir}/$SLURMD_NODENAME"\n[ -r "$f" ] && cat "$f"\n${quote(process.execPath)} ${quote(fence)} ${quote(dir)}\nexit 0\n`,
