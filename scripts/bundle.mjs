@@ -90,7 +90,7 @@ export async function bundleSimTools(root) {
   // and the simulated Slurm's Node scripts (tools.ts FENCE_SCRIPT).
   const entries = [
     ...new Set([...Object.values(SIM_TOOLS), RESIDENT_SCRIPT, FENCE_SCRIPT, SLURM_WRAPPER_SCRIPT]),
-  ].filter(Boolean);
+  ];
   for (const script of entries) {
     // The same path under dist/sim-bundle as the entry's under dist/sim (sim/src/tools.ts).
     const rel = relative(join(root, "dist", "sim"), join(root, script));

@@ -8,7 +8,7 @@
 //   node scripts/setup.mjs --for test|demo [--checks]
 //
 // On a fresh machine most of the set-up is waiting on one core: npm ci's native builds (SQLite's
-// amalgamation for better-sqlite3 alone is about 70 s of one core) and apt-get's downloads and
+// amalgamation for better-sqlite3 alone was 85 s of one core at -O3, 41 s at -O1: nativeEnv) and apt-get's downloads and
 // unpacking (about 60 s for the test's packages, each package once). Run one after the other,
 // with the type-check and lint after them, that was 219 s before the first test on 2 cores
 // (6 December 2026). So the Debian packages install in one apt-get started first, the npm
@@ -197,6 +197,9 @@ export function nativePackages(dir = root) {
   return [...new Set(names)];
 }
 
+/** The optimisation level the set-up compiles SQLite at (nativeEnv). */
+export const SQLITE_OPT = "-O1";
+
 /**
  * The environment of one package's native build. SQLite's amalgamation, one C file of 9 MB, is
  * the longest step of the whole set-up: 85 s of one core at better-sqlite3's -O3, 41 s at -O1
@@ -211,7 +214,6 @@ export function nativeEnv(name, env = process.env) {
   if (name === "better-sqlite3") out.CFLAGS = [env.CFLAGS, SQLITE_OPT].filter(Boolean).join(" ");
   return out;
 }
-export const SQLITE_OPT = "-O1";
 
 /** The -O level SQLite's C was last compiled at in `dir`'s better-sqlite3 (the last -O of the
  * compile command node-gyp's make left in its .d file), or null where there is none to read (a
@@ -230,7 +232,8 @@ export function sqliteOptLevel(dir = root) {
 
 /** The dependencies' install scripts that `npm ci --ignore-scripts` skipped (node-gyp builds of
  * better-sqlite3, ssh2's crypto binding and cpu-features, esbuild's check of its binary), one
- * `npm rebuild` each, side by side: better-sqlite3's alone is about 70 s, the rest about 14.
+ * `npm rebuild` each, side by side: better-sqlite3's alone is about 45 s (nativeEnv), the rest
+ * about 14.
  * node-gyp is given both cores (JOBS=max: better-sqlite3's C++ beside SQLite's C). Never the
  * project's own prepare: setup's build is that. Resolves to whether every one passed. */
 async function nativeBuilds(t0) {
