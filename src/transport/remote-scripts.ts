@@ -189,10 +189,11 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // it is "$b" started as before.
   const bg = `<&3 >/dev/null 2>&1 &`;
   const start = o.sudo
-    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${bg}`
-    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" ${bg} fi;`;
+    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" "$F0" ${bg}`
+    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$" "$F0"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" "$F0" ${bg} fi;`;
   const watcher = `exec 3<&0; ${start} exec 3<&-;`;
   return [
+    o.noWatcher ? "" : FORKS_READ,
     `echo "${PGID_MARKER}$$" >&2;`,
     o.noWatcher && !o.record ? "" : PICK_SHELL,
     o.noWatcher ? "" : watcher,
@@ -243,19 +244,34 @@ export const WATCHDOG_SIGNAL = "HUP";
 const EXEC_GAP_S = 0.1;
 
 /**
+ * The node's fork count so far (/proc/stat's `processes`), into $F0, by the login shell as it
+ * starts (builtins: no process). A stray of the command has a pid above the command's own unless
+ * the pid counter went round since, and that takes at least pid_max - 301 pids given, less those
+ * in use (at most the kernel's task count, /proc/loadavg's fourth field), each one a fork: so
+ * fewer forks than that since F0 rule a wrap out however long the command ran. Where pid_max is
+ * 32768 (2-core test machines, and many HPC nodes), time alone allowed that only to commands
+ * shorter than 0.6 s: the others' watchdogs ended with two greps of every process's environ and
+ * a sleep, about 240 a test run. The count is global (every namespace's forks), so it can only
+ * overstate; FORK_MARGIN stands for the forks between the login's fork and its reading of F0,
+ * within its first second at 20 000 forks a second, the rate the time rule assumes.
+ */
+export const FORKS_READ = `F0=; while read -r k v; do [ "$k" = processes ] && { F0=$v; break; }; done </proc/stat 2>/dev/null;`;
+const FORK_MARGIN = 20000;
+
+/**
  * The scan at a command's end, when the node's shell is bash 4.4 or newer: `tn TAG S` sets $T as
  * `tg` does, over the processes whose pid is above S (the command's own, its login shell's) alone,
  * and reads their environ with builtins: no process, where `tg` reads every process's environ with
  * grep. A stray of the command was started after it, so its pid is above S unless the pid counter
- * wrapped since: `nk S` says whether that is impossible (the last pid given is still above S, and
- * too little time has passed to go round pid_max at 20 000 forks a second); if not, the caller
- * scans everything as before. $E says a live process's environ read empty (an exec under way):
+ * wrapped since: `nk S F` says whether that is impossible (the last pid given is still above S, and
+ * too little time has passed to go round pid_max at 20 000 forks a second, or too few forks:
+ * FORKS_READ); if not, the caller scans everything as before. $E says a live process's environ read empty (an exec under way):
  * only then must the caller look again after EXEC_GAP_S. Defined through eval, so that sh (which
  * keeps `tg`) never parses bash's syntax; a kernel thread (no exe) or a zombie is no exec under
  * way. Measured on 2 cores with about 100 processes: 23 ms of CPU for grep, sleep and grep at a
  * command's end, where every command's watchdog ends with one.
  */
-export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 && (SECONDS + 1) * 20000 < x )); }; }';`;
+export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x f k v r; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 )) || return 1; (( (SECONDS + 1) * 20000 < x )) && return 0; [[ \${2:-} =~ ^[0-9]+$ ]] || return 1; f=; while read -r k v; do [ "$k" = processes ] && { f=$v; break; }; done < /proc/stat; r=; read -r _ _ _ r _ < /proc/loadavg; r=\${r#*/}; [[ $f =~ ^[0-9]+$ && $r =~ ^[0-9]+$ ]] && (( f - $2 + r + ${FORK_MARGIN} < x - 301 )); }; }';`;
 
 /** TERM (or `first`), a short grace, then KILL; prints how many processes got the first, and
  * how many carried the tag before any signal (`alive=`: the command was still running).
@@ -266,13 +282,14 @@ function killSequence(
   first = "TERM",
   word = false,
   since?: string,
+  forks?: string,
 ): string {
   const pg = pgid ? `kill -${first} -- -${pgid} 2>/dev/null;` : "";
   const pgk = pgid ? `kill -KILL -- -${pgid} 2>/dev/null;` : "";
   const m = word ? match : quote(match);
   // `tw TAG S`: the first look, at the processes started after S where NEW_TAGGED can.
   const firstLook = since
-    ? `${NEW_TAGGED} tw() { if [ -n "$nt" ] && nk "$2"; then tn "$1" "$2"; ct $T; [ "$a" -gt 0 ] || [ -z "$E" ] || { sleep ${EXEC_GAP_S}; tn "$1" "$2"; ct $T; }; else ta "$1"; fi; }; tw ${m} ${since};`
+    ? `${NEW_TAGGED} tw() { if [ -n "$nt" ] && nk "$2" "$3"; then tn "$1" "$2"; ct $T; [ "$a" -gt 0 ] || [ -z "$E" ] || { sleep ${EXEC_GAP_S}; tn "$1" "$2"; ct $T; }; else ta "$1"; fi; }; tw ${m} ${since} ${forks ?? '""'};`
     : `ta ${m};`;
   return [
     TAGGED,
@@ -309,10 +326,11 @@ export function killCommandScript(cmdTag: string, pgid: number | null): string {
 }
 
 /** What a command's watchdog runs once its channel ends (positional $1: the command's pid, its
- * process group): WATCHDOG_SIGNAL to what still carries the command's tag, then KILL. Exported
- * for the tests, which run it on real processes. */
+ * process group; $2: the node's fork count as it began, FORKS_READ, or empty): WATCHDOG_SIGNAL to
+ * what still carries the command's tag, then KILL. Exported for the tests, which run it on real
+ * processes. */
 export function watchdogEndScript(cmdTag: string): string {
-  return `${killSequence(`SLICECHECK_CMD=${cmdTag}`, null, WATCHDOG_SIGNAL, false, '"$1"')}; kill -KILL -- -$1 2>/dev/null`;
+  return `${killSequence(`SLICECHECK_CMD=${cmdTag}`, null, WATCHDOG_SIGNAL, false, '"$1"', '"$2"')}; kill -KILL -- -$1 2>/dev/null`;
 }
 
 export function killRunScript(runTag: string): string {

@@ -178,6 +178,52 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     assert.equal(await stray.ended, "SIGHUP");
   });
 
+  /** The node's fork count so far (/proc/stat's `processes`), as FORKS_READ takes it. */
+  const forks = () => Number(/^processes (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]);
+
+  /** A watchdog's end for `tag` as if its command began at pid `since` with the node's fork count
+   * at `f0` and 1000 s ago: too long for the time rule on any pid_max up to 20 million. */
+  const lateEnd = (tag: string, since: number, f0: string, bin: string) =>
+    spawnSync(
+      "bash",
+      ["-c", `SECONDS=1000; ${watchdogEndScript(tag)}`, "watchdog", String(since), f0],
+      { env: { ...cleanEnv(), PATH: `${bin}:${process.env.PATH}` }, encoding: "utf8" },
+    );
+
+  it("a command that ran long but saw few forks: bash's scan still, by the fork count", async () => {
+    const since = lastPid();
+    const f0 = String(forks());
+    const stray = start({ SLICECHECK_CMD: "t10", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    const g = tripwireGrep();
+    try {
+      // Nothing left (a watchdog's usual end): no grep, which only the scan of everything uses.
+      const none = lateEnd("t12", since, f0, g.bin);
+      assert.match(none.stdout, /alive=0\b/, none.stdout + none.stderr);
+      assert.equal(g.used(), false, "grep was used");
+      const r = lateEnd("t10", since, f0, g.bin);
+      assert.match(r.stdout, /alive=1\b/, r.stdout + r.stderr);
+      assert.equal(await stray.ended, "SIGHUP");
+    } finally {
+      g.remove();
+    }
+  });
+
+  it("no fork count, or more forks since than a wrap of the pid counter needs: it scans everything", () => {
+    const pidMax = Number(readFileSync("/proc/sys/kernel/pid_max", "utf8"));
+    const since = lastPid();
+    for (const f0 of ["", String(forks() - pidMax)]) {
+      const g = tripwireGrep();
+      try {
+        const r = lateEnd("t11", since, f0, g.bin);
+        assert.match(r.stdout, /alive=0\b/, r.stdout + r.stderr);
+        assert.equal(g.used(), true, `F0=${f0 || "(none)"}: no scan of everything`);
+      } finally {
+        g.remove();
+      }
+    }
+  });
+
   it("bash's scan says when a live process's environ reads empty (an exec under way), not for a zombie", async () => {
     const since = lastPid();
     const scan = (tag: string) =>
@@ -258,6 +304,33 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
         if (!gone) await new Promise((r) => setTimeout(r, 100));
       }
       assert.ok(gone, `the stray ${stray} outlived its command's channel`);
+    });
+
+  for (const shell of ["bash", "sh"])
+    it(`the watchdog of a ${shell} login takes the fork count at the start: a command past the time rule ends without a scan of everything`, async () => {
+      const g = tripwireGrep();
+      try {
+        const cmd = wrapCommand(
+          { argv: ["sleep", "1.5"] },
+          { runTag: "r2@n1", cmdTag: "w2", deadlineS: 30, sudo: false },
+        );
+        const env = { ...cleanEnv(), PATH: `${g.bin}:${process.env.PATH}` };
+        const login = spawn(shell, ["-c", cmd], { env, stdio: ["pipe", "ignore", "ignore"] });
+        started.push(login);
+        const ended = new Promise((r) => login.on("exit", r));
+        await new Promise((r) => setTimeout(r, 300));
+        const [wd] = children(login.pid as number).filter((c) => c.argv[0] !== "sleep");
+        assert.ok(wd, "no watchdog");
+        await ended;
+        login.stdin!.end();
+        for (let i = 0; i < 50 && existsSync(`/proc/${wd.pid}`); i++)
+          await new Promise((r) => setTimeout(r, 100));
+        assert.equal(existsSync(`/proc/${wd.pid}`), false, "the watchdog did not end");
+        // Past 0.6 s, where pid_max is 32768 (here) the time rule no longer rules a wrap out.
+        assert.equal(g.used(), false, "the watchdog's end scanned every process with grep");
+      } finally {
+        g.remove();
+      }
     });
 
   it("lists the run's processes without the Slurm jobs it submitted", async () => {
