@@ -255,7 +255,7 @@ const EXEC_GAP_S = 0.1;
  * overstate; FORK_MARGIN stands for the forks between the login's fork and its reading of F0,
  * within its first second at 20 000 forks a second, the rate the time rule assumes.
  */
-export const FORKS_READ = `F0=; while read -r k v; do [ "$k" = processes ] && { F0=$v; break; }; done </proc/stat 2>/dev/null;`;
+const FORKS_READ = `F0=; while read -r k v; do [ "$k" = processes ] && { F0=$v; break; }; done </proc/stat 2>/dev/null;`;
 const FORK_MARGIN = 20000;
 
 /**
@@ -263,10 +263,11 @@ const FORK_MARGIN = 20000;
  * `tg` does, over the processes whose pid is above S (the command's own, its login shell's) alone,
  * and reads their environ with builtins: no process, where `tg` reads every process's environ with
  * grep. A stray of the command was started after it, so its pid is above S unless the pid counter
- * wrapped since: `nk S F` says whether that is impossible (the last pid given is still above S, and
- * too little time has passed to go round pid_max at 20 000 forks a second, or too few forks:
- * FORKS_READ); if not, the caller scans everything as before. $E says a live process's environ read empty (an exec under way):
- * only then must the caller look again after EXEC_GAP_S. Defined through eval, so that sh (which
+ * wrapped since: `nk S F` says whether that is impossible (the last pid given is still above S,
+ * and too little time has passed to go round pid_max at 20 000 forks a second, or too few forks
+ * since the count F: FORKS_READ); if not, the caller scans everything as before. $E says a live
+ * process's environ read empty (an exec under way): only then must the caller look again after
+ * EXEC_GAP_S. Defined through eval, so that sh (which
  * keeps `tg`) never parses bash's syntax; a kernel thread (no exe) or a zombie is no exec under
  * way. Measured on 2 cores with about 100 processes: 23 ms of CPU for grep, sleep and grep at a
  * command's end, where every command's watchdog ends with one.
