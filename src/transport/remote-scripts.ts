@@ -3,6 +3,7 @@
 // those tags. Closing an SSH channel does not kill the remote process and sshd ignores signal
 // requests for root logins (ecosystem.md §1), so killing is done by a second command.
 import { quote, quoteArgv } from "../util/shell.js";
+import { FORK_MARGIN, FORKS_READ, STAT_FORKS, WATCHDOG_FORKS } from "./fork-count.js";
 import type { Command, EndRecord, StartGate } from "./types.js";
 
 export const PGID_MARKER = "@@slicecheck:pgid=";
@@ -178,7 +179,9 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // The watchdog's first signal is SIGHUP, which nothing else of the run sends (deadlines and
   // kills send TERM, a tenant's crash is KILL or SEGV): a command that died of it was stopped
   // because the controller went silent, which says nothing about the node (WATCHDOG_SIGNAL).
-  const watch = `${readBeat()} while r; do :; done; ${watchdogEndScript(o.cmdTag)}`;
+  // A login that is not bash reads no fork count (FORKS_READ): a bash watchdog takes it as it
+  // starts, within the same first second that FORK_MARGIN allows the login.
+  const watch = `${WATCHDOG_FORKS} ${readBeat()} while r; do :; done; ${watchdogEndScript(o.cmdTag)}`;
   // A background job of a non-interactive shell reads /dev/null unless its stdin is given
   // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
   //
@@ -244,21 +247,6 @@ export const WATCHDOG_SIGNAL = "HUP";
 const EXEC_GAP_S = 0.1;
 
 /**
- * The node's fork count so far (/proc/stat's `processes`), into $F0, by the login shell as it
- * starts (builtins: no process). A stray of the command has a pid above the command's own unless
- * the pid counter went round since, and that takes at least pid_max - 301 pids given, less those
- * in use (at most the kernel's task count, /proc/loadavg's fourth field), each one a fork: so
- * fewer forks than that since F0 rule a wrap out however long the command ran. Where pid_max is
- * 32768 (2-core test machines, and many HPC nodes), time alone allowed that only to commands
- * shorter than 0.6 s: the others' watchdogs ended with two greps of every process's environ and
- * a sleep, about 240 a test run. The count is global (every namespace's forks), so it can only
- * overstate; FORK_MARGIN stands for the forks between the login's fork and its reading of F0,
- * within its first second at 20 000 forks a second, the rate the time rule assumes.
- */
-const FORKS_READ = `F0=; while read -r k v; do [ "$k" = processes ] && { F0=$v; break; }; done </proc/stat 2>/dev/null;`;
-const FORK_MARGIN = 20000;
-
-/**
  * The scan at a command's end, when the node's shell is bash 4.4 or newer: `tn TAG S` sets $T as
  * `tg` does, over the processes whose pid is above S (the command's own, its login shell's) alone,
  * and reads their environ with builtins: no process, where `tg` reads every process's environ with
@@ -272,7 +260,7 @@ const FORK_MARGIN = 20000;
  * way. Measured on 2 cores with about 100 processes: 23 ms of CPU for grep, sleep and grep at a
  * command's end, where every command's watchdog ends with one.
  */
-export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x f k v r; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 )) || return 1; (( (SECONDS + 1) * 20000 < x )) && return 0; [[ \${2:-} =~ ^[0-9]+$ ]] || return 1; f=; while read -r k v; do [ "$k" = processes ] && { f=$v; break; }; done < /proc/stat; r=; read -r _ _ _ r _ < /proc/loadavg; r=\${r#*/}; [[ $f =~ ^[0-9]+$ && $r =~ ^[0-9]+$ ]] && (( f - $2 + r + ${FORK_MARGIN} < x - 301 )); }; }';`;
+export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x f r; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 )) || return 1; (( (SECONDS + 1) * 20000 < x )) && return 0; [[ \${2:-} =~ ^[0-9]+$ ]] || return 1; ${STAT_FORKS("f")} r=; read -r _ _ _ r _ < /proc/loadavg; r=\${r#*/}; [[ $f =~ ^[0-9]+$ && $r =~ ^[0-9]+$ ]] && (( f - $2 + r + ${FORK_MARGIN} < x - 301 )); }; }';`;
 
 /** TERM (or `first`), a short grace, then KILL; prints how many processes got the first, and
  * how many carried the tag before any signal (`alive=`: the command was still running).
