@@ -8,10 +8,10 @@
 //   node scripts/setup.mjs --for test|demo [--checks]
 //
 // On a fresh machine most of the set-up is waiting on one core: npm ci's native builds (SQLite's
-// amalgamation for better-sqlite3 alone was 85 s of one core at -O3, 41 s at -O1: nativeEnv) and apt-get's downloads and
-// unpacking (about 60 s for the test's packages, each package once). Run one after the other,
-// with the type-check and lint after them, that was 219 s before the first test on 2 cores
-// (6 December 2026). So the Debian packages install in one apt-get started first, the npm
+// amalgamation for better-sqlite3 alone was 85 s of one core at -O3, 41 s at -O1: nativeEnv) and
+// apt-get's downloads and unpacking (about 60 s for the test's packages, each package once). Run
+// one after the other, with the type-check and lint after them, that was 219 s before the first
+// test on 2 cores (6 December 2026). So the Debian packages install in one apt-get started first, the npm
 // packages are fetched without their build scripts (`npm ci --ignore-scripts`), and the native
 // builds (`npm rebuild`) run beside the apt-get, the build of dist/ and, with --checks, the
 // type-check and lint. Nothing starts that needs what another step is still making: the build,

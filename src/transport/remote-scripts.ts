@@ -3,7 +3,7 @@
 // those tags. Closing an SSH channel does not kill the remote process and sshd ignores signal
 // requests for root logins (ecosystem.md §1), so killing is done by a second command.
 import { quote, quoteArgv } from "../util/shell.js";
-import { FORK_MARGIN, FORKS_READ, STAT_FORKS, WATCHDOG_FORKS } from "./fork-count.js";
+import { FORK_MARGIN, STAT_FORKS, WATCHDOG_FORKS } from "./fork-count.js";
 import type { Command, EndRecord, StartGate } from "./types.js";
 
 export const PGID_MARKER = "@@slicecheck:pgid=";
@@ -179,8 +179,7 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // The watchdog's first signal is SIGHUP, which nothing else of the run sends (deadlines and
   // kills send TERM, a tenant's crash is KILL or SEGV): a command that died of it was stopped
   // because the controller went silent, which says nothing about the node (WATCHDOG_SIGNAL).
-  // A login that is not bash reads no fork count (FORKS_READ): a bash watchdog takes it as it
-  // starts, within the same first second that FORK_MARGIN allows the login.
+  // It takes the node's fork count as it starts (WATCHDOG_FORKS), for its end scan.
   const watch = `${WATCHDOG_FORKS} ${readBeat()} while r; do :; done; ${watchdogEndScript(o.cmdTag)}`;
   // A background job of a non-interactive shell reads /dev/null unless its stdin is given
   // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
@@ -192,11 +191,10 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // it is "$b" started as before.
   const bg = `<&3 >/dev/null 2>&1 &`;
   const start = o.sudo
-    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" "$F0" ${bg}`
-    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$" "$F0"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" "$F0" ${bg} fi;`;
+    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${bg}`
+    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" ${bg} fi;`;
   const watcher = `exec 3<&0; ${start} exec 3<&-;`;
   return [
-    o.noWatcher ? "" : FORKS_READ,
     `echo "${PGID_MARKER}$$" >&2;`,
     o.noWatcher && !o.record ? "" : PICK_SHELL,
     o.noWatcher ? "" : watcher,
@@ -253,10 +251,9 @@ const EXEC_GAP_S = 0.1;
  * grep. A stray of the command was started after it, so its pid is above S unless the pid counter
  * wrapped since: `nk S F` says whether that is impossible (the last pid given is still above S,
  * and too little time has passed to go round pid_max at 20 000 forks a second, or too few forks
- * since the count F: FORKS_READ); if not, the caller scans everything as before. $E says a live
- * process's environ read empty (an exec under way): only then must the caller look again after
- * EXEC_GAP_S. Defined through eval, so that sh (which
- * keeps `tg`) never parses bash's syntax; a kernel thread (no exe) or a zombie is no exec under
+ * since the count F: WATCHDOG_FORKS); if not, the caller scans everything as before. $E says a
+ * live process's environ read empty (an exec under way): only then must the caller look again
+ * after EXEC_GAP_S. Defined through eval, so that sh (which keeps `tg`) never parses bash's syntax; a kernel thread (no exe) or a zombie is no exec under
  * way. Measured on 2 cores with about 100 processes: 23 ms of CPU for grep, sleep and grep at a
  * command's end, where every command's watchdog ends with one.
  */
@@ -315,7 +312,7 @@ export function killCommandScript(cmdTag: string, pgid: number | null): string {
 }
 
 /** What a command's watchdog runs once its channel ends (positional $1: the command's pid, its
- * process group; $2: the node's fork count as it began, FORKS_READ, or empty): WATCHDOG_SIGNAL to
+ * process group; $2: the node's fork count as it began, WATCHDOG_FORKS, or empty): WATCHDOG_SIGNAL to
  * what still carries the command's tag, then KILL. Exported for the tests, which run it on real
  * processes. */
 export function watchdogEndScript(cmdTag: string): string {

@@ -178,7 +178,7 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     assert.equal(await stray.ended, "SIGHUP");
   });
 
-  /** The node's fork count so far (/proc/stat's `processes`), as FORKS_READ takes it. */
+  /** The node's fork count so far (/proc/stat's `processes`), as WATCHDOG_FORKS takes it. */
   const forks = () => Number(/^processes (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]);
 
   /** A watchdog's end for `tag` as if its command began at pid `since` with the node's fork count
