@@ -6,7 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
-import { EndRecordSplitter, GATE_MARKER, scanPgidMarker, wrapCommand } from "./remote-scripts.js";
+import { killGroupScript } from "./group-kill.js";
+import {
+  EndRecordSplitter,
+  GATE_MARKER,
+  killCommandScript,
+  scanPgidMarker,
+  wrapCommand,
+} from "./remote-scripts.js";
 import type { Command, ExecOptions, ExecResult } from "./types.js";
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -14,6 +21,8 @@ export const DEFAULT_TIMEOUT_MS = 120_000;
 export const LOGIN_ALLOWANCE_MS = 60_000;
 /** The node's own deadline trails ours, so that our kill (with evidence) normally wins. */
 const NODE_DEADLINE_SLACK_S = 10;
+/** After a group kill, how long the command may take to end before its kill by tag. */
+export const GROUP_KILL_GRACE_MS = 3_000;
 
 /** The kill script's `alive=N`: whether the command still ran when the kill reached the node. */
 function aliveOf(out: string): boolean | null {
@@ -25,8 +34,8 @@ export interface CommandRunDeps {
   node: NodeSpec;
   runId: string;
   runTag: string;
-  /** Kills the command on the node (by its tag and group); resolves to the kill script's output. */
-  kill: (cmdTag: string, pgid: number | null) => Promise<string | null>;
+  /** Runs `script`, the command's kill, on the node; resolves to its output. */
+  kill: (cmdTag: string, script: string) => Promise<string | null>;
   /** The connection's own death, so waits never outlive it. */
   lost: () => SlicecheckError | null;
   /** Leave the per-command stdin watcher out: a supervisor watches its commands itself. */
@@ -49,6 +58,9 @@ export class CommandRun {
   private timedOut = false;
   private cancelled = false;
   private killing: Promise<string | null> | null = null;
+  /** The kill by tag that follows a group kill the command outlived. */
+  private fallback: NodeJS.Timeout | null = null;
+  private disposed = false;
   private readonly ender: EndRecordSplitter | null;
   private startedMs: number | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -82,8 +94,24 @@ export class CommandRun {
   }
 
   kill(): Promise<string | null> {
-    this.killing ??= this.d.kill(this.cmdTag, this.pgid).catch(() => null);
+    this.killing ??= this.killOnNode();
     return this.killing;
+  }
+
+  /** By its tag and group; by its group alone where the command stays in it and its group is
+   * known (never 0 or 1: `kill -1` is every process the user may signal). A group kill that
+   * leaves the command running (a process left the group after all, and holds its output
+   * open) is followed by the kill by tag, GROUP_KILL_GRACE_MS later. */
+  private async killOnNode(): Promise<string | null> {
+    const pgid = this.pgid;
+    const byTag = () => this.d.kill(this.cmdTag, killCommandScript(this.cmdTag, pgid));
+    if (!this.opts.staysInGroup || pgid === null || pgid < 2) return byTag().catch(() => null);
+    const out = await this.d.kill(this.cmdTag, killGroupScript(pgid)).catch(() => null);
+    if (!this.disposed) {
+      this.fallback = setTimeout(() => void byTag().catch(() => null), GROUP_KILL_GRACE_MS);
+      this.fallback.unref();
+    }
+    return out;
   }
 
   private arm(ms: number): void {
@@ -208,7 +236,9 @@ export class CommandRun {
   }
 
   dispose(): void {
+    this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.fallback) clearTimeout(this.fallback);
     this.opts.signal?.removeEventListener("abort", this.onAbort);
   }
 }

@@ -6,12 +6,7 @@ import type { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
 import { quote } from "../util/shell.js";
 import { CommandRun } from "./command-run.js";
-import {
-  HEARTBEAT_INTERVAL_MS,
-  killCommandScript,
-  killRunScript,
-  listRunScript,
-} from "./remote-scripts.js";
+import { HEARTBEAT_INTERVAL_MS, killRunScript, listRunScript } from "./remote-scripts.js";
 import type {
   Command,
   ExecOptions,
@@ -72,7 +67,7 @@ export class ManagedExecutor {
       node: this.node,
       runId: this.runId,
       runTag: this.runTag,
-      kill: (cmdTag: string, pgid: number | null) => this.control(killCommandScript(cmdTag, pgid)),
+      kill: (_cmdTag: string, script: string) => this.control(script),
       lost: this.lost,
       supervised,
     };

@@ -270,8 +270,8 @@ function killSequence(
   since?: string,
   forks?: string,
 ): string {
-  const pg = pgid ? `kill -${first} -- -${pgid} 2>/dev/null;` : "";
-  const pgk = pgid ? `kill -KILL -- -${pgid} 2>/dev/null;` : "";
+  const pg = pgid ? `kill -${first} -${pgid} 2>/dev/null;` : "";
+  const pgk = pgid ? `kill -KILL -${pgid} 2>/dev/null;` : "";
   const m = word ? match : quote(match);
   // `tw TAG S`: the first look, at the processes started after S where NEW_TAGGED can.
   const firstLook = since
@@ -305,7 +305,7 @@ function killSequence(
 /** The supervisor's watchdog for one of its commands (positional: the command's tag, its
  * process group): WATCHDOG_SIGNAL to the group and the tagged processes, a short grace, then
  * KILL, as each command's own watcher does when it runs without a supervisor. */
-export const SUPERVISED_WATCHDOG = `kill -${WATCHDOG_SIGNAL} -- -$2 2>/dev/null; ${killSequence('"SLICECHECK_CMD=$1"', null, WATCHDOG_SIGNAL, true)}; kill -KILL -- -$2 2>/dev/null`;
+export const SUPERVISED_WATCHDOG = `kill -${WATCHDOG_SIGNAL} -$2 2>/dev/null; ${killSequence('"SLICECHECK_CMD=$1"', null, WATCHDOG_SIGNAL, true)}; kill -KILL -$2 2>/dev/null`;
 
 export function killCommandScript(cmdTag: string, pgid: number | null): string {
   return killSequence(`SLICECHECK_CMD=${cmdTag}`, pgid);
@@ -316,7 +316,7 @@ export function killCommandScript(cmdTag: string, pgid: number | null): string {
  * what still carries the command's tag, then KILL. Exported for the tests, which run it on real
  * processes. */
 export function watchdogEndScript(cmdTag: string): string {
-  return `${killSequence(`SLICECHECK_CMD=${cmdTag}`, null, WATCHDOG_SIGNAL, false, '"$1"', '"$2"')}; kill -KILL -- -$1 2>/dev/null`;
+  return `${killSequence(`SLICECHECK_CMD=${cmdTag}`, null, WATCHDOG_SIGNAL, false, '"$1"', '"$2"')}; kill -KILL -$1 2>/dev/null`;
 }
 
 export function killRunScript(runTag: string): string {

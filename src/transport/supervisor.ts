@@ -8,7 +8,6 @@ import { SlicecheckError } from "../errors.js";
 import { quote } from "../util/shell.js";
 import { CommandRun, LOGIN_ALLOWANCE_MS } from "./command-run.js";
 import { heartbeat, type ManagedExecutor } from "./managed.js";
-import { killCommandScript } from "./remote-scripts.js";
 import { type Frame, FrameParser } from "./supervisor-frames.js";
 import { escapeLine, SUPERVISOR_ID, supervisorCommand } from "./supervisor-script.js";
 import type {
@@ -174,8 +173,7 @@ export class NodeSupervisor implements Supervisor {
   }
 
   /** A kill request through the supervisor; through a control channel once it is gone. */
-  private kill(cmdTag: string, pgid: number | null): Promise<string | null> {
-    const script = killCommandScript(cmdTag, pgid);
+  private kill(cmdTag: string, script: string): Promise<string | null> {
     const control = () => this.managed.control(script).catch(() => null);
     const id = `k${++this.kills}.${cmdTag}`;
     if (!this.live || !SUPERVISOR_ID.test(id)) return control();

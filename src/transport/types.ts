@@ -41,6 +41,12 @@ export interface ExecOptions {
   onStderr?: (chunk: string) => void;
   signal?: AbortSignal;
   /**
+   * The command starts nothing that leaves its process group (no setsid, no daemon), so its
+   * kill (an abort, its deadline) signals the group alone (group-kill.ts), without scanning the
+   * node's processes for its tag. The run's end still scans for the run's tag.
+   */
+  staysInGroup?: boolean;
+  /**
    * A change to the node: run only while this controller's node lease holds, checked on the
    * node in the same command (throws LEASE_LOST otherwise). Transports without a lease (a
    * dry run, read-only commands) run it as it is.

@@ -208,6 +208,8 @@ export class UtilizationSampler {
         {
           timeoutMs,
           signal: this.halt.signal,
+          // sleep, nvidia-smi and dcgmi: stopped with their group, not a scan of the node.
+          staysInGroup: true,
           onStdout: (c) => {
             for (const r of parser.feed(c)) this.take(r);
           },

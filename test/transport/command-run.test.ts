@@ -1,7 +1,7 @@
 // A gated command's deadline counts from its gate's opening, not from its start: the gate's
 // allowed wait is only there for the gate (issue 25). Driven by hand, as a carrier drives it.
 import assert from "node:assert/strict";
-import { CommandRun } from "../../src/transport/command-run.js";
+import { CommandRun, GROUP_KILL_GRACE_MS } from "../../src/transport/command-run.js";
 import { GATE_MARKER, PGID_MARKER } from "../../src/transport/remote-scripts.js";
 
 const node = { name: "n1", host: "127.0.0.1", port: 22, user: "root" } as never;
@@ -61,5 +61,69 @@ describe("command-run: a gated command's deadline (unit)", () => {
     run.dispose();
     assert.equal(r.timedOut, false);
     assert.match(r.stderr, /Permission denied/);
+  });
+});
+
+describe("command-run: the kill of a command that stays in its process group (unit)", () => {
+  /** A run whose kills are recorded (their scripts, in order) instead of sent. */
+  function recorded(opts: { staysInGroup?: boolean }) {
+    const scripts: string[] = [];
+    const ac = new AbortController();
+    const run = new CommandRun(
+      {
+        node,
+        runId: "r1",
+        runTag: "t1",
+        kill: async (_tag, script) => {
+          scripts.push(script);
+          return "alive=1\nkilled=1";
+        },
+        lost: () => null,
+      },
+      { argv: ["sleep", "60"] },
+      { timeoutMs: 60_000, signal: ac.signal, ...opts },
+    );
+    run.begin();
+    return { run, ac, scripts };
+  }
+  const byGroup = /kill -TERM -4242 /;
+  const byTag = /SLICECHECK_CMD=r1\./;
+
+  it("signals its group alone, and ends without a scan of the node when it ends", async () => {
+    const { run, ac, scripts } = recorded({ staysInGroup: true });
+    run.onStderr(Buffer.from(`${PGID_MARKER}4242\n`));
+    ac.abort("test");
+    await run.finish({ code: 143, signal: null }).catch(() => {});
+    run.dispose();
+    await new Promise((r) => setTimeout(r, GROUP_KILL_GRACE_MS + 300));
+    assert.equal(scripts.length, 1, scripts.join("\n---\n"));
+    assert.match(scripts[0] ?? "", byGroup);
+    assert.doesNotMatch(scripts[0] ?? "", byTag);
+  });
+
+  it("is killed by its tag too when it outlives the group kill", async () => {
+    const { run, ac, scripts } = recorded({ staysInGroup: true });
+    run.onStderr(Buffer.from(`${PGID_MARKER}4242\n`));
+    ac.abort("test");
+    await new Promise((r) => setTimeout(r, GROUP_KILL_GRACE_MS + 300));
+    run.dispose();
+    assert.equal(scripts.length, 2, scripts.join("\n---\n"));
+    assert.match(scripts[0] ?? "", byGroup);
+    assert.match(scripts[1] ?? "", byTag);
+  });
+
+  it("is killed by its tag when its group is not known, or it may leave it", async () => {
+    for (const [opts, marker] of [
+      [{ staysInGroup: true }, ""],
+      [{}, `${PGID_MARKER}4242\n`],
+    ] as const) {
+      const { run, ac, scripts } = recorded(opts);
+      if (marker) run.onStderr(Buffer.from(marker));
+      ac.abort("test");
+      await run.finish({ code: 143, signal: null }).catch(() => {});
+      run.dispose();
+      assert.equal(scripts.length, 1);
+      assert.match(scripts[0] ?? "", byTag);
+    }
   });
 });

@@ -1,0 +1,112 @@
+// A command's process group killed by the node's shells, on real processes, no sshd: the group
+// kill of a command that stays in its group (group-kill.ts), and the group half of a kill by tag
+// (a process of the command that lost its tags, `env -i`, is found by its group alone). Each
+// under dash, the `sh` of Debian and Ubuntu, which is what the node supervisor's kill requests
+// and watchdogs run under, and under bash. dash's kill takes no `--`: `kill -TERM -- -PGID`
+// there is "Illegal number: -", and the group was never signalled.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { killGroupScript } from "../../src/transport/group-kill.js";
+import { killCommandScript, SUPERVISED_WATCHDOG } from "../../src/transport/remote-scripts.js";
+
+/** Live (not zombie) members of process group `pgid`, from /proc/PID/stat (field 5). */
+function members(pgid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid && f[0] !== "Z") out.push(Number(d));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** A group of its own holding `sh` (its leader: pid = pgid) and two sleeps, one of them with an
+ * empty environment; resolves once all three are up. The leader's parent waits for it, as the
+ * supervisor's runner does, so its end is reaped at once. */
+async function group(tag: string): Promise<{ p: ChildProcess; pgid: number }> {
+  const p = spawn(
+    "sh",
+    ["-c", `setsid sh -c 'env -i sleep 60 & sleep 60 & wait' & echo $!; wait`],
+    {
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", SLICECHECK_CMD: tag },
+    },
+  );
+  const first = await new Promise<string>((r) => p.stdout?.once("data", (b) => r(String(b))));
+  const pgid = Number(first.trim());
+  for (let i = 0; i < 100 && members(pgid).length < 3; i++)
+    await new Promise((r) => setTimeout(r, 20));
+  assert.equal(members(pgid).length, 3, "the group did not come up");
+  return { p, pgid };
+}
+
+const shells = ["sh", "bash"] as const;
+
+/** Runs `script` under `shell`; its stdout. */
+function run(shell: string, script: string, args: string[] = []): string {
+  const r = spawnSync(shell, ["-c", script, "x", ...args], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, "", `${shell} complained: ${r.stderr}`);
+  return r.stdout;
+}
+
+describe("kill by group (dash and bash on real processes, no sshd)", function () {
+  this.timeout(20_000);
+  const groups: number[] = [];
+  afterEach(() => {
+    for (const g of groups.splice(0))
+      try {
+        process.kill(-g, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+  });
+
+  for (const shell of shells) {
+    it(`stops the whole group of a command that stays in it, under ${shell}`, async () => {
+      const { pgid } = await group("g1");
+      groups.push(pgid);
+      const out = run(shell, killGroupScript(pgid));
+      assert.match(out, /alive=1\b/, out);
+      assert.match(out, /killed=1\b/, out);
+      assert.deepEqual(members(pgid), [], "a member of the group outlived its kill");
+    });
+
+    it(`says the group was gone, and signals nothing, under ${shell}`, async () => {
+      const { p, pgid } = await group("g2");
+      const parentEnded = new Promise((r) => p.once("exit", r));
+      process.kill(-pgid, "SIGKILL");
+      await parentEnded;
+      const out = run(shell, killGroupScript(pgid));
+      assert.match(out, /alive=0\b/, out);
+      assert.match(out, /killed=0\b/, out);
+    });
+
+    it(`a kill by tag stops the member that lost its tags, by its group, under ${shell}`, async () => {
+      const { pgid } = await group("g3");
+      groups.push(pgid);
+      const out = run(shell, killCommandScript("g3", pgid));
+      assert.match(out, /alive=[1-9]\b/, out);
+      assert.deepEqual(members(pgid), [], "the untagged member outlived the kill");
+    });
+
+    it(`the supervisor's watchdog stops the member that lost its tags, under ${shell}`, async () => {
+      const { pgid } = await group("g4");
+      groups.push(pgid);
+      run(shell, SUPERVISED_WATCHDOG, ["g4", String(pgid)]);
+      assert.deepEqual(members(pgid), [], "the untagged member outlived the watchdog");
+    });
+  }
+
+  it("never takes 1 (every process) or 0 (its own group) for a group", () => {
+    for (const bad of [0, 1, -5, 2.5])
+      assert.throws(() => killGroupScript(bad), /not a process group/);
+    assert.match(killGroupScript(4242), /kill -TERM -4242 /);
+  });
+});
