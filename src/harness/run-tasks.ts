@@ -65,8 +65,13 @@ export const discoverTask: RunTask<RunState> = {
     // waits in builtins' cache (an error there is asked again when a workload needs them). Not
     // before an apply (its nvidia-smi must not meet a mode change or reset on the node), nor
     // before a drain (a first build's nvcc would load a node whose tenants' jobs still run).
-    if (anyNeeds(st.suites, "runsWorkloads") && !st.o.layout && !st.o.drain)
+    const workloads = anyNeeds(st.suites, "runsWorkloads");
+    if (workloads && !st.o.layout && !st.o.drain)
       for (const s of live(st)) builtins(s).catch(() => {});
+    // The first workload phase's supervisor, its login beside discovery's rather than at the
+    // phase's start. Also before an apply or a drain: it is a shell waiting for requests, which
+    // opens no GPU device and loads nothing.
+    if (workloads) for (const s of live(st)) s.prepareSupervisor();
     await Promise.all(
       live(st).map(async (s) => {
         if (st.recorder && !st.o.layout) readTopologyEarly(s);

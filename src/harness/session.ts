@@ -17,6 +17,7 @@ import type {
   Transport,
 } from "../transport/types.js";
 import { quote, quoteArgv } from "../util/shell.js";
+import { settledWithin } from "../util/time.js";
 import { discoverInstances, type NodeInventory } from "../workloads/instances.js";
 import { LEASE_LOST_MARKER, LOCKED_EXIT, leaseCheck } from "./lease-script.js";
 import { acquireLock, type HeldLock, type LockInfo, leaseLost } from "./lock.js";
@@ -54,6 +55,8 @@ export class NodeSession implements Transport {
   private closed = false;
   /** Commands waiting for an observer's channel to come free (see pick). */
   private waiting: (() => void)[] = [];
+  /** A supervisor started ahead of the first phase that runs workloads (prepareSupervisor). */
+  private warm: Promise<Supervisor | null> | null = null;
 
   constructor(
     readonly node: NodeSpec,
@@ -198,9 +201,24 @@ export class NodeSession implements Transport {
     }
   }
 
+  /**
+   * Starts the first phase's supervisor now (discovery calls it where workloads will run), so
+   * that its login, which a real node's start-up files make 0.2-2 s, is paid beside discovery's
+   * reads instead of at the phase's start. The first supervise() takes it; one never taken is
+   * closed with the session.
+   */
+  prepareSupervisor(): void {
+    if (this.warm || this.closed) return;
+    this.warm = this.supervise().catch(() => null);
+  }
+
   /** A node supervisor for one phase's workloads: it holds one channel of a connection until
    * closed, so it is counted as one of that connection's commands. */
   async supervise(): Promise<Supervisor> {
+    const warm = this.warm;
+    this.warm = null;
+    const ready = warm ? await warm : null;
+    if (ready) return ready;
     const p = await this.pick();
     let s: Supervisor;
     try {
@@ -285,6 +303,10 @@ export class NodeSession implements Transport {
     if (this.closed) return;
     this.closed = true;
     for (const wake of this.waiting.splice(0)) wake();
+    // One never taken: closed, once it answered (its connection's close ends it otherwise).
+    const warm = this.warm;
+    this.warm = null;
+    if (warm && (await settledWithin(warm, 5_000))) await (await warm)?.close().catch(() => {});
     await this.lock?.release().catch(() => {});
     this.lock = null;
     await Promise.all(this.pool.map((p) => p.t.close().catch(() => {})));

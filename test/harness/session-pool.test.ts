@@ -2,8 +2,11 @@
 // observer holds is waited for, never paid for with a second login; the run's own commands
 // beyond the budget still get a second connection.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { NodeSession } from "../../src/harness/session.js";
+import { runTagFor } from "../../src/transport/managed.js";
 import { MAX_CHANNELS } from "../../src/transport/ssh.js";
+import { taggedPids, waitFor } from "../helpers/cluster.js";
 import { nodeSpec } from "../helpers/node.js";
 
 const node = nodeSpec("pool01", { host: "localhost", transport: "local" });
@@ -45,5 +48,46 @@ describe("node session: the channel budget", function () {
     await Promise.all(Array.from({ length: MAX_CHANNELS + 1 }, () => s.exec(sleep(0.3))));
     assert.equal(s.connectionsOpened, 2);
     await s.close();
+  });
+});
+
+describe("node session: a supervisor prepared ahead of the first phase", function () {
+  this.timeout(30_000);
+  /** The node's supervisor shells of `runId` (their command line names them). */
+  const supervisors = (runId: string) =>
+    taggedPids(`SLICECHECK_RUN=${runTagFor(runId, node.name)}`).filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, "latin1").includes("slicecheck-supervisor");
+      } catch {
+        return false;
+      }
+    });
+
+  it("is the one the first phase takes; the next phase starts its own", async () => {
+    const s = new NodeSession(node, "sc-test-warm1");
+    await s.open({ lock: false, command: "test" });
+    s.prepareSupervisor();
+    assert.ok(await waitFor(() => supervisors("sc-test-warm1").length === 1, 10_000));
+    const [before] = supervisors("sc-test-warm1");
+    const first = await s.supervise();
+    assert.deepEqual(supervisors("sc-test-warm1"), [before], "a second supervisor was started");
+    assert.equal((await first.exec({ argv: ["echo", "hi"] })).stdout, "hi\n");
+    await first.close();
+    const second = await s.supervise();
+    assert.equal(supervisors("sc-test-warm1").filter((p) => p !== before).length, 1);
+    await second.close();
+    await s.close();
+  });
+
+  it("one never taken ends with the session", async () => {
+    const s = new NodeSession(node, "sc-test-warm2");
+    await s.open({ lock: false, command: "test" });
+    s.prepareSupervisor();
+    assert.ok(await waitFor(() => supervisors("sc-test-warm2").length === 1, 10_000));
+    await s.close();
+    assert.ok(
+      await waitFor(() => supervisors("sc-test-warm2").length === 0, 5_000),
+      "the prepared supervisor outlived its session",
+    );
   });
 });
