@@ -270,8 +270,10 @@ function killSequence(
   since?: string,
   forks?: string,
 ): string {
-  const pg = pgid ? `kill -${first} -${pgid} 2>/dev/null;` : "";
-  const pgk = pgid ? `kill -KILL -${pgid} 2>/dev/null;` : "";
+  // `kill -SIG -PGID`: dash takes no `--` before it. Never group 1 (`kill -1`: every process).
+  const group = pgid !== null && pgid > 1;
+  const pg = group ? `kill -${first} -${pgid} 2>/dev/null;` : "";
+  const pgk = group ? `kill -KILL -${pgid} 2>/dev/null;` : "";
   const m = word ? match : quote(match);
   // `tw TAG S`: the first look, at the processes started after S where NEW_TAGGED can.
   const firstLook = since

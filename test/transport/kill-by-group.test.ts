@@ -108,5 +108,9 @@ describe("kill by group (dash and bash on real processes, no sshd)", function ()
     for (const bad of [0, 1, -5, 2.5])
       assert.throws(() => killGroupScript(bad), /not a process group/);
     assert.match(killGroupScript(4242), /kill -TERM -4242 /);
+    // A kill by tag signals its group too, never group 1 nor with `--`.
+    assert.match(killCommandScript("t", 4242), /kill -TERM -4242 /);
+    assert.doesNotMatch(killCommandScript("t", 1), /kill -[A-Z]+ -1\b/);
+    assert.doesNotMatch(killCommandScript("t", 4242), / -- -/);
   });
 });
