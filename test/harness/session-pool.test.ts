@@ -6,8 +6,8 @@ import { readFileSync } from "node:fs";
 import { NodeSession } from "../../src/harness/session.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { MAX_CHANNELS } from "../../src/transport/ssh.js";
-import { taggedPids, waitFor } from "../helpers/cluster.js";
 import { nodeSpec } from "../helpers/node.js";
+import { taggedPids, waitFor } from "../helpers/procs.js";
 
 const node = nodeSpec("pool01", { host: "localhost", transport: "local" });
 

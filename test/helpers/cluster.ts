@@ -7,6 +7,8 @@ import type { SimNodeSpec } from "../../sim/src/spec.js";
 import { loadInventory } from "../../src/inventory/load.js";
 import type { Inventory } from "../../src/inventory/types.js";
 
+export { taggedPids, waitFor } from "./procs.js";
+
 export interface TestCluster {
   dir: string;
   inventoryPath: string;
@@ -80,34 +82,6 @@ function sshdLogLines(c: TestCluster, re: RegExp): number {
     n += log.split("\n").filter((l) => re.test(l)).length;
   }
   return n;
-}
-
-/** Pids of processes on this machine whose environment holds exactly `NAME=value`. */
-export function taggedPids(entry: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(entry))
-        out.push(Number(d));
-    } catch {
-      /* gone or not ours */
-    }
-  }
-  return out;
-}
-
-export async function waitFor(
-  cond: () => boolean,
-  timeoutMs: number,
-  stepMs = 200,
-): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-  return cond();
 }
 
 /** A cluster for one describe block: started in `before`, stopped in `after`. The returned

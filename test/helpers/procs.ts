@@ -18,3 +18,31 @@ export function childrenOf(ppid: number): number[] {
     .filter((d) => /^\d+$/.test(d) && parentOf(d) === ppid)
     .map(Number);
 }
+
+/** Pids of processes on this machine whose environment holds exactly `NAME=value`. */
+export function taggedPids(entry: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/environ`, "latin1").split("\0").includes(entry))
+        out.push(Number(d));
+    } catch {
+      /* gone or not ours */
+    }
+  }
+  return out;
+}
+
+export async function waitFor(
+  cond: () => boolean,
+  timeoutMs: number,
+  stepMs = 200,
+): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  return cond();
+}
