@@ -197,6 +197,14 @@ async function firstLine(ctx) {
   console.table(rows);
 }
 
+/** exec's failed nodes by error code (`sim07: slicecheck: [HANDSHAKE] …`): "9 HANDSHAKE", or "-". */
+function failedNodes(stderr) {
+  const by = new Map();
+  for (const m of stderr.matchAll(/^\S+: slicecheck: \[([A-Z_]+)\]/gm))
+    by.set(m[1], (by.get(m[1]) ?? 0) + 1);
+  return [...by].map(([c, n]) => `${n} ${c}`).join(", ") || "-";
+}
+
 /** The controller's peak RSS (the kernel's VmHWM) and most open fds (sampled every 20 ms) while
  * `exec -- sleep 2` runs on every node, at the bench's fanout and with all nodes at once. */
 async function controllerFootprint(ctx) {
@@ -205,7 +213,11 @@ async function controllerFootprint(ctx) {
   for (const fanout of [...new Set([FANOUT, names.length])]) {
     const [file, args] = commands(ctx, names, "sleep 2", fanout).slicecheck;
     const t = process.hrtime.bigint();
-    const child = spawn(file, args, { cwd: ctx.root, stdio: "ignore" });
+    const child = spawn(file, args, { cwd: ctx.root, stdio: ["ignore", "ignore", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (b) => {
+      err += b;
+    });
     let hwm = 0;
     let fds = 0;
     const sample = () => {
@@ -227,10 +239,11 @@ async function controllerFootprint(ctx) {
       "most open fds": fds,
       "wall (ms)": Math.round(ms(t)),
       exit: code,
+      "nodes that failed": failedNodes(err),
     });
   }
   console.log(
-    "controller footprint: `slicecheck exec -- sleep 2` (VmHWM of the node process; fds sampled every 20 ms)",
+    "controller footprint: `slicecheck exec -- sleep 2` (VmHWM of the node process; fds sampled every 20 ms; nodes that failed: by error code, from exec's `node: slicecheck: [CODE] why` lines: with every node at once, the simulated sshds share this machine's 2 cores, and a key exchange can pass connect_timeout)",
   );
   console.table(rows);
 }

@@ -43,7 +43,8 @@ export interface ExecOptions {
   /**
    * The command starts nothing that leaves its process group (no setsid, no daemon), so its
    * kill (an abort, its deadline) signals the group alone (group-kill.ts), without scanning the
-   * node's processes for its tag. The run's end still scans for the run's tag.
+   * node's processes for its tag; a command still running 3 s after that gets the kill by tag
+   * (command-run.ts), and the run's end still scans for the run's tag.
    */
   staysInGroup?: boolean;
   /**
