@@ -8,6 +8,8 @@
 // Both backends make the same promise for the batches (they outlast the controller's death, a
 // crash of the database's host may lose the last moments of them: SQLite synchronous=NORMAL,
 // PostgreSQL synchronous_commit=off, src/store/pg-commit.ts) and commit the settle durably.
+// Then PostgreSQL's floor under a node's commit: a round trip, and the node's statement alone,
+// sent as the recorder sends it but without the recorder, against SQLite's whole commit.
 // BENCH_RECORDS_ROOT measures another build (a checkout of main, for the before figure).
 // Prints figures; asserts nothing.
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
@@ -55,6 +57,49 @@ async function measure(Recorder, location, runId, nodes) {
   return { ms, settleMs, commits: rec.stats.commits ?? rec.stats.writes };
 }
 
+/**
+ * PostgreSQL's floor under one node's commit, without the recorder: a round trip of a prepared
+ * `SELECT 1`, and the very statement the recorder sends for one node (its 14 rows, relaxed,
+ * prepared: batch.ts, pg-commit.ts), each alone on one connection, median ms of `n`.
+ */
+async function pgFloor(built, url, n = 300) {
+  const pg = (await import("pg")).default;
+  const { Recorder, MEASUREMENT_COLUMNS } = await import(join(built, "dist/store/recorder.js"));
+  const { insertStatements } = await import(join(built, "dist/store/batch.js"));
+  const { relaxedStatement, writeStatement } = await import(join(built, "dist/store/pg-commit.js"));
+  const rec = await Recorder.start(url, { runId: "bench-floor", argv: [] });
+  const rows = Array.from({ length: INSTANCES }, (_, i) =>
+    figures("n0", i).map((m) => [
+      ...["bench-floor", m.node, m.gpuUuid, m.instanceUuid, "H100", m.profile, m.placement],
+      ...["stress", m.workload, m.metric, m.value, m.unit, m.repetition],
+    ]),
+  ).flat();
+  const [insert] = insertStatements(
+    { table: "measurements", columns: MEASUREMENT_COLUMNS, rows },
+    65_535,
+  );
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const time = async (q) => {
+    const ms = [];
+    for (let i = 0; i < n; i++) {
+      const t = process.hrtime.bigint();
+      await c.query(q());
+      ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    return median(ms);
+  };
+  try {
+    const roundTrip = await time(() => ({ name: "bench_floor_rt", text: "SELECT 1" }));
+    const stmt = relaxedStatement(insert.sql);
+    const node = await time(() => writeStatement(stmt, insert.params, true));
+    return { roundTrip, node, rows: rows.length };
+  } finally {
+    await c.end();
+    await rec.finish("passed");
+  }
+}
+
 /** The backends compared: a label, the location, and PGOPTIONS for the session (if any). */
 function backends(dir, server) {
   return [
@@ -97,6 +142,7 @@ export async function benchRecords(root) {
   const list = backends(dir, server);
   const runs = list.map(() => []);
   let n = 0;
+  let floor = null;
   try {
     for (let round = 0; round <= reps; round++)
       for (let k = 0; k < list.length; k++) {
@@ -107,6 +153,7 @@ export async function benchRecords(root) {
         );
         if (round > 0) runs[i].push(r);
       }
+    floor = await pgFloor(built, server.url);
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -130,6 +177,10 @@ export async function benchRecords(root) {
   const [sqlite, durable, async] = rows.map((r) => r["per measurement (ms)"]);
   console.log(
     `records: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (server synchronous_commit=off); goal ≤ 2×`,
+  );
+  const perNodeSqlite = sqlite * perNode;
+  console.log(
+    `records: PostgreSQL's floor per node, without the recorder: a round trip ${floor.roundTrip.toFixed(3)} ms, the node's ${floor.rows}-row INSERT alone ${floor.node.toFixed(3)} ms = ${(floor.node / perNodeSqlite).toFixed(2)}× SQLite's whole commit of a node (${perNodeSqlite.toFixed(3)} ms)`,
   );
   // The set-up compiles SQLite at -O1 (setup.mjs nativeEnv): a slower SQLite flatters the ratio.
   const opt = sqliteOptLevel(built);

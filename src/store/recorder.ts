@@ -41,7 +41,9 @@ export interface VerdictRecord {
   evidence: unknown;
 }
 
-const MEASUREMENT_COLUMNS = [
+/** The measurements table's columns, in the recorder's order (BENCH=records sends its
+ * statement too). */
+export const MEASUREMENT_COLUMNS = [
   "run_id",
   "node",
   "gpu_uuid",
