@@ -65,7 +65,8 @@ export const discoverTask: RunTask<RunState> = {
     // waits in builtins' cache (an error there is asked again when a workload needs them). Not
     // before an apply (its nvidia-smi must not meet a mode change or reset on the node), nor
     // before a drain (a first build's nvcc would load a node whose tenants' jobs still run).
-    const workloads = anyNeeds(st.suites, "runsWorkloads");
+    // `--list` runs nothing: no build check, no supervisor.
+    const workloads = anyNeeds(st.suites, "runsWorkloads") && !st.o.list;
     if (workloads && !st.o.layout && !st.o.drain)
       for (const s of live(st)) builtins(s).catch(() => {});
     // The first workload phase's supervisor, its login beside discovery's rather than at the

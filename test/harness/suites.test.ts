@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CheckRecord } from "../../src/verdicts/checks.js";
 import { cli, explain } from "../helpers/cli.js";
-import { useCluster } from "../helpers/cluster.js";
+import { sshdSessions, useCluster } from "../helpers/cluster.js";
 
 interface RunJson {
   runId: string;
@@ -100,8 +100,19 @@ describe("user suites and the suite API (slicecheck run --suites FILE, real sshd
   });
 
   it("--list prints the tests per node, GPU and instance without running anything; --grep narrows it", async () => {
+    // Nothing of a run's workloads either: neither their build check nor a node supervisor.
+    // A suite without workloads (health) opens as many channels on the nodes to list its tests.
+    const s0 = sshdSessions(c);
+    const h = await cli("run", "-i", c.inventoryPath, "--suites", "health", "--list");
+    assert.equal(h.code, 0, h.stderr);
+    const s1 = sshdSessions(c);
     const r = await cli("run", "-i", c.inventoryPath, "--suites", "stress,nccl", "--list");
     assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      sshdSessions(c) - s1,
+      s1 - s0,
+      "--list of workload suites ran commands of its own",
+    );
     assert.match(
       r.stdout,
       /^stress: sim01 › GPU 0 \(NVIDIA H100 80GB HBM3\) › whole GPU › computes without errors for the whole duration, at its share of the GPU$/m,

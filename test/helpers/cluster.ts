@@ -70,6 +70,12 @@ export function sshdLogins(c: TestCluster): number {
   return sshdLogLines(c, /Accepted publickey for /);
 }
 
+/** Channels sshd opened on the cluster's nodes for commands (`Starting session: command`):
+ * every remote command, the lock's and a supervisor's included. */
+export function sshdSessions(c: TestCluster): number {
+  return sshdLogLines(c, /Starting session: command /);
+}
+
 function sshdLogLines(c: TestCluster, re: RegExp): number {
   let n = 0;
   for (const node of readdirSync(join(c.dir, ".sim.d", "nodes"))) {
