@@ -11,10 +11,10 @@
 // amalgamation for better-sqlite3 alone was 85 s of one core at -O3, 41 s at -O1: nativeEnv) and
 // apt-get's downloads and unpacking (about 60 s for the test's packages, each package once). Run
 // one after the other, with the type-check and lint after them, that was 219 s before the first
-// test on 2 cores (6 December 2026). So the Debian packages install in one apt-get started first, the npm
-// packages are fetched without their build scripts (`npm ci --ignore-scripts`), and the native
-// builds (`npm rebuild`) run beside the apt-get, the build of dist/ and, with --checks, the
-// type-check and lint. Nothing starts that needs what another step is still making: the build,
+// test on 2 cores (6 December 2026). So the Debian packages install in one apt-get started
+// first, the npm packages are fetched without their build scripts (`npm ci --ignore-scripts`),
+// and the native builds (`npm rebuild`) run beside the apt-get, the build of dist/ and, with
+// --checks, the type-check and lint. Nothing starts that needs what another step is still making: the build,
 // type-check and lint read only the sources and the JavaScript of node_modules, and the tests
 // start only when every step has ended.
 import { spawn } from "node:child_process";

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
-import { killGroupScript } from "./group-kill.js";
+import { isProcessGroup, killGroupScript } from "./group-kill.js";
 import {
   EndRecordSplitter,
   GATE_MARKER,
@@ -99,13 +99,13 @@ export class CommandRun {
   }
 
   /** By its tag and group; by its group alone where the command stays in it and its group is
-   * known (never 0 or 1: `kill -1` is every process the user may signal). A group kill that
-   * leaves the command running (a process left the group after all, and holds its output
-   * open) is followed by the kill by tag, GROUP_KILL_GRACE_MS later. */
+   * known (isProcessGroup). A group kill that leaves the command running (a process left the
+   * group after all, and holds its output open) is followed by the kill by tag,
+   * GROUP_KILL_GRACE_MS later. */
   private async killOnNode(): Promise<string | null> {
     const pgid = this.pgid;
     const byTag = () => this.d.kill(this.cmdTag, killCommandScript(this.cmdTag, pgid));
-    if (!this.opts.staysInGroup || pgid === null || pgid < 2) return byTag().catch(() => null);
+    if (!this.opts.staysInGroup || !isProcessGroup(pgid)) return byTag().catch(() => null);
     const out = await this.d.kill(this.cmdTag, killGroupScript(pgid)).catch(() => null);
     if (!this.disposed) {
       this.fallback = setTimeout(() => void byTag().catch(() => null), GROUP_KILL_GRACE_MS);

@@ -9,6 +9,12 @@
 // that left it is not found here. The run's end still finds it: the lease's release stops
 // everything that carries the run's tag (killRunScript).
 
+/** Whether `pgid` is a process group a command's kill may signal: never 0 (the killer's own
+ * group) nor 1 (`kill -1` is every process the user may signal). */
+export function isProcessGroup(pgid: number | null): pgid is number {
+  return pgid !== null && Number.isInteger(pgid) && pgid > 1;
+}
+
 /** Polls of the group's leader after TERM (every 10 ms: 2 s, the grace a kill by tag gives). */
 const GRACE_POLLS = 200;
 
@@ -22,8 +28,7 @@ const GRACE_POLLS = 200;
  * process. What outlives the leader gets the KILL.
  */
 export function killGroupScript(pgid: number): string {
-  if (!Number.isInteger(pgid) || pgid < 2)
-    throw new Error(`${pgid} is not a process group a command can have`);
+  if (!isProcessGroup(pgid)) throw new Error(`${pgid} is not a process group a command can have`);
   return [
     `a=0; kill -0 ${pgid} 2>/dev/null && a=1; echo "alive=$a"; c=0;`,
     `if [ "$a" -gt 0 ]; then kill -TERM -${pgid} 2>/dev/null && c=1; i=0;`,

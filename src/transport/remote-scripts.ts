@@ -4,6 +4,7 @@
 // requests for root logins (ecosystem.md §1), so killing is done by a second command.
 import { quote, quoteArgv } from "../util/shell.js";
 import { FORK_MARGIN, STAT_FORKS, WATCHDOG_FORKS } from "./fork-count.js";
+import { isProcessGroup } from "./group-kill.js";
 import type { Command, EndRecord, StartGate } from "./types.js";
 
 export const PGID_MARKER = "@@slicecheck:pgid=";
@@ -253,9 +254,10 @@ const EXEC_GAP_S = 0.1;
  * and too little time has passed to go round pid_max at 20 000 forks a second, or too few forks
  * since the count F: WATCHDOG_FORKS); if not, the caller scans everything as before. $E says a
  * live process's environ read empty (an exec under way): only then must the caller look again
- * after EXEC_GAP_S. Defined through eval, so that sh (which keeps `tg`) never parses bash's syntax; a kernel thread (no exe) or a zombie is no exec under
- * way. Measured on 2 cores with about 100 processes: 23 ms of CPU for grep, sleep and grep at a
- * command's end, where every command's watchdog ends with one.
+ * after EXEC_GAP_S. Defined through eval, so that sh (which keeps `tg`) never parses bash's
+ * syntax; a kernel thread (no exe) or a zombie is no exec under way. Measured on 2 cores with
+ * about 100 processes: 23 ms of CPU for grep, sleep and grep at a command's end, where every
+ * command's watchdog ends with one.
  */
 export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o; for f in /proc/[0-9]*; do p=\${f#/proc/}; (( p > $2 && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x f r; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 )) || return 1; (( (SECONDS + 1) * 20000 < x )) && return 0; [[ \${2:-} =~ ^[0-9]+$ ]] || return 1; ${STAT_FORKS("f")} r=; read -r _ _ _ r _ < /proc/loadavg; r=\${r#*/}; [[ $f =~ ^[0-9]+$ && $r =~ ^[0-9]+$ ]] && (( f - $2 + r + ${FORK_MARGIN} < x - 301 )); }; }';`;
 
@@ -270,8 +272,8 @@ function killSequence(
   since?: string,
   forks?: string,
 ): string {
-  // `kill -SIG -PGID`: dash takes no `--` before it. Never group 1 (`kill -1`: every process).
-  const group = pgid !== null && pgid > 1;
+  // `kill -SIG -PGID`: dash takes no `--` before it.
+  const group = isProcessGroup(pgid);
   const pg = group ? `kill -${first} -${pgid} 2>/dev/null;` : "";
   const pgk = group ? `kill -KILL -${pgid} 2>/dev/null;` : "";
   const m = word ? match : quote(match);
@@ -314,9 +316,9 @@ export function killCommandScript(cmdTag: string, pgid: number | null): string {
 }
 
 /** What a command's watchdog runs once its channel ends (positional $1: the command's pid, its
- * process group; $2: the node's fork count as it began, WATCHDOG_FORKS, or empty): WATCHDOG_SIGNAL to
- * what still carries the command's tag, then KILL. Exported for the tests, which run it on real
- * processes. */
+ * process group; $2: the node's fork count as it began, WATCHDOG_FORKS, or empty):
+ * WATCHDOG_SIGNAL to what still carries the command's tag, then KILL. Exported for the tests,
+ * which run it on real processes. */
 export function watchdogEndScript(cmdTag: string): string {
   return `${killSequence(`SLICECHECK_CMD=${cmdTag}`, null, WATCHDOG_SIGNAL, false, '"$1"', '"$2"')}; kill -KILL -$1 2>/dev/null`;
 }

@@ -2,14 +2,20 @@
 // name, field 2, is in parentheses and may hold blanks: the fields are split after the last ')').
 import { readdirSync, readFileSync } from "node:fs";
 
-/** The parent pid of `pid`; 0 when it is gone. */
-export function parentOf(pid: number | string): number {
+/** The fields of /proc/PID/stat after the command name (state first, then ppid, pgrp, …); null
+ * when it is gone. */
+export function statFields(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return 0;
+    return null;
   }
+}
+
+/** The parent pid of `pid`; 0 when it is gone. */
+export function parentOf(pid: number | string): number {
+  return Number(statFields(pid)?.[1] ?? 0);
 }
 
 /** The pids whose parent is `ppid` (sshd's sessions below its listener, say). */

@@ -6,24 +6,20 @@
 // there is "Illegal number: -", and the group was never signalled.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { killGroupScript } from "../../src/transport/group-kill.js";
 import { killCommandScript, SUPERVISED_WATCHDOG } from "../../src/transport/remote-scripts.js";
+import { statFields } from "../helpers/procs.js";
 
-/** Live (not zombie) members of process group `pgid`, from /proc/PID/stat (field 5). */
+/** Live (not zombie) members of process group `pgid` (/proc/PID/stat's pgrp). */
 function members(pgid: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[2]) === pgid && f[0] !== "Z") out.push(Number(d));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      const f = statFields(d);
+      return f !== null && Number(f[2]) === pgid && f[0] !== "Z";
+    })
+    .map(Number);
 }
 
 /** A group of its own holding `sh` (its leader: pid = pgid) and two sleeps, one of them with an
