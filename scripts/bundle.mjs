@@ -11,7 +11,7 @@
 // most of the end-to-end tests' CPU. One file per tool loads in one read (measured 0.169 s of
 // CPU per `nvidia-smi -L` before, 0.134 s after).
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -39,7 +39,9 @@ function ownLocation(outDir) {
           !/\bimport\.meta\b|^\s*(import|export)\s/m.test(text);
         if (!meta && !cjs) return undefined;
         const rel = JSON.stringify(relative(outDir, args.path).split(sep).join("/"));
-        const url = `new URL(${rel}, import.meta.url)`;
+        // The bundle's own URL: import.meta.url in an ES module bundle, from __filename in the
+        // CLI's CommonJS one (the banners below).
+        const url = `new URL(${rel}, __slicecheckBundleUrl)`;
         if (meta) text = text.replaceAll("import.meta.url", `${url}.href`);
         if (cjs) {
           // After a "use strict" prologue, which must stay first to keep the module strict.
@@ -69,6 +71,7 @@ const COMMON = {
     js: "import { createRequire as __slicecheckRequire } from 'node:module'; const require = __slicecheckRequire(import.meta.url); const __slicecheckBundleUrl = import.meta.url;",
   },
   logLevel: "error",
+  ...(process.env.MINI ? { minifyWhitespace: true, minifySyntax: true } : {}),
 };
 
 function esbuildOf(root) {
@@ -107,35 +110,91 @@ export async function bundleSimTools(root) {
   return entries.length;
 }
 
+/**
+ * A native addon that a bundled package requires by a relative path (ssh2's
+ * `./crypto/build/Release/sshcrypto.node`) stays where npm built it, required by its path from
+ * the bundle's folder: the same layout ownLocation assumes.
+ */
+function addonsInPlace(outDir) {
+  return {
+    name: "addons-in-place",
+    setup(build) {
+      build.onResolve({ filter: /\.node$/ }, (args) => {
+        const rel = relative(outDir, join(args.resolveDir, args.path)).split(sep).join("/");
+        return { path: rel.startsWith(".") ? rel : `./${rel}`, external: true };
+      });
+    },
+  };
+}
+
 /** Where bin/slicecheck.js finds the bundled CLI. */
-export const CLI_BUNDLE = "dist/cli-bundle/main.js";
+export const CLI_BUNDLE = "dist/cli-bundle/main.cjs";
+
+/** A dynamic `import(` in code: not a method's (`.import(`) nor part of a longer name. */
+const DYNAMIC_IMPORT = /(?<![\w$.])import\(/g;
+
+/** The bundle's own `import()`: the loader's hook where bin/slicecheck.js passed one (code
+ * compiled from V8's cache has lost its loader in Node 20), else Node's, as under `require`. */
+const IMPORT_PRELUDE =
+  'const __slicecheckImport = typeof __slicecheckImportHook === "function" ? __slicecheckImportHook : (s) => import(s);';
 
 /**
- * The CLI (dist/cli/main.js) as one entry with its lazily imported commands split into chunks
- * (each command's modules load when it runs, as unbundled). Measured on 2 idle cores (the
- * bench's start-up column): a run's start-up before its first task 1.03-1.11 s unbundled,
- * 0.43-0.58 s bundled; 0.55 s less CPU per run. What stays outside: the native addons, tsx
- * (its loader registers its own files), playwright-core (Chromium's driver, found by its own
- * paths) and allure-commandline (a jar).
+ * Every dynamic import of the bundle through its prelude's `__slicecheckImport`: the suites'
+ * files, tsx, the simulator, and those of bundled packages (mocha's file loader). Rewritten in
+ * the output, where esbuild has already resolved the project's own (`import("./commands/…")`
+ * became a call of the module's function). A match inside a string or a comment is rewritten
+ * too; the test of the bundle shows none in a string. Returns the text and the count.
+ */
+export function routeImports(text) {
+  let count = 0;
+  const out = text.replace(DYNAMIC_IMPORT, () => {
+    count++;
+    return "__slicecheckImport(";
+  });
+  const [first, ...rest] = out.split("\n");
+  return { text: [first, IMPORT_PRELUDE, ...rest].join("\n"), count };
+}
+
+/**
+ * The CLI (dist/cli/main.js) as one CommonJS file, which bin/slicecheck.js compiles with V8's
+ * code cache (src/cli/code-cache.ts): Node 20 caches code only for scripts, not ES modules.
+ * Measured on 2 cores (the bench's start-up column, before a run's first task): 1.03-1.11 s
+ * unbundled, 0.43-0.58 s as split ES modules, and 0.30-0.40 s as this file from its cache.
+ * The lazily imported commands stay lazy: esbuild runs each one's modules on its first call.
+ * The first line is the build id, a hash of the rest, which keys the cache. "use strict"
+ * follows it: the ES modules bundled here were strict, and stay so.
+ * What stays outside: the native addons, tsx (its loader registers its own files),
+ * playwright-core (Chromium's driver, found by its own paths) and allure-commandline (a jar).
  * The suites' `slicecheck/suite` stays dist/harness/api.js: it reads the run from globalThis,
  * so the bundle's copy and the suites' copy agree; SlicecheckError's brand keeps `instanceof`
  * true across the two (src/errors.ts), as for the simulator, which stays in dist/sim.
- * Returns the number of files written, or null without esbuild.
+ * Returns the number of dynamic imports routed through the prelude, or null without esbuild.
  */
 export async function bundleCli(root) {
   const esbuild = esbuildOf(root);
   if (!esbuild) return null;
-  const outdir = join(root, dirname(CLI_BUNDLE));
-  const out = await esbuild.build({
+  const outfile = join(root, CLI_BUNDLE);
+  rmSync(dirname(outfile), { recursive: true, force: true });
+  await esbuild.build({
     ...COMMON,
+    format: "cjs",
+    banner: {
+      js: '"use strict";\nconst __slicecheckBundleUrl = require("node:url").pathToFileURL(__filename).href;',
+    },
     entryPoints: [join(root, "dist/cli/main.js")],
-    outdir,
-    plugins: [ownLocation(outdir)],
-    splitting: true,
-    external: [...COMMON.external, "tsx", "playwright-core", "allure-commandline"],
-    metafile: true,
+    outfile,
+    plugins: [ownLocation(dirname(outfile)), addonsInPlace(dirname(outfile))],
+    external: [
+      ...COMMON.external.filter((x) => x !== "ssh2"),
+      "tsx",
+      "playwright-core",
+      "allure-commandline",
+    ],
   });
-  return Object.keys(out.metafile.outputs).length;
+  const { text, count } = routeImports(readFileSync(outfile, "utf8"));
+  const id = createHash("sha256").update(text).digest("hex").slice(0, 32);
+  writeFileSync(outfile, `// slicecheck-build ${id}\n${text}`);
+  return count;
 }
 
 /** Every .ts file under `dir`, relative to it. */

@@ -14,12 +14,12 @@ export interface ObserveProgress {
 
 const BAR = 20;
 
-export function observeProgress(
+export async function observeProgress(
   mode: ViewMode,
   io: Out,
   nodes: readonly string[],
   durationMs: number,
-): ObserveProgress {
+): Promise<ObserveProgress> {
   const width = Math.max(0, ...nodes.map((n) => n.length));
   const state = new Map(nodes.map((n) => [n, { elapsedMs: 0, samples: 0 }]));
   const line = (n: string) => {
@@ -45,7 +45,7 @@ export function observeProgress(
       stop: () => {},
     };
   }
-  const live = liveUpdate(io.errStream ?? process.stderr);
+  const live = await liveUpdate(io.errStream ?? process.stderr);
   const draw = () => live(nodes.map(line).join("\n"));
   return {
     tick: (n, elapsedMs, samples) => {

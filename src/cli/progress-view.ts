@@ -3,11 +3,16 @@
 // left; other messages are printed above it. Anywhere else (a CI log, a pipe): a plain line
 // per node only when its phase changes, so a long run's log stays short and free of escape
 // sequences. The numbers come from the harness's progress model; this file only draws them.
-import { createLogUpdate } from "log-update";
 import { formatEta, type ProgressEvent, ProgressModel, progressLine } from "../harness/progress.js";
 import type { Out } from "./context.js";
 
 export type ViewMode = "tty" | "plain" | "off";
+
+/** What log-update's createLogUpdate returns, as far as the views use it. */
+export interface LiveUpdate {
+  (text: string): void;
+  clear(): void;
+}
 
 export interface ProgressView {
   event(e: ProgressEvent): void;
@@ -30,7 +35,7 @@ export function viewMode(
 /** Redraws at most this often: enough for a seconds countdown, little work for a big fleet. */
 const REDRAW_MS = 250;
 
-export function progressView(mode: ViewMode, io: Out, now = Date.now): ProgressView {
+export async function progressView(mode: ViewMode, io: Out, now = Date.now): Promise<ProgressView> {
   const model = new ProgressModel();
   const started = now();
   const stamp = () => `[${((now() - started) / 1000).toFixed(1).padStart(6)}s]`;
@@ -45,7 +50,7 @@ export function progressView(mode: ViewMode, io: Out, now = Date.now): ProgressV
       message: (l) => io.err(`${stamp()} ${l}`),
       stop: () => {},
     };
-  const live = liveUpdate(io.errStream ?? process.stderr);
+  const live = await liveUpdate(io.errStream ?? process.stderr);
   const draw = () => {
     const t = now();
     const names = model.names();
@@ -78,9 +83,11 @@ export function progressView(mode: ViewMode, io: Out, now = Date.now): ProgressV
  * installs exit and signal handlers (cli-cursor), and a run's SIGINT handling must stay the
  * harness's own. A pseudo-terminal without a window size (script(1), `docker run -t` in CI)
  * reports 0 columns, and log-update would wrap every line away to nothing: such a terminal
- * gets 80.
+ * gets 80. log-update is loaded here, on a terminal only: its string-width builds an
+ * Intl.Segmenter as it loads (15-20 ms of a run's start-up, for `--json` and CI logs too).
  */
-export function liveUpdate(stream: NodeJS.WriteStream): ReturnType<typeof createLogUpdate> {
+export async function liveUpdate(stream: NodeJS.WriteStream): Promise<LiveUpdate> {
+  const { createLogUpdate } = await import("log-update");
   const sized = {
     get columns() {
       return stream.columns || 80;

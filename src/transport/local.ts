@@ -1,7 +1,6 @@
 // The local transport, for `host: localhost` (slicecheck running on the GPU node itself). It
 // runs the same wrapped command lines as SSH does, through `sh -c` in a new session, so tags,
 // deadlines, kill scripts and each command's watchdog behave exactly as they do remotely.
-import { execa } from "execa";
 import type { NodeSpec } from "../inventory/types.js";
 import { ManagedExecutor } from "./managed.js";
 import { consumeStreams } from "./streams.js";
@@ -61,6 +60,8 @@ export class LocalTransport implements Transport, RawShell {
 
   async start(commandLine: string): Promise<RawProcess> {
     // detached: setsid(), so the shell's $$ is its process group, as under sshd.
+    // execa is loaded on the first local command: an SSH-only run needs none of its 90 modules.
+    const { execa } = await import("execa");
     const sub = execa("sh", ["-c", commandLine], {
       detached: true,
       buffer: false,

@@ -4,7 +4,6 @@
 // `sock` it speaks SSH over. It is killed when the connection ends: a ProxyCommand left
 // running would hold a bastion session open.
 import { Duplex } from "node:stream";
-import { execa } from "execa";
 
 export interface ProxyCommand {
   command: string;
@@ -17,7 +16,9 @@ export interface ProxyCommand {
   stop(): void;
 }
 
-export function startProxyCommand(command: string): ProxyCommand {
+export async function startProxyCommand(command: string): Promise<ProxyCommand> {
+  // Loaded here: most nodes have no ProxyCommand, and a run needs execa for nothing else.
+  const { execa } = await import("execa");
   const child = execa("/bin/sh", ["-c", `exec ${command}`], {
     stdin: "pipe",
     stdout: "pipe",

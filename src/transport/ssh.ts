@@ -223,7 +223,7 @@ export class SshTransport implements Transport, RawShell {
     let sock: NodeJS.ReadableStream | undefined;
     const first = hops[0]!;
     if (first.proxyCommand) {
-      this.proxy = startProxyCommand(first.proxyCommand);
+      this.proxy = await startProxyCommand(first.proxyCommand);
       sock = this.proxy.sock;
     }
     for (let i = 0; i < hops.length; i++) {

@@ -51,7 +51,7 @@ describe("the bundled CLI (bin/slicecheck.js)", function () {
       cpSync(join(ROOT, part), join(moved, part), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(moved, "node_modules"));
     for (const folder of ["dist/cli-bundle", "dist/sim-bundle/workloads"]) {
-      for (const f of readdirSync(join(moved, folder)).filter((x) => x.endsWith(".js"))) {
+      for (const f of readdirSync(join(moved, folder)).filter((x) => /\.c?js$/.test(x))) {
         assert.ok(
           !readFileSync(join(moved, folder, f), "utf8").includes(ROOT),
           `${folder}/${f} names ${ROOT}`,
@@ -61,6 +61,23 @@ describe("the bundled CLI (bin/slicecheck.js)", function () {
     const b = bin(moved, PLAN);
     assert.equal(b.status, 0, b.stderr);
     assert.equal(b.stdout, bin(ROOT, PLAN).stdout);
+  });
+
+  it("runs from the code cache the build left, with every dynamic import through its hook", () => {
+    const file = join(ROOT, CLI_BUNDLE);
+    const text = readFileSync(file, "utf8");
+    // The prelude's own import() is the one left: Node 20 loses the loader of the others in
+    // code compiled from a cache (src/cli/code-cache.ts). Mocha's file loader is among them.
+    assert.equal(text.match(/(?<![\w$.])import\(/g)?.length, 1);
+    assert.ok((text.match(/__slicecheckImport\(/g)?.length ?? 0) >= 8, "imports not routed");
+    assert.match(text, /doImport = async \(\w+\) => __slicecheckImport\(/);
+    const loader = join(ROOT, "dist", "cli", "code-cache.js");
+    const script = `const { loadBundle } = await import(${JSON.stringify(loader)});
+      console.log(loadBundle(${JSON.stringify(file)}, (s) => import(s)).fromCache);`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      encoding: "utf8",
+    });
+    assert.equal(r.stdout.trim(), "true", r.stderr);
   });
 
   it("drops what it prints after its reader has gone, and ends with its own exit code", () => {

@@ -190,10 +190,10 @@ describe("isolation's declared seconds", () => {
 });
 
 describe("plain progress (no terminal): a line per node per phase", () => {
-  it("prints a node's line when it enters a step, not for tests, details or repeats within it", () => {
+  it("prints a node's line when it enters a step, not for tests, details or repeats within it", async () => {
     const lines: string[] = [];
     let t = 0;
-    const v = progressView("plain", { out: () => {}, err: (l) => lines.push(l) }, () => t);
+    const v = await progressView("plain", { out: () => {}, err: (l) => lines.push(l) }, () => t);
     const plan = [step("connect", 2), step("stress", 3, 7)];
     v.event({ kind: "plan", node: "sim01", steps: plan });
     v.event({ kind: "phase", node: "sim01", key: "connect", atMs: t });

@@ -84,7 +84,7 @@ export async function observeCommand(o: ObserveCliOptions, io: Out): Promise<num
     timeoutMs: o.dbTimeout === undefined ? undefined : o.dbTimeout * 1000,
   });
   const durationMs = o.duration * 1000;
-  const progress = observeProgress(
+  const progress = await observeProgress(
     viewMode(o, io),
     io,
     nodes.map((n) => n.name),

@@ -71,7 +71,7 @@ export async function runCommand(o: RunCliOptions, io: Out): Promise<number> {
     io.err(
       `run ${runId}: ${suites.map((s) => s.name).join(",")} on ${nodes.length} node(s), ${o.duration} s each; output in ${displayPath(outDir)}`,
     );
-  const view = progressView(viewMode(o, io), io);
+  const view = await progressView(viewMode(o, io), io);
   const r = await runHarness({
     runId,
     nodes,

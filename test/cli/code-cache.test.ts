@@ -1,0 +1,115 @@
+// The bundled CLI runs from V8's code cache (src/cli/code-cache.ts). Each load here is a fresh
+// Node process, as a start of the CLI is: V8's in-process compilation cache would otherwise
+// answer in its place. The loader is the built one (dist/), which bin/slicecheck.js imports.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const LOADER = join(import.meta.dirname, "..", "..", "dist", "cli", "code-cache.js");
+const PRELUDE =
+  'const __slicecheckImport = typeof __slicecheckImportHook === "function" ? __slicecheckImportHook : (s) => import(s);';
+
+/** A bundle as the build writes one: its build id, strictness, the import prelude, a body. */
+function bundle(id: string | null, body: string): string {
+  const head = id === null ? "" : `// slicecheck-build ${id}\n`;
+  return `${head}"use strict";\n${PRELUDE}\n${body}\n`;
+}
+
+interface Loaded {
+  fromCache: boolean;
+  value: unknown;
+}
+
+/** One start: loads `file`, calls its export `call`, saves the cache as bin/slicecheck.js does. */
+function start(file: string, env: Record<string, string> = {}, call = "value"): Loaded {
+  const script = `
+    const { loadBundle } = await import(${JSON.stringify(LOADER)});
+    const b = loadBundle(${JSON.stringify(file)}, (s) => import(s));
+    const value = await b.exports[${JSON.stringify(call)}]();
+    b.saveCache();
+    console.log(JSON.stringify({ fromCache: b.fromCache, value }));`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as Loaded;
+}
+
+describe("the CLI bundle's code cache", function () {
+  this.timeout(30_000);
+  let dir = "";
+  let env: Record<string, string> = {};
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "sc-cache-"));
+    // The user's cache folder of these tests, so that nothing lands in the real one.
+    env = { XDG_CACHE_HOME: join(dir, "user-cache") };
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("compiles a bundle once, then takes the compiled code from the cache beside it", () => {
+    const file = join(dir, "main.cjs");
+    writeFileSync(file, bundle("aa".repeat(16), "exports.value = () => 6 * 7;"));
+    assert.deepEqual(start(file, env), { fromCache: false, value: 42 });
+    const cache = readFileSync(`${file}.cache`);
+    assert.match(cache.subarray(0, 80).toString("latin1"), /^slicecheck-code-cache\naa{31} v20/);
+    assert.deepEqual(start(file, env), { fromCache: true, value: 42 });
+  });
+
+  it("does not run a cache of another build, even one of the same length", () => {
+    // V8's own check compares the source's length only: the build id is what tells them apart.
+    const file = join(dir, "main.cjs");
+    writeFileSync(file, bundle("aa".repeat(16), "exports.value = () => 41;"));
+    assert.equal(start(file, env).value, 41);
+    const next = bundle("bb".repeat(16), "exports.value = () => 42;");
+    assert.equal(next.length, readFileSync(file, "utf8").length);
+    writeFileSync(file, next);
+    assert.deepEqual(start(file, env), { fromCache: false, value: 42 });
+    assert.deepEqual(start(file, env), { fromCache: true, value: 42 });
+  });
+
+  it("lets code compiled from the cache import modules, through the loader's hook", () => {
+    const file = join(dir, "main.cjs");
+    const body = 'exports.value = async () => (await __slicecheckImport("node:path")).sep;';
+    writeFileSync(file, bundle("cc".repeat(16), body));
+    assert.deepEqual(start(file, env), { fromCache: false, value: "/" });
+    assert.deepEqual(start(file, env), { fromCache: true, value: "/" });
+  });
+
+  it("writes the cache under the user's cache folder where the bundle's folder refuses it", () => {
+    const file = join(dir, "main.cjs");
+    writeFileSync(file, bundle("dd".repeat(16), "exports.value = () => 1;"));
+    mkdirSync(`${file}.cache`); // a folder where the file would go: neither read nor replaced
+    assert.equal(start(file, env).fromCache, false);
+    const user = join(dir, "user-cache", "slicecheck", `main.cjs-${"dd".repeat(16)}.cache`);
+    assert.ok(existsSync(user), "no cache under the user's cache folder");
+    assert.equal(start(file, env).fromCache, true);
+  });
+
+  it("compiles anew over a damaged cache, and replaces it", () => {
+    const file = join(dir, "main.cjs");
+    writeFileSync(file, bundle("ee".repeat(16), "exports.value = () => 2;"));
+    start(file, env);
+    const cache = readFileSync(`${file}.cache`);
+    const head = cache.indexOf("\n", cache.indexOf("\n") + 1) + 1;
+    writeFileSync(`${file}.cache`, Buffer.concat([cache.subarray(0, head), Buffer.alloc(4096)]));
+    assert.deepEqual(start(file, env), { fromCache: false, value: 2 });
+    assert.deepEqual(start(file, env), { fromCache: true, value: 2 });
+  });
+
+  it("caches nothing for a bundle without a build id, or with SLICECHECK_NO_CODE_CACHE=1", () => {
+    const plain = join(dir, "plain.cjs");
+    writeFileSync(plain, bundle(null, "exports.value = () => 3;"));
+    assert.deepEqual(start(plain, env), { fromCache: false, value: 3 });
+    assert.deepEqual(start(plain, env), { fromCache: false, value: 3 });
+    const off = join(dir, "off.cjs");
+    writeFileSync(off, bundle("ff".repeat(16), "exports.value = () => 4;"));
+    const no = { ...env, SLICECHECK_NO_CODE_CACHE: "1" };
+    assert.deepEqual(start(off, no), { fromCache: false, value: 4 });
+    assert.ok(!existsSync(`${off}.cache`), "a cache was written with SLICECHECK_NO_CODE_CACHE=1");
+    start(off, env);
+    assert.deepEqual(start(off, no), { fromCache: false, value: 4 });
+  });
+});
