@@ -1,6 +1,6 @@
 // The bundled CLI runs from V8's code cache (src/cli/code-cache.ts). Each load here is a fresh
 // Node process, as a start of the CLI is: V8's in-process compilation cache would otherwise
-// answer in its place. The loader is the built one (dist/), which bin/slicecheck.js imports.
+// answer in its place. The loader is the built one (dist/), which the CLI's entry imports.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ interface Loaded {
   value: unknown;
 }
 
-/** One start: loads `file`, calls its export `call`, saves the cache as bin/slicecheck.js does. */
+/** One start: loads `file`, calls its export `call`, saves the cache as the CLI's entry does. */
 function start(file: string, env: Record<string, string> = {}, call = "value"): Loaded {
   const script = `
     const { loadBundle } = await import(${JSON.stringify(LOADER)});
