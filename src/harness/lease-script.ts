@@ -85,6 +85,20 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
  * and not expired by the node's clock; else it prints the marker with what it found and exits
  * LOCKED_EXIT. Run inside the command's own tagged process, so the fence covers what it starts.
  */
+/** How long a read started beside the lock waits on the node for the lease (leaseAwait). */
+export const LEASE_AWAIT_S = 20;
+
+/**
+ * Shell text that holds what follows until the lease is this run's (held, unexpired, its tag):
+ * for a read started beside the lease's own command, so that its login is not paid after the
+ * lock answered. Polled every 20 ms. After LEASE_AWAIT_S without it, prints the marker with
+ * what it found and exits LOCKED_EXIT; what follows never ran.
+ */
+export function leaseAwait(runTag: string): string {
+  const tries = LEASE_AWAIT_S * 50;
+  return `i=0; while :; do ${READ_LEASE} n=$(date +%s); [ "$s" = held ] && [ "$e" -gt "$n" ] && [ "$t" = ${quote(runTag)} ] && break; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
+}
+
 export function leaseCheck(generation: number, runTag: string): string {
   return `${READ_LEASE} n=$(date +%s); if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
 }

@@ -28,6 +28,8 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         command: o.argv.join(" ") || "run",
         concurrency: o.concurrency,
         leaseS: o.leaseS,
+        // The discovery that follows, its login beside the lock's (its reads wait for it).
+        discoverEarly: lock,
       });
       st.sessions.push(...opened);
       st.tasks.teardown({

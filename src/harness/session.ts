@@ -19,7 +19,13 @@ import type {
 import { quote, quoteArgv } from "../util/shell.js";
 import { settledWithin } from "../util/time.js";
 import { discoverInstances, type NodeInventory } from "../workloads/instances.js";
-import { LEASE_LOST_MARKER, LOCKED_EXIT, leaseCheck } from "./lease-script.js";
+import {
+  LEASE_AWAIT_S,
+  LEASE_LOST_MARKER,
+  LOCKED_EXIT,
+  leaseAwait,
+  leaseCheck,
+} from "./lease-script.js";
 import { acquireLock, type HeldLock, type LockInfo, leaseLost } from "./lock.js";
 
 interface Pooled {
@@ -37,6 +43,8 @@ export interface SessionOpenOptions {
   command: string;
   /** The node lease's length in seconds (default DEFAULT_LEASE_S). */
   leaseS?: number;
+  /** With `lock`: start the node's discovery beside the lock's command (discoverBesideLock). */
+  discoverEarly?: boolean;
 }
 
 export class NodeSession implements Transport {
@@ -57,6 +65,8 @@ export class NodeSession implements Transport {
   private waiting: (() => void)[] = [];
   /** A supervisor started ahead of the first phase that runs workloads (prepareSupervisor). */
   private warm: Promise<Supervisor | null> | null = null;
+  /** The discovery started beside the lock, and its abort (discoverBesideLock). */
+  private early: { inventory: Promise<NodeInventory>; abort: AbortController } | null = null;
 
   constructor(
     readonly node: NodeSpec,
@@ -80,6 +90,7 @@ export class NodeSession implements Transport {
     try {
       await first.ready;
       if (o.lock) {
+        if (o.discoverEarly) this.discoverBesideLock();
         this.lock = await acquireLock(
           first.t,
           { runId: this.runId, command: o.command },
@@ -94,6 +105,8 @@ export class NodeSession implements Transport {
         first.inflight++;
       }
     } catch (e) {
+      this.early?.abort.abort();
+      this.early = null;
       this.error = isSlicecheckError(e)
         ? e
         : new SlicecheckError("CONNECT", `${this.node.name}: ${(e as Error).message ?? e}`, {
@@ -101,6 +114,19 @@ export class NodeSession implements Transport {
           });
       throw this.error;
     }
+  }
+
+  /**
+   * The node's discovery started with the lock's command rather than after its answer: its
+   * login (0.2-2 s on a real node, for its start-up files) is paid beside the lock's. Its reads
+   * wait on the node until the lease is this run's (leaseAwait), so nothing is read before
+   * the node is locked; a lock refused aborts it. discover() takes its answer.
+   */
+  private discoverBesideLock(): void {
+    const abort = new AbortController();
+    const inventory = discoverInstances(this, { awaitLease: true, signal: abort.signal });
+    inventory.catch(() => {}); // taken by discover(), or never wanted (the lock was refused)
+    this.early = { inventory, abort };
   }
 
   private countConnection(why: string): void {
@@ -152,12 +178,12 @@ export class NodeSession implements Transport {
     if (lost) throw lost;
     const p = await this.pick();
     try {
+      if (opts?.awaitLease && !lock) return await this.awaitingLease(p.t, command, opts);
       if (!lock) return await p.t.exec(command, opts);
       // The check and the change in one shell on the node, inside the command's tagged
       // process: a lease that runs out after the check fences the change it let through.
-      const inner = "argv" in command ? quoteArgv(command.argv) : `sh -c ${quote(command.shell)}`;
       const r = await p.t.exec(
-        { shell: `${leaseCheck(lock.generation, lock.runTag)} exec ${inner}` },
+        { shell: `${leaseCheck(lock.generation, lock.runTag)} exec ${innerOf(command)}` },
         opts,
       );
       const found = r.exitCode === LOCKED_EXIT ? leaseFound(r.stderr) : null;
@@ -170,6 +196,23 @@ export class NodeSession implements Transport {
     } finally {
       p.inflight--;
     }
+  }
+
+  /** A read that waits on the node for this run's lease; LEASE_LOST `awaited` when it did not
+   * come (the read never ran). Its deadline gets the wait on top. */
+  private async awaitingLease(t: Transport, command: Command, opts: ExecOptions) {
+    const tag = runTagFor(this.runId, this.node.name);
+    const r = await t.exec(
+      { shell: `${leaseAwait(tag)} exec ${innerOf(command)}` },
+      { ...opts, timeoutMs: (opts.timeoutMs ?? 120_000) + LEASE_AWAIT_S * 1000 },
+    );
+    const found = r.exitCode === LOCKED_EXIT ? leaseFound(r.stderr) : null;
+    if (found === null) return r;
+    throw new SlicecheckError(
+      "LEASE_LOST",
+      `${this.node.name}: a read waited ${LEASE_AWAIT_S} s for this run's lease and found ${found}`,
+      { node: this.node.name, awaited: true },
+    );
   }
 
   /** Throws LEASE_LOST unless the node's lease is still this run's (no lease: nothing to do). */
@@ -286,6 +329,18 @@ export class NodeSession implements Transport {
 
   /** The node's GPUs and instances, read once; `refresh` after the layout changed. */
   async discover(refresh = false): Promise<NodeInventory> {
+    const early = this.early;
+    this.early = null;
+    if (early && (refresh || this.inventory)) early.abort.abort();
+    else if (early) {
+      try {
+        this.inventory = await early.inventory;
+      } catch (e) {
+        // Its reads never ran: the lease did not show this run's in time (a lock that answered
+        // late). Read now, as without it.
+        if (!(isSlicecheckError(e) && e.code === "LEASE_LOST" && e.context.awaited)) throw e;
+      }
+    }
     if (!this.inventory || refresh) this.inventory = await discoverInstances(this);
     return this.inventory;
   }
@@ -303,6 +358,8 @@ export class NodeSession implements Transport {
     if (this.closed) return;
     this.closed = true;
     for (const wake of this.waiting.splice(0)) wake();
+    this.early?.abort.abort();
+    this.early = null;
     // One never taken: closed, once it answered (its connection's close ends it otherwise).
     const warm = this.warm;
     this.warm = null;
@@ -311,6 +368,11 @@ export class NodeSession implements Transport {
     this.lock = null;
     await Promise.all(this.pool.map((p) => p.t.close().catch(() => {})));
   }
+}
+
+/** A command as the shell text that runs it after a lease's check or wait (`exec` of it). */
+function innerOf(command: Command): string {
+  return "argv" in command ? quoteArgv(command.argv) : `sh -c ${quote(command.shell)}`;
 }
 
 /** What a guarded command found instead of this run's lease, in words; null: not the marker. */

@@ -53,6 +53,12 @@ export interface ExecOptions {
    * dry run, read-only commands) run it as it is.
    */
   leased?: boolean;
+  /**
+   * A read started beside the node lease's own command, before it answered: it waits on the
+   * node until the lease is this run's, and throws LEASE_LOST (context `awaited`) when that
+   * does not come within 20 s. Transports without a lease run it as it is.
+   */
+  awaitLease?: boolean;
 }
 
 export interface ExecResult {

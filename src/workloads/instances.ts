@@ -3,7 +3,7 @@
 // all: `-L` has the UUIDs, the table's MIG section maps device indices to GI/CI ids and SMs,
 // and `-lgi` gives each GI's profile and placement.
 import { SlicecheckError } from "../errors.js";
-import { type Output, readBundle } from "../mig/apply/bundle.js";
+import { type BundleOptions, type Output, readBundle } from "../mig/apply/bundle.js";
 import { parseGpus } from "../nvsmi/gpus.js";
 import { parseLgi } from "../nvsmi/lgi.js";
 import { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
@@ -180,7 +180,10 @@ const LISTING = ["nvidia-smi", "-L"];
 const TABLE = ["nvidia-smi"];
 const LGI = ["nvidia-smi", "mig", "-lgi"];
 
-export async function discoverInstances(t: Transport): Promise<NodeInventory> {
+export async function discoverInstances(
+  t: Transport,
+  exec?: BundleOptions["exec"],
+): Promise<NodeInventory> {
   // The four reads side by side in one call: one channel and one login on the node, where each
   // of them was its own (a login runs the node's start-up files: 0.2-2 s on real nodes). -lgi
   // is only used, and its failure only matters, when the GPU listing shows MIG devices.
@@ -193,6 +196,7 @@ export async function discoverInstances(t: Transport): Promise<NodeInventory> {
     {
       readTimeoutS: NVSMI_TIMEOUT_MS / 1000,
       privileged: false,
+      exec,
     },
   );
   const listed = judged(node, LISTING, "the GPUs", listingOut!);

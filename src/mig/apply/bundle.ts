@@ -3,7 +3,7 @@
 // a round trip; a snapshot needs eight reads, and a jump host or a slow link multiplies that.
 
 import type { Argv } from "../../nvsmi/index.js";
-import type { Transport } from "../../transport/types.js";
+import type { ExecOptions, Transport } from "../../transport/types.js";
 import { quote, quoteArgv } from "../../util/shell.js";
 
 export interface Output {
@@ -109,6 +109,8 @@ export interface BundleOptions {
   privileged?: boolean;
   /** Each read's own deadline on the node (bundleScript); a read killed at it is `timedOut`. */
   readTimeoutS?: number;
+  /** Passed on to the call (a read that waits for the lease, its abort). */
+  exec?: Pick<ExecOptions, "awaitLease" | "signal">;
 }
 
 /** Runs the reads as one call. */
@@ -120,7 +122,7 @@ export async function readBundle(
   const timeoutMs = o.timeoutMs ?? (o.readTimeoutS ? o.readTimeoutS * 1000 + 15_000 : 60_000);
   const r = await t.exec(
     { shell: bundleScript(reads, o.readTimeoutS) },
-    { privileged: o.privileged ?? true, timeoutMs },
+    { privileged: o.privileged ?? true, timeoutMs, ...o.exec },
   );
   return splitBundle(r.stdout, reads.length, r.timedOut, Boolean(o.readTimeoutS));
 }

@@ -1,0 +1,125 @@
+// Discovery started beside the node lock (NodeSession.discoverBesideLock): its login is paid
+// beside the lock's, and its reads wait on the node until the lease is this run's. Local
+// transport, a node state folder of its own, and an nvidia-smi first on PATH that answers with
+// real captures (an H200, MIG disabled) and writes down, at each call, the lease it finds.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { leaseAwait } from "../../src/harness/lease-script.js";
+import { NodeSession } from "../../src/harness/session.js";
+import { runTagFor } from "../../src/transport/managed.js";
+import { nodeSpec } from "../helpers/node.js";
+import { taggedPids, waitFor } from "../helpers/procs.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const node = nodeSpec("early01", { host: "localhost", transport: "local" });
+const CAPTURES = join(import.meta.dirname, "..", "..", "fixtures", "captures");
+const LISTING = join(CAPTURES, "nvidia-smi_-L_H200_580.159.04_whole-gpu.txt");
+const TABLE = join(CAPTURES, "nvidia-smi_default-table_H200_580.159.04_mig-disabled.txt");
+
+/** An nvidia-smi of captures that logs `ARGS | LEASE LINE` (or `none`) at each call, in one
+ * write: the four reads of a discovery run side by side. */
+function fakeNvidiaSmi(bin: string, log: string): void {
+  mkdirSync(bin, { recursive: true });
+  const script = `#!/bin/sh
+l=$(cat "$SLICECHECK_STATE_DIR/node.lease" 2>/dev/null) || l=none
+printf '%s | %s\n' "$*" "$l" >> '${log}'
+case "$1" in
+  -L) tail -n +2 '${LISTING}' ;;
+  --query-gpu=*) echo "0, None, 143771" ;;
+  "") tail -n +2 '${TABLE}' ;;
+  *) echo "No MIG-enabled devices found."; exit 6 ;;
+esac
+`;
+  writeFileSync(join(bin, "nvidia-smi"), script);
+  chmodSync(join(bin, "nvidia-smi"), 0o755);
+}
+
+describe("node session: discovery beside the lock", function () {
+  this.timeout(30_000);
+  const dir = tempDir("early-discovery");
+  const saved = { PATH: process.env.PATH, STATE: process.env.SLICECHECK_STATE_DIR };
+  let log = "";
+  let n = 0;
+  const calls = () => {
+    try {
+      return readFileSync(log, "utf8").trimEnd().split("\n").filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+  beforeEach(() => {
+    const here = join(dir, `case${++n}`);
+    log = join(here, "calls.log");
+    fakeNvidiaSmi(join(here, "bin"), log);
+    mkdirSync(join(here, "state"), { recursive: true });
+    process.env.PATH = `${join(here, "bin")}:${saved.PATH}`;
+    process.env.SLICECHECK_STATE_DIR = join(here, "state");
+  });
+  afterEach(() => {
+    process.env.PATH = saved.PATH;
+    if (saved.STATE === undefined) delete process.env.SLICECHECK_STATE_DIR;
+    else process.env.SLICECHECK_STATE_DIR = saved.STATE;
+  });
+
+  it("reads once the lease is this run's, and discover() takes that answer", async () => {
+    const runId = "sc-test-early1";
+    const s = new NodeSession(node, runId);
+    try {
+      await s.open({ lock: true, command: "test", discoverEarly: true });
+      const inv = await s.discover();
+      assert.equal(inv.instances.length, 1);
+      assert.equal(inv.driver, "580.159.04");
+      const seen = calls();
+      assert.equal(seen.filter((l) => l.startsWith("-L ")).length, 1, seen.join("\n"));
+      const tag = runTagFor(runId, node.name);
+      for (const l of seen) assert.match(l, new RegExp(` held ${tag}$`), "a read before the lease");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a lock refused: no read runs, and the waiting read is stopped", async () => {
+    const holder = new NodeSession(node, "sc-test-early-holder");
+    await holder.open({ lock: true, command: "another controller" });
+    const runId = "sc-test-early2";
+    const s = new NodeSession(node, runId);
+    try {
+      await assert.rejects(
+        s.open({ lock: true, command: "test", discoverEarly: true }),
+        (e: { code?: string }) => e.code === "NODE_LOCKED",
+      );
+      const mine = `SLICECHECK_RUN=${runTagFor(runId, node.name)}`;
+      assert.ok(await waitFor(() => taggedPids(mine).length === 0, 5_000), "the read still waits");
+      assert.deepEqual(calls(), [], "nvidia-smi ran on a node another run holds");
+    } finally {
+      await s.close();
+      await holder.close();
+    }
+  });
+
+  it("the wait on the node lets nothing through but this run's lease, held and unexpired", () => {
+    const tag = "sc-test-early3@early01";
+    const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");
+    const now = Math.floor(Date.now() / 1000);
+    // The loop polls every 20 ms for LEASE_AWAIT_S; `timeout` ends a wait that never passes.
+    const gate = (shell: string) =>
+      spawnSync("timeout", ["0.3", shell, "-c", `${leaseAwait(tag)} echo through`], {
+        encoding: "utf8",
+      }).stdout;
+    for (const shell of ["sh", "bash"]) {
+      writeFileSync(lease, `4 ${now + 60} held ${tag}\n`);
+      assert.equal(gate(shell), "through\n", `${shell}: this run's lease`);
+      for (const other of [
+        `4 ${now + 60} held sc-other@early01`,
+        `4 ${now - 5} held ${tag}`,
+        `4 ${now + 60} released ${tag}`,
+        "garbage",
+      ]) {
+        writeFileSync(lease, `${other}\n`);
+        assert.equal(gate(shell), "", `${shell}: went through on '${other}'`);
+      }
+    }
+  });
+});
