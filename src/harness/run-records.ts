@@ -5,6 +5,7 @@ import { appendFileSync } from "node:fs";
 import { parseXid } from "../nvsmi/xid.js";
 import type { Recorder } from "../store/recorder.js";
 import { type GpuTopology, readTopology } from "../store/topology.js";
+import type { ExecOptions } from "../transport/types.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { NodeSession } from "./session.js";
 
@@ -13,9 +14,13 @@ const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology>>>();
 /** The node's live catalogue read beside its discovery, for recordNodes: only where the run
  * applies no layout, so that what is read then is the run's (else recordNodes reads it after the
  * apply). Off the run's path, as discovery's own `-lgi` read is: used only if the node shows MIG
- * instances (a read that fails is no topology, as in readTopology). */
-export function readTopologyEarly(s: NodeSession): void {
-  early.set(s, readTopology(s));
+ * instances (a read that fails is no topology, as in readTopology). Started once: beside the
+ * node lock where the run can (`exec`: NodeSession.readsBesideLock), else beside discovery. */
+export function readTopologyEarly(
+  s: NodeSession,
+  exec?: Pick<ExecOptions, "awaitLease" | "signal">,
+): void {
+  if (!early.has(s)) early.set(s, readTopology(s, exec));
 }
 
 export async function recordNodes(

@@ -28,8 +28,11 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         command: o.argv.join(" ") || "run",
         concurrency: o.concurrency,
         leaseS: o.leaseS,
-        // The discovery that follows, its login beside the lock's (its reads wait for it).
+        // The discovery that follows, its login beside the lock's (its reads wait for it), and
+        // the records' catalogue of the node where nothing will change it.
         discoverEarly: lock,
+        besideLock:
+          st.recorder && !o.layout ? (s) => readTopologyEarly(s, s.readsBesideLock()) : undefined,
       });
       st.sessions.push(...opened);
       st.tasks.teardown({

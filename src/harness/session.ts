@@ -45,6 +45,10 @@ export interface SessionOpenOptions {
   leaseS?: number;
   /** With `lock`: start the node's discovery beside the lock's command (discoverBesideLock). */
   discoverEarly?: boolean;
+  /** With `lock`: called as the lock's command starts, to start other reads beside it; each
+   * read passes readsBesideLock()'s options, which hold it on the node until the lease is the
+   * run's and stop it when the lock is refused or the session closes. */
+  besideLock?: (s: NodeSession) => void;
 }
 
 export class NodeSession implements Transport {
@@ -65,6 +69,8 @@ export class NodeSession implements Transport {
   private waiting: (() => void)[] = [];
   /** A supervisor started ahead of the first phase that runs workloads (prepareSupervisor). */
   private warm: Promise<Supervisor | null> | null = null;
+  /** Stops the reads started beside the lock (readsBesideLock) once the lock is refused. */
+  private readonly beside = new AbortController();
   /** The discovery started beside the lock, and its abort (discoverBesideLock). */
   private early: { inventory: Promise<NodeInventory>; abort: AbortController } | null = null;
 
@@ -91,6 +97,7 @@ export class NodeSession implements Transport {
       await first.ready;
       if (o.lock) {
         if (o.discoverEarly) this.discoverBesideLock();
+        o.besideLock?.(this);
         this.lock = await acquireLock(
           first.t,
           { runId: this.runId, command: o.command },
@@ -107,6 +114,7 @@ export class NodeSession implements Transport {
     } catch (e) {
       this.early?.abort.abort();
       this.early = null;
+      this.beside.abort();
       this.error = isSlicecheckError(e)
         ? e
         : new SlicecheckError("CONNECT", `${this.node.name}: ${(e as Error).message ?? e}`, {
@@ -127,6 +135,11 @@ export class NodeSession implements Transport {
     const inventory = discoverInstances(this, { awaitLease: true, signal: abort.signal });
     inventory.catch(() => {}); // taken by discover(), or never wanted (the lock was refused)
     this.early = { inventory, abort };
+  }
+
+  /** The options of a read started beside the lock (SessionOpenOptions.besideLock). */
+  readsBesideLock(): Pick<ExecOptions, "awaitLease" | "signal"> {
+    return { awaitLease: true, signal: this.beside.signal };
   }
 
   private countConnection(why: string): void {
@@ -360,6 +373,7 @@ export class NodeSession implements Transport {
     for (const wake of this.waiting.splice(0)) wake();
     this.early?.abort.abort();
     this.early = null;
+    this.beside.abort();
     // One never taken: closed, once it answered (its connection's close ends it otherwise).
     const warm = this.warm;
     this.warm = null;

@@ -4,21 +4,25 @@
 import { parseLgip } from "../nvsmi/lgip.js";
 import { parseLgipp } from "../nvsmi/lgipp.js";
 import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
-import type { Transport } from "../transport/types.js";
+import type { ExecOptions, Transport } from "../transport/types.js";
 
 export interface GpuTopology {
   profiles: GpuInstanceProfile[];
   placements: GpuInstancePlacements[];
 }
 
-/** Per GPU index; empty when the node could not be read (the run itself reports why). */
-export async function readTopology(t: Transport): Promise<Map<number, GpuTopology>> {
+/** Per GPU index; empty when the node could not be read (the run itself reports why). `exec`:
+ * passed on to both reads (a read that waits for the lease, its abort). */
+export async function readTopology(
+  t: Transport,
+  exec?: Pick<ExecOptions, "awaitLease" | "signal">,
+): Promise<Map<number, GpuTopology>> {
   const out = new Map<number, GpuTopology>();
   try {
     // Both at once: a round trip each, and neither depends on the other.
     const [lgip, lgipp] = await Promise.all(
       ["-lgip", "-lgipp"].map((a) =>
-        t.exec({ argv: ["nvidia-smi", "mig", a] }, { timeoutMs: 60_000 }),
+        t.exec({ argv: ["nvidia-smi", "mig", a] }, { timeoutMs: 60_000, ...exec }),
       ),
     );
     if (!lgip || !lgipp) return out;

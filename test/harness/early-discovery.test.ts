@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { leaseAwait } from "../../src/harness/lease-script.js";
 import { NodeSession } from "../../src/harness/session.js";
+import { readTopology } from "../../src/store/topology.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { nodeSpec } from "../helpers/node.js";
 import { taggedPids, waitFor } from "../helpers/procs.js";
@@ -66,13 +67,20 @@ describe("node session: discovery beside the lock", function () {
   it("reads once the lease is this run's, and discover() takes that answer", async () => {
     const runId = "sc-test-early1";
     const s = new NodeSession(node, runId);
+    let catalogue: Promise<unknown> = Promise.resolve();
+    // The records' catalogue reads too (run-tasks.ts), with the session's options for them.
+    const besideLock = (x: NodeSession) => {
+      catalogue = readTopology(x, x.readsBesideLock());
+    };
     try {
-      await s.open({ lock: true, command: "test", discoverEarly: true });
+      await s.open({ lock: true, command: "test", discoverEarly: true, besideLock });
+      await catalogue;
       const inv = await s.discover();
       assert.equal(inv.instances.length, 1);
       assert.equal(inv.driver, "580.159.04");
       const seen = calls();
       assert.equal(seen.filter((l) => l.startsWith("-L ")).length, 1, seen.join("\n"));
+      assert.equal(seen.filter((l) => l.startsWith("mig -lgip")).length, 2, seen.join("\n"));
       const tag = runTagFor(runId, node.name);
       for (const l of seen) assert.match(l, new RegExp(` held ${tag}$`), "a read before the lease");
     } finally {
@@ -80,14 +88,15 @@ describe("node session: discovery beside the lock", function () {
     }
   });
 
-  it("a lock refused: no read runs, and the waiting read is stopped", async () => {
+  it("a lock refused: no read runs, and the waiting reads are stopped", async () => {
     const holder = new NodeSession(node, "sc-test-early-holder");
     await holder.open({ lock: true, command: "another controller" });
     const runId = "sc-test-early2";
     const s = new NodeSession(node, runId);
     try {
+      const besideLock = (x: NodeSession) => void readTopology(x, x.readsBesideLock());
       await assert.rejects(
-        s.open({ lock: true, command: "test", discoverEarly: true }),
+        s.open({ lock: true, command: "test", discoverEarly: true, besideLock }),
         (e: { code?: string }) => e.code === "NODE_LOCKED",
       );
       const mine = `SLICECHECK_RUN=${runTagFor(runId, node.name)}`;
