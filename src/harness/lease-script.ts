@@ -91,12 +91,15 @@ export const LEASE_AWAIT_S = 20;
 /**
  * Shell text that holds what follows until the lease is this run's (held, unexpired, its tag):
  * for a read started beside the lease's own command, so that its login is not paid after the
- * lock answered. Polled every 20 ms. After LEASE_AWAIT_S without it, prints the marker with
- * what it found and exits LOCKED_EXIT; what follows never ran.
+ * lock answered. Polled every 20 ms. After LEASE_AWAIT_S without it, or at once where this
+ * login cannot read the lease (a state folder made by sudo under a strict umask, a lease that
+ * is no file), prints the marker with what it found and exits LOCKED_EXIT: what follows never
+ * ran, and the controller reads once the lock has answered (NodeSession.awaitingLease).
  */
 export function leaseAwait(runTag: string): string {
   const tries = LEASE_AWAIT_S * 50;
-  return `i=0; while :; do ${READ_LEASE} n=$(date +%s); [ "$s" = held ] && [ "$e" -gt "$n" ] && [ "$t" = ${quote(runTag)} ] && break; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
+  const unreadable = `{ [ -d ${LOCK_DIR} ] && ! [ -x ${LOCK_DIR} ]; } || { [ -e ${LEASE_FILE} ] && ! { [ -f ${LEASE_FILE} ] && [ -r ${LEASE_FILE} ]; }; }`;
+  return `i=0; while :; do ${READ_LEASE} n=$(date +%s); [ "$s" = held ] && [ "$e" -gt "$n" ] && [ "$t" = ${quote(runTag)} ] && break; if ${unreadable}; then echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
 }
 
 export function leaseCheck(generation: number, runTag: string): string {

@@ -28,11 +28,14 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         command: o.argv.join(" ") || "run",
         concurrency: o.concurrency,
         leaseS: o.leaseS,
-        // The discovery that follows, its login beside the lock's (its reads wait for it), and
-        // the records' catalogue of the node where nothing will change it.
+        // The discovery that follows, its login beside the lock's (its reads wait for it); the
+        // records' catalogue of the node where nothing will change it; the first workload
+        // phase's supervisor (discoverTask says why it may start before an apply or a drain).
         discoverEarly: lock,
-        besideLock:
-          st.recorder && !o.layout ? (s) => readTopologyEarly(s, s.readsBesideLock()) : undefined,
+        besideLock: (s) => {
+          if (st.recorder && !o.layout) readTopologyEarly(s, s.readsBesideLock());
+          if (anyNeeds(st.suites, "runsWorkloads")) s.prepareSupervisor();
+        },
       });
       st.sessions.push(...opened);
       st.tasks.teardown({

@@ -69,6 +69,8 @@ export class NodeSession implements Transport {
   private waiting: (() => void)[] = [];
   /** A supervisor started ahead of the first phase that runs workloads (prepareSupervisor). */
   private warm: Promise<Supervisor | null> | null = null;
+  /** Whether the lock was taken, once its command answered (open); null: no lock asked. */
+  private lockTaken: Promise<boolean> | null = null;
   /** Stops the reads started beside the lock (readsBesideLock) once the lock is refused. */
   private readonly beside = new AbortController();
   /** The discovery started beside the lock, and its abort (discoverBesideLock). */
@@ -93,9 +95,13 @@ export class NodeSession implements Transport {
   /** Connects and, when asked, locks the node. Throws the node's error (never for others). */
   async open(o: SessionOpenOptions): Promise<void> {
     const first = this.pool[0] ?? this.add("open");
+    let taken = (_: boolean) => {};
     try {
       await first.ready;
       if (o.lock) {
+        this.lockTaken = new Promise((r) => {
+          taken = r;
+        });
         if (o.discoverEarly) this.discoverBesideLock();
         o.besideLock?.(this);
         this.lock = await acquireLock(
@@ -103,6 +109,7 @@ export class NodeSession implements Transport {
           { runId: this.runId, command: o.command },
           { leaseS: o.leaseS, runTag: runTagFor(this.runId, this.node.name) },
         );
+        taken(true);
         this.tookOver = this.lock.tookOver;
         // From then on nothing of this run may pass on the node: its remaining checks are broken.
         this.lock.onLost((e) => {
@@ -112,9 +119,11 @@ export class NodeSession implements Transport {
         first.inflight++;
       }
     } catch (e) {
+      taken(false);
       this.early?.abort.abort();
       this.early = null;
       this.beside.abort();
+      await this.dropWarm();
       this.error = isSlicecheckError(e)
         ? e
         : new SlicecheckError("CONNECT", `${this.node.name}: ${(e as Error).message ?? e}`, {
@@ -211,8 +220,9 @@ export class NodeSession implements Transport {
     }
   }
 
-  /** A read that waits on the node for this run's lease; LEASE_LOST `awaited` when it did not
-   * come (the read never ran). Its deadline gets the wait on top. */
+  /** A read that waits on the node for this run's lease (its deadline gets the wait on top).
+   * Where the wait saw none (it ran out, or could not read the lease), the read is made once
+   * the lock has answered, as without the wait; LEASE_LOST `awaited` if the lock was refused. */
   private async awaitingLease(t: Transport, command: Command, opts: ExecOptions) {
     const tag = runTagFor(this.runId, this.node.name);
     const r = await t.exec(
@@ -221,6 +231,7 @@ export class NodeSession implements Transport {
     );
     const found = r.exitCode === LOCKED_EXIT ? leaseFound(r.stderr) : null;
     if (found === null) return r;
+    if (await this.lockTaken) return t.exec(command, { ...opts, awaitLease: false });
     throw new SlicecheckError(
       "LEASE_LOST",
       `${this.node.name}: a read waited ${LEASE_AWAIT_S} s for this run's lease and found ${found}`,
@@ -258,10 +269,11 @@ export class NodeSession implements Transport {
   }
 
   /**
-   * Starts the first phase's supervisor now (discovery calls it where workloads will run), so
-   * that its login, which a real node's start-up files make 0.2-2 s, is paid beside discovery's
-   * reads instead of at the phase's start. The first supervise() takes it; one never taken is
-   * closed with the session.
+   * Starts the first phase's supervisor now (where workloads will run: as the lock's command
+   * starts, else at discovery), so that its login, which a real node's start-up files make
+   * 0.2-2 s, is paid beside the lock's and discovery's instead of at the phase's start. It is a
+   * shell waiting for requests, and none comes before the lock is taken. The first supervise()
+   * takes it; one never taken is closed with the session, or at once if the lock is refused.
    */
   prepareSupervisor(): void {
     if (this.warm || this.closed) return;
@@ -345,15 +357,7 @@ export class NodeSession implements Transport {
     const early = this.early;
     this.early = null;
     if (early && (refresh || this.inventory)) early.abort.abort();
-    else if (early) {
-      try {
-        this.inventory = await early.inventory;
-      } catch (e) {
-        // Its reads never ran: the lease did not show this run's in time (a lock that answered
-        // late). Read now, as without it.
-        if (!(isSlicecheckError(e) && e.code === "LEASE_LOST" && e.context.awaited)) throw e;
-      }
-    }
+    else if (early) this.inventory = await early.inventory;
     if (!this.inventory || refresh) this.inventory = await discoverInstances(this);
     return this.inventory;
   }
@@ -367,6 +371,14 @@ export class NodeSession implements Transport {
     return this.inventory;
   }
 
+  /** A prepared supervisor never taken: closed, once it answered (its connection's close ends
+   * it otherwise). */
+  private async dropWarm(): Promise<void> {
+    const warm = this.warm;
+    this.warm = null;
+    if (warm && (await settledWithin(warm, 5_000))) await (await warm)?.close().catch(() => {});
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -374,10 +386,7 @@ export class NodeSession implements Transport {
     this.early?.abort.abort();
     this.early = null;
     this.beside.abort();
-    // One never taken: closed, once it answered (its connection's close ends it otherwise).
-    const warm = this.warm;
-    this.warm = null;
-    if (warm && (await settledWithin(warm, 5_000))) await (await warm)?.close().catch(() => {});
+    await this.dropWarm();
     await this.lock?.release().catch(() => {});
     this.lock = null;
     await Promise.all(this.pool.map((p) => p.t.close().catch(() => {})));

@@ -88,13 +88,17 @@ describe("node session: discovery beside the lock", function () {
     }
   });
 
-  it("a lock refused: no read runs, and the waiting reads are stopped", async () => {
+  it("a lock refused: no read runs, and the waiting reads and the supervisor are stopped", async () => {
     const holder = new NodeSession(node, "sc-test-early-holder");
     await holder.open({ lock: true, command: "another controller" });
     const runId = "sc-test-early2";
     const s = new NodeSession(node, runId);
     try {
-      const besideLock = (x: NodeSession) => void readTopology(x, x.readsBesideLock());
+      // As a run starts them: the catalogue's reads, and the first phase's supervisor.
+      const besideLock = (x: NodeSession) => {
+        void readTopology(x, x.readsBesideLock());
+        x.prepareSupervisor();
+      };
       await assert.rejects(
         s.open({ lock: true, command: "test", discoverEarly: true, besideLock }),
         (e: { code?: string }) => e.code === "NODE_LOCKED",
@@ -106,6 +110,46 @@ describe("node session: discovery beside the lock", function () {
       await s.close();
       await holder.close();
     }
+  });
+
+  it("where the wait cannot read the lease, reads once the lock has answered", async () => {
+    // A lease that is no file: the holder's writes go into the folder, and the wait can read
+    // nothing, as under a state folder the login may not enter.
+    mkdirSync(join(process.env.SLICECHECK_STATE_DIR!, "node.lease"));
+    const s = new NodeSession(node, "sc-test-early4");
+    try {
+      await s.open({ lock: true, command: "test", discoverEarly: true });
+      const inv = await s.discover();
+      assert.equal(inv.driver, "580.159.04");
+      const seen = calls();
+      assert.equal(seen.filter((l) => l.startsWith("-L ")).length, 1, seen.join("\n"));
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("the wait gives up at once where it cannot read the lease", () => {
+    const state = process.env.SLICECHECK_STATE_DIR!;
+    const script = `${leaseAwait("sc-test-early5@early01")} echo through`;
+    // As a user the folder shuts out (root passes every permission check).
+    const asUser = (dir: string) => {
+      const env = { ...process.env, SLICECHECK_STATE_DIR: dir };
+      const argv = process.getuid?.() === 0 ? ["runuser", "-u", "nobody", "--"] : [];
+      return spawnSync("timeout", ["5", ...argv, "sh", "-c", script], { env, encoding: "utf8" });
+    };
+    // The folders above stay open to that user (mkdtemp's is not): only `shut` keeps it out.
+    chmodSync(dir, 0o755);
+    const shut = join(state, "shut");
+    mkdirSync(shut, { mode: 0o700 });
+    writeFileSync(join(shut, "node.lease"), "4 9999999999 held sc-test-early5@early01\n");
+    chmodSync(shut, process.getuid?.() === 0 ? 0o700 : 0o000);
+    const r = asUser(shut);
+    chmodSync(shut, 0o700);
+    assert.equal(r.status, 75, `${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, / unreadable$/m);
+    mkdirSync(join(state, "odd", "node.lease"), { recursive: true });
+    const odd = asUser(join(state, "odd"));
+    assert.equal(odd.status, 75, `${odd.stdout}${odd.stderr}`);
   });
 
   it("the wait on the node lets nothing through but this run's lease, held and unexpired", () => {
