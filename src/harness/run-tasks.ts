@@ -34,7 +34,10 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         discoverEarly: lock,
         besideLock: (s) => {
           if (st.recorder && !o.layout) readTopologyEarly(s, s.readsBesideLock());
-          if (anyNeeds(st.suites, "runsWorkloads")) s.prepareSupervisor();
+          if (!anyNeeds(st.suites, "runsWorkloads")) return;
+          s.prepareSupervisor();
+          // The built-in workloads' check where discoverTask would start it (it says why).
+          if (!o.layout && !o.drain) builtins(s, s.readsBesideLock()).catch(() => {});
         },
       });
       st.sessions.push(...opened);

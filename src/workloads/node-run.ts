@@ -1,6 +1,6 @@
 // One node's part of a run: a suite's workload on all of the node's instances together, over
 // the node's session (which opens a second connection only when the channels run out).
-import type { Transport } from "../transport/types.js";
+import type { ExecOptions, Transport } from "../transport/types.js";
 import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
 import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
@@ -39,15 +39,19 @@ export interface NodeRunOptions extends Omit<LaunchOptions, "repetition"> {
 
 /** The built-in workloads on the node: pre-installed ones on PATH, else built with the node's
  * own nvcc into a cache keyed by the sources (binaries of a newer CUDA do not run on older
- * drivers, so they are never shipped from here). */
-export function builtins(t: Transport): Promise<BuiltWorkloads> {
-  // Asked once per connection (the run's session): the run asks early, while it discovers the
-  // node, so that the stress phase finds them ready. A failed build is asked again next time.
+ * drivers, so they are never shipped from here). `exec`: passed on to the check (a read that
+ * waits for the lease, its abort). */
+export function builtins(
+  t: Transport,
+  exec?: Pick<ExecOptions, "awaitLease" | "signal">,
+): Promise<BuiltWorkloads> {
+  // Asked once per connection (the run's session): the run asks early, as it locks the node,
+  // so that the stress phase finds them ready. A failed build is asked again next time.
   let p = built.get(t);
   if (!p) {
     p = (async () => {
       const script = buildScript({ sources: workloadSources() });
-      const r = await t.exec({ shell: script }, { timeoutMs: 600_000 });
+      const r = await t.exec({ shell: script }, { timeoutMs: 600_000, ...exec });
       return parseBuildOutput(r.stdout, { node: t.node.name, stderr: r.stderr });
     })();
     built.set(t, p);

@@ -10,6 +10,7 @@ import { leaseAwait } from "../../src/harness/lease-script.js";
 import { NodeSession } from "../../src/harness/session.js";
 import { readTopology } from "../../src/store/topology.js";
 import { runTagFor } from "../../src/transport/managed.js";
+import { builtins } from "../../src/workloads/node-run.js";
 import { nodeSpec } from "../helpers/node.js";
 import { taggedPids, waitFor } from "../helpers/procs.js";
 import { tempDir } from "../helpers/tmp.js";
@@ -35,6 +36,14 @@ esac
 `;
   writeFileSync(join(bin, "nvidia-smi"), script);
   chmodSync(join(bin, "nvidia-smi"), 0o755);
+  // The built-in workloads' check asks the node's nvcc: logged the same way, and none here.
+  const nvcc = `#!/bin/sh
+l=$(cat "$SLICECHECK_STATE_DIR/node.lease" 2>/dev/null) || l=none
+printf 'nvcc %s | %s\\n' "$*" "$l" >> '${log}'
+exit 1
+`;
+  writeFileSync(join(bin, "nvcc"), nvcc);
+  chmodSync(join(bin, "nvcc"), 0o755);
 }
 
 describe("node session: discovery beside the lock", function () {
@@ -68,19 +77,27 @@ describe("node session: discovery beside the lock", function () {
     const runId = "sc-test-early1";
     const s = new NodeSession(node, runId);
     let catalogue: Promise<unknown> = Promise.resolve();
-    // The records' catalogue reads too (run-tasks.ts), with the session's options for them.
+    let build: Promise<unknown> = Promise.resolve();
+    // The records' catalogue reads and the workloads' build check too (run-tasks.ts), with
+    // the session's options for them.
     const besideLock = (x: NodeSession) => {
       catalogue = readTopology(x, x.readsBesideLock());
+      build = builtins(x, x.readsBesideLock()).catch(() => null);
     };
     try {
       await s.open({ lock: true, command: "test", discoverEarly: true, besideLock });
       await catalogue;
+      await build;
       const inv = await s.discover();
       assert.equal(inv.instances.length, 1);
       assert.equal(inv.driver, "580.159.04");
       const seen = calls();
       assert.equal(seen.filter((l) => l.startsWith("-L ")).length, 1, seen.join("\n"));
       assert.equal(seen.filter((l) => l.startsWith("mig -lgip")).length, 2, seen.join("\n"));
+      assert.ok(
+        seen.some((l) => l.startsWith("nvcc ")),
+        `the build check never asked nvcc: ${seen}`,
+      );
       const tag = runTagFor(runId, node.name);
       for (const l of seen) assert.match(l, new RegExp(` held ${tag}$`), "a read before the lease");
     } finally {
@@ -94,9 +111,11 @@ describe("node session: discovery beside the lock", function () {
     const runId = "sc-test-early2";
     const s = new NodeSession(node, runId);
     try {
-      // As a run starts them: the catalogue's reads, and the first phase's supervisor.
+      // As a run starts them: the catalogue's reads, the workloads' build check, and the first
+      // phase's supervisor.
       const besideLock = (x: NodeSession) => {
         void readTopology(x, x.readsBesideLock());
+        builtins(x, x.readsBesideLock()).catch(() => {});
         x.prepareSupervisor();
       };
       await assert.rejects(
