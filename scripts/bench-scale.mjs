@@ -15,11 +15,23 @@ const user = process.env.USER ?? "root";
 const ms = (t) => Number(process.hrtime.bigint() - t) / 1e6;
 export const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
-/** Wall time of a command that must exit 0, in ms. */
+/** Wall time of a command that must exit 0, in ms; one that does not says its last lines of
+ * stderr (a 256-node exec once exited 2 here, and its reason was lost with its output). */
 function timed(file, args, o = {}) {
   const t = process.hrtime.bigint();
-  const r = spawnSync(file, args, { stdio: "ignore", ...o });
-  if (r.status !== 0) throw new Error(`${file} ${args.slice(0, 4).join(" ")} exited ${r.status}`);
+  const r = spawnSync(file, args, {
+    stdio: ["ignore", "ignore", "pipe"],
+    maxBuffer: 64 * 1024 * 1024,
+    ...o,
+  });
+  if (r.status !== 0) {
+    const tail = String(r.stderr ?? "")
+      .trimEnd()
+      .split("\n")
+      .slice(-8)
+      .join("\n");
+    throw new Error(`${file} ${args.slice(0, 4).join(" ")} exited ${r.status}\n${tail}`);
+  }
   return ms(t);
 }
 
