@@ -71,7 +71,7 @@ export class NodeSession implements Transport {
   private warm: Promise<Supervisor | null> | null = null;
   /** Whether the lock was taken, once its command answered (open); null: no lock asked. */
   private lockTaken: Promise<boolean> | null = null;
-  /** Stops the reads started beside the lock (readsBesideLock) once the lock is refused. */
+  /** Stops the reads started beside the lock (readsBesideLock): lock refused, session closed. */
   private readonly beside = new AbortController();
   /** The discovery started beside the lock, and its abort (discoverBesideLock). */
   private early: { inventory: Promise<NodeInventory>; abort: AbortController } | null = null;
