@@ -5,7 +5,7 @@ import { appendFileSync } from "node:fs";
 import { parseXid } from "../nvsmi/xid.js";
 import type { Recorder } from "../store/recorder.js";
 import { type GpuTopology, readTopology } from "../store/topology.js";
-import type { ExecOptions } from "../transport/types.js";
+import type { BesideLockOptions } from "../transport/types.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { NodeSession } from "./session.js";
 
@@ -16,10 +16,7 @@ const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology>>>();
  * apply). Off the run's path, as discovery's own `-lgi` read is: used only if the node shows MIG
  * instances (a read that fails is no topology, as in readTopology). Started once: beside the
  * node lock where the run can (`exec`: NodeSession.readsBesideLock), else beside discovery. */
-export function readTopologyEarly(
-  s: NodeSession,
-  exec?: Pick<ExecOptions, "awaitLease" | "signal">,
-): void {
+export function readTopologyEarly(s: NodeSession, exec?: BesideLockOptions): void {
   if (!early.has(s)) early.set(s, readTopology(s, exec));
 }
 

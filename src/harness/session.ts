@@ -8,6 +8,7 @@ import { runTagFor } from "../transport/managed.js";
 import { openTransport } from "../transport/open.js";
 import { MAX_CHANNELS } from "../transport/ssh.js";
 import type {
+  BesideLockOptions,
   Command,
   ExecOptions,
   ExecResult,
@@ -147,7 +148,7 @@ export class NodeSession implements Transport {
   }
 
   /** The options of a read started beside the lock (SessionOpenOptions.besideLock). */
-  readsBesideLock(): Pick<ExecOptions, "awaitLease" | "signal"> {
+  readsBesideLock(): BesideLockOptions {
     return { awaitLease: true, signal: this.beside.signal };
   }
 

@@ -4,7 +4,7 @@
 import { parseLgip } from "../nvsmi/lgip.js";
 import { parseLgipp } from "../nvsmi/lgipp.js";
 import type { GpuInstancePlacements, GpuInstanceProfile } from "../nvsmi/types.js";
-import type { ExecOptions, Transport } from "../transport/types.js";
+import type { BesideLockOptions, Transport } from "../transport/types.js";
 
 export interface GpuTopology {
   profiles: GpuInstanceProfile[];
@@ -15,7 +15,7 @@ export interface GpuTopology {
  * passed on to both reads (a read that waits for the lease, its abort). */
 export async function readTopology(
   t: Transport,
-  exec?: Pick<ExecOptions, "awaitLease" | "signal">,
+  exec?: BesideLockOptions,
 ): Promise<Map<number, GpuTopology>> {
   const out = new Map<number, GpuTopology>();
   try {

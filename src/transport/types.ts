@@ -61,6 +61,10 @@ export interface ExecOptions {
   awaitLease?: boolean;
 }
 
+/** What a read started beside the node lock carries (NodeSession.readsBesideLock): the lease
+ * wait and its abort. The reads that may start so pass it on to their exec. */
+export type BesideLockOptions = Pick<ExecOptions, "awaitLease" | "signal">;
+
 export interface ExecResult {
   node: string;
   exitCode: number | null;

@@ -1,6 +1,6 @@
 // One node's part of a run: a suite's workload on all of the node's instances together, over
 // the node's session (which opens a second connection only when the channels run out).
-import type { ExecOptions, Transport } from "../transport/types.js";
+import type { BesideLockOptions, Transport } from "../transport/types.js";
 import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
 import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
@@ -41,10 +41,7 @@ export interface NodeRunOptions extends Omit<LaunchOptions, "repetition"> {
  * own nvcc into a cache keyed by the sources (binaries of a newer CUDA do not run on older
  * drivers, so they are never shipped from here). `exec`: passed on to the check (a read that
  * waits for the lease, its abort). */
-export function builtins(
-  t: Transport,
-  exec?: Pick<ExecOptions, "awaitLease" | "signal">,
-): Promise<BuiltWorkloads> {
+export function builtins(t: Transport, exec?: BesideLockOptions): Promise<BuiltWorkloads> {
   // Asked once per connection (the run's session): the run asks early, as it locks the node,
   // so that the stress phase finds them ready. A failed build is asked again next time.
   let p = built.get(t);

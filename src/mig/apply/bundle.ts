@@ -3,7 +3,7 @@
 // a round trip; a snapshot needs eight reads, and a jump host or a slow link multiplies that.
 
 import type { Argv } from "../../nvsmi/index.js";
-import type { ExecOptions, Transport } from "../../transport/types.js";
+import type { BesideLockOptions, Transport } from "../../transport/types.js";
 import { quote, quoteArgv } from "../../util/shell.js";
 
 export interface Output {
@@ -110,7 +110,7 @@ export interface BundleOptions {
   /** Each read's own deadline on the node (bundleScript); a read killed at it is `timedOut`. */
   readTimeoutS?: number;
   /** Passed on to the call (a read that waits for the lease, its abort). */
-  exec?: Pick<ExecOptions, "awaitLease" | "signal">;
+  exec?: BesideLockOptions;
 }
 
 /** Runs the reads as one call. */
