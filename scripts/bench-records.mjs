@@ -3,7 +3,8 @@
 // their ratio (issue 25's goal: PostgreSQL within 2× of SQLite). The measurements are written
 // as a stress run writes them: per node, one Recorder.measurements() call per MIG instance (its
 // tflops and errors), the node's instances queued together, and the node flushed before the
-// next one starts (no grouping across nodes, which a fleet finishing at once would add); then,
+// next one starts; and, in rows of their own, every node's calls queued before one flush, as a
+// fleet whose nodes finish at once writes them (commits of up to GROUP_ROWS rows); then,
 // timed apart, settled (the one durable commit a run makes before its records count as written).
 // Both backends make the same promise for the batches (they outlast the controller's death, a
 // crash of the database's host may lose the last moments of them: SQLite synchronous=NORMAL,
@@ -37,14 +38,17 @@ function figures(node, i) {
   }));
 }
 
-async function measure(Recorder, location, runId, nodes) {
+/** `together`: every node's calls queued before one flush, as a fleet whose nodes finish at
+ * once writes them (the recorder groups them into commits of up to GROUP_ROWS rows). */
+async function measure(Recorder, location, runId, nodes, together) {
   const rec = await Recorder.start(location, { runId, argv: [] });
   const t = process.hrtime.bigint();
   for (let n = 0; n < nodes; n++) {
     for (let i = 0; i < INSTANCES; i++)
       rec.measurements("stress", figures(`n${n}`, i), "NVIDIA H100 80GB HBM3");
-    await rec.flush();
+    if (!together) await rec.flush();
   }
+  await rec.flush();
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   // Once per run, apart: it flushes (fsyncs) the log the batches left unflushed. A build
   // before settle() (BENCH_RECORDS_ROOT) committed every batch durably instead.
@@ -65,7 +69,7 @@ async function measure(Recorder, location, runId, nodes) {
 async function pgFloor(built, url, n = 300) {
   const pg = (await import("pg")).default;
   const { Recorder, MEASUREMENT_COLUMNS } = await import(join(built, "dist/store/recorder.js"));
-  const { insertStatements } = await import(join(built, "dist/store/batch.js"));
+  const batch = await import(join(built, "dist/store/batch.js"));
   const { relaxedStatement, writeStatement } = await import(join(built, "dist/store/pg-commit.js"));
   const rec = await Recorder.start(url, { runId: "bench-floor", argv: [] });
   const rows = Array.from({ length: INSTANCES }, (_, i) =>
@@ -74,10 +78,11 @@ async function pgFloor(built, url, n = 300) {
       ...["stress", m.workload, m.metric, m.value, m.unit, m.repetition],
     ]),
   ).flat();
-  const [insert] = insertStatements(
-    { table: "measurements", columns: MEASUREMENT_COLUMNS, rows },
-    65_535,
-  );
+  const shape = { table: "measurements", columns: MEASUREMENT_COLUMNS, rows };
+  // A build before rows went as JSON (BENCH_RECORDS_ROOT) sent them as a VALUES list.
+  const [insert] = batch.rowsStatements
+    ? batch.rowsStatements("postgres", shape)
+    : batch.insertStatements(shape, 65_535);
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   const time = async (q) => {
@@ -100,14 +105,18 @@ async function pgFloor(built, url, n = 300) {
   }
 }
 
-/** The backends compared: a label, the location, and PGOPTIONS for the session (if any). */
+/** The backends compared: a label, the location, PGOPTIONS for the session (if any), and
+ * whether the nodes' writes are queued together (else flushed node by node). */
 function backends(dir, server) {
+  const sqlite = join(dir, "bench.db");
   return [
-    ["SQLite (WAL, synchronous=NORMAL)", join(dir, "bench.db")],
-    ["PostgreSQL 127.0.0.1 (fsync on)", server.url],
+    ["SQLite (WAL, synchronous=NORMAL)", sqlite, "", false],
+    ["PostgreSQL 127.0.0.1 (fsync on)", server.url, "", false],
     // The server set to synchronous_commit=off by its operator: the settle commits relaxed
     // too (the batches already are); before settle() existed, the like-for-like figure.
-    ["PostgreSQL, server synchronous_commit=off", server.url, "-c synchronous_commit=off"],
+    ["PostgreSQL, server synchronous_commit=off", server.url, "-c synchronous_commit=off", false],
+    ["SQLite, every node queued together", sqlite, "", true],
+    ["PostgreSQL (fsync on), every node queued together", server.url, "", true],
   ];
 }
 
@@ -147,9 +156,9 @@ export async function benchRecords(root) {
     for (let round = 0; round <= reps; round++)
       for (let k = 0; k < list.length; k++) {
         const i = (round + k) % list.length;
-        const [, location, pgoptions] = list[i];
+        const [, location, pgoptions, together] = list[i];
         const r = await measureWith(pgoptions, () =>
-          measure(Recorder, location, `bench-${n++}`, nodes),
+          measure(Recorder, location, `bench-${n++}`, nodes, together),
         );
         if (round > 0) runs[i].push(r);
       }
@@ -171,12 +180,12 @@ export async function benchRecords(root) {
     };
   });
   console.log(
-    `records: ${nodes} nodes × ${INSTANCES} instances × ${FIGURES.length} figures, one measurements() call per instance, flushed per node; a warm-up round, then median of ${reps} (BENCH_REPS), each round starting with the next backend (${built === root ? "this build" : built})`,
+    `records: ${nodes} nodes × ${INSTANCES} instances × ${FIGURES.length} figures, one measurements() call per instance, flushed per node unless the row says queued together; a warm-up round, then median of ${reps} (BENCH_REPS), each round starting with the next backend (${built === root ? "this build" : built})`,
   );
   console.table(rows);
-  const [sqlite, durable, async] = rows.map((r) => r["per measurement (ms)"]);
+  const [sqlite, durable, async, sqliteAll, pgAll] = rows.map((r) => r["per measurement (ms)"]);
   console.log(
-    `records: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (server synchronous_commit=off); goal ≤ 2×`,
+    `records: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (server synchronous_commit=off), flushed node by node; ${(pgAll / sqliteAll).toFixed(2)}× with every node queued together; goal ≤ 2×`,
   );
   const perNodeSqlite = sqlite * perNode;
   console.log(

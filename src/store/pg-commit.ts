@@ -79,7 +79,8 @@ export class RelaxedCommits {
 }
 
 /** Statements with more bound parameters than this run unnamed: every named one stays prepared
- * on its connection, and a batch's shape (rows × columns) varies with its size. */
+ * on its connection. Rows go as one parameter (batch.ts jsonRowsStatement); this bounds the
+ * rest, which the recorder never grows with a batch's size. */
 const PREPARE_MAX_PARAMS = 2_000;
 
 /** SQLSTATEs of a named statement that a pooler in transaction mode (PgBouncer before 1.21, or

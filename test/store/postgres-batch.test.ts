@@ -1,13 +1,17 @@
 // Batched writes against a real PostgreSQL (started by the test as `nobody`): one instance's
-// figures beyond one statement's 65535 parameters are written whole, and a controller
-// SIGKILLed while its batches are being committed leaves only whole instances behind.
+// figures beyond what a VALUES list could bind (65535 parameters) are written whole in one
+// statement, every value reads back as written, and a controller SIGKILLed while its batches
+// are being committed leaves only whole instances behind.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import pg from "pg";
-import { insertStatements, MAX_PARAMS } from "../../src/store/batch.js";
+import { applyOps, rowsStatements } from "../../src/store/batch.js";
 import { Recorder } from "../../src/store/recorder.js";
+import { openStore } from "../../src/store/store.js";
 import type { Measurement } from "../../src/workloads/launcher.js";
 import { usePostgres } from "../helpers/postgres.js";
+
+const STEP_COLUMNS = ["run_id", "node", "gpu", "step", "ms"];
 
 function figures(instance: string, n: number): Measurement[] {
   return Array.from({ length: n }, (_, i) => ({
@@ -46,18 +50,23 @@ describe("store: batched writes to PostgreSQL (real server)", function () {
     }
   }
 
-  it("one instance's figures beyond one statement's parameter limit are written whole", async () => {
+  it("one instance's figures beyond a VALUES list's parameter limit go whole in one statement", async () => {
     const url = await freshDb();
-    // 13 columns: 5041 rows fill one statement; 6000 need a second one, in the same transaction.
+    // 13 columns: a VALUES list of 6000 rows would bind 78000 parameters, past the 65535 limit.
     const ms = figures("MIG-big", 6000);
     const cols = 13;
-    assert.ok(ms.length * cols > MAX_PARAMS.postgres, "more parameters than one statement takes");
+    assert.ok(ms.length * cols > 65_535, "more rows than one VALUES list could bind");
     const shape = {
       table: "measurements",
       columns: Array.from({ length: cols }, (_, i) => `c${i}`),
       rows: ms.map(() => Array.from({ length: cols }, () => 0)),
     };
-    assert.equal(insertStatements(shape, MAX_PARAMS.postgres).length, 2, "two statements");
+    const statements = rowsStatements("postgres", shape);
+    assert.deepEqual(
+      statements.map((s) => s.params.length),
+      [1],
+      "one statement, one parameter",
+    );
     const rec = await Recorder.start(url, { runId: "big", argv: [] });
     rec.measurements("stress", ms, "NVIDIA H100 80GB HBM3");
     rec.measurements("stress", figures("MIG-small", 2), "NVIDIA H100 80GB HBM3");
@@ -71,6 +80,36 @@ describe("store: batched writes to PostgreSQL (real server)", function () {
       { i: "MIG-big", n: "6000", lo: 0, hi: 5999, sum: (5999 * 6000) / 2 + 0.25 * 6000 },
       { i: "MIG-small", n: "2", lo: 0, hi: 1, sum: 1.5 },
     ]);
+  });
+
+  it("every value reads back as written: non-finite and exact numbers, bigints, nulls, any text", async () => {
+    const url = await freshDb();
+    const text = `quote ' "double" back\\slash\nline\ttab é 中 🚀 {"json": [1]} ?`;
+    const values = [Number.NaN, Infinity, -Infinity, 0.1 + 0.2, 1e-300, -0.5, 2 ** 53 - 1];
+    const ms = values.map((value, i) => ({
+      ...figures(`MIG-${i}`, 1)[0],
+      value,
+      placement: i === 0 ? null : text,
+      repetition: i,
+    })) as Measurement[];
+    const rec = await Recorder.start(url, { runId: "exact", argv: [] });
+    rec.measurements("stress", ms, "NVIDIA H100 80GB HBM3");
+    assert.equal(await rec.finish("passed"), null);
+    // A bigint (better-sqlite3 takes them, and pg binds them) reads back as its integer.
+    const store = await openStore(url);
+    const row = ["exact", "n1", 2n ** 31n - 1n, "create", 1.5];
+    await applyOps(store, [{ table: "step_durations", columns: STEP_COLUMNS, rows: [row] }]);
+    await store.close();
+    const steps = await query<{ gpu: string }>(url, "SELECT gpu::text AS gpu FROM step_durations");
+    assert.deepEqual(steps, [{ gpu: String(2n ** 31n - 1n) }]);
+    const got = await query<{ v: number; p: string | null }>(
+      url,
+      "SELECT value AS v, placement AS p FROM measurements ORDER BY repetition",
+    );
+    assert.deepEqual(
+      got,
+      values.map((v, i) => ({ v, p: i === 0 ? null : text })),
+    );
   });
 
   it("a controller SIGKILLed while committing batches leaves whole instances only", async () => {
