@@ -23,4 +23,4 @@ if (existsSync(bundle)) {
 cli.exitOnInterrupt();
 cli.dropOutputToClosedPipes();
 process.exitCode = await cli.main(process.argv);
-saveCache();
+saveCache(process.argv.slice(2));

@@ -3,7 +3,15 @@
 // answer in its place. The loader is the built one (dist/), which the CLI's entry imports.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -22,15 +30,26 @@ interface Loaded {
   value: unknown;
 }
 
-/** One start: loads `file`, calls its export `call`, saves the cache as the CLI's entry does. */
-function start(file: string, env: Record<string, string> = {}, call = "value"): Loaded {
+/** One start: loads `file`, calls its export `call`, saves the cache as the CLI's entry does
+ * (with `argv`, the CLI's arguments), after `gcs` full collections (Node started with the flags
+ * below when `gcs` is a number, 0 included: V8 rejects a cache made under other flags). */
+function start(
+  file: string,
+  env: Record<string, string> = {},
+  call = "value",
+  argv: string[] = ["--version"],
+  gcs?: number,
+): Loaded {
   const script = `
     const { loadBundle } = await import(${JSON.stringify(LOADER)});
     const b = loadBundle(${JSON.stringify(file)}, (s) => import(s));
     const value = await b.exports[${JSON.stringify(call)}]();
-    b.saveCache();
+    for (let i = 0; i < ${gcs ?? 0}; i++) globalThis.gc();
+    b.saveCache(${JSON.stringify(argv)});
     console.log(JSON.stringify({ fromCache: b.fromCache, value }));`;
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+  // --stress-flush-code: V8 drops, at each collection, the bytecode of functions not running.
+  const flags = gcs === undefined ? [] : ["--expose-gc", "--stress-flush-code"];
+  const r = spawnSync(process.execPath, [...flags, "--input-type=module", "-e", script], {
     encoding: "utf8",
     env: { ...process.env, ...env },
   });
@@ -78,6 +97,32 @@ describe("the CLI bundle's code cache", function () {
     assert.deepEqual(start(file, env), { fromCache: true, value: "/" });
   });
 
+  it("makes the cache again once after the first run, with the functions the run compiled", () => {
+    const file = join(dir, "main.cjs");
+    // A run calls code that --version never does: V8 caches a function once it is compiled.
+    const big = Array.from({ length: 400 }, (_, i) => `x = (x * 31 + ${i}) % 1000003;`).join(" ");
+    const body = `exports.value = () => 1; exports.run = () => { let x = 1; ${big} return x > 0; };`;
+    writeFileSync(file, bundle("ab".repeat(16), body));
+    const cache = `${file}.cache`;
+    const madeBy = () => /\nmade-by (\w+)\n/.exec(readFileSync(cache).toString("latin1"))?.[1];
+    assert.deepEqual(start(file, env, "value", ["--version"], 0), { fromCache: false, value: 1 });
+    const built = statSync(cache);
+    assert.equal(madeBy(), "other");
+    // Collections after the run's call, as a long run makes: its function is kept all the same.
+    assert.deepEqual(start(file, env, "run", ["run", "-i", "inv.yaml"], 8), {
+      fromCache: true,
+      value: true,
+    });
+    const afterRun = statSync(cache);
+    assert.equal(madeBy(), "run", "the cache was not made again after the run");
+    assert.ok(afterRun.size > built.size + 1000, `${afterRun.size} vs ${built.size}`);
+    // Made after a run, it stays: neither the next run nor another command writes it again.
+    start(file, env, "run", ["run"], 0);
+    start(file, env, "value", ["list"], 0);
+    assert.equal(statSync(cache).ino, afterRun.ino, "the run's cache was written again");
+    assert.deepEqual(start(file, env, "run", ["run"], 0), { fromCache: true, value: true });
+  });
+
   it("writes the cache under the user's cache folder where the bundle's folder refuses it", () => {
     const file = join(dir, "main.cjs");
     writeFileSync(file, bundle("dd".repeat(16), "exports.value = () => 1;"));
@@ -93,7 +138,8 @@ describe("the CLI bundle's code cache", function () {
     writeFileSync(file, bundle("ee".repeat(16), "exports.value = () => 2;"));
     start(file, env);
     const cache = readFileSync(`${file}.cache`);
-    const head = cache.indexOf("\n", cache.indexOf("\n") + 1) + 1;
+    let head = 0;
+    for (let line = 0; line < 3; line++) head = cache.indexOf("\n", head) + 1;
     writeFileSync(`${file}.cache`, Buffer.concat([cache.subarray(0, head), Buffer.alloc(4096)]));
     assert.deepEqual(start(file, env), { fromCache: false, value: 2 });
     assert.deepEqual(start(file, env), { fromCache: true, value: 2 });
