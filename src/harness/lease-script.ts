@@ -80,11 +80,6 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
   ].join(" ");
 }
 
-/**
- * Shell text that lets what follows run only while the lease is this run's generation, held,
- * and not expired by the node's clock; else it prints the marker with what it found and exits
- * LOCKED_EXIT. Run inside the command's own tagged process, so the fence covers what it starts.
- */
 /** How long a read started beside the lock waits on the node for the lease (leaseAwait). */
 export const LEASE_AWAIT_S = 20;
 
@@ -92,16 +87,25 @@ export const LEASE_AWAIT_S = 20;
  * Shell text that holds what follows until the lease is this run's (held, unexpired, its tag):
  * for a read started beside the lease's own command, so that its login is not paid after the
  * lock answered. Polled every 20 ms. After LEASE_AWAIT_S without it, or at once where this
- * login cannot read the lease (a state folder made by sudo under a strict umask, a lease that
- * is no file), prints the marker with what it found and exits LOCKED_EXIT: what follows never
- * ran, and the controller reads once the lock has answered (NodeSession.awaitingLease).
+ * login cannot read the lease (a state folder made by sudo under a strict umask, or under a
+ * folder this login may not enter; a lease that is no file), prints the marker with what it
+ * found and exits LOCKED_EXIT: what follows never ran, and the controller reads once the lock
+ * has answered (NodeSession.awaitingLease).
  */
 export function leaseAwait(runTag: string): string {
   const tries = LEASE_AWAIT_S * 50;
-  const unreadable = `{ [ -d ${LOCK_DIR} ] && ! [ -x ${LOCK_DIR} ]; } || { [ -e ${LEASE_FILE} ] && ! { [ -f ${LEASE_FILE} ] && [ -r ${LEASE_FILE} ]; }; }`;
+  // The folder, or the nearest folder above it that this login sees, shuts it out: test(1)
+  // cannot tell a folder it may not see from one not made yet, which the lock may still make.
+  const shut = `ld=${LOCK_DIR}; while [ -n "$ld" ] && ! [ -d "$ld" ]; do case $ld in */*) ld=\${ld%/*} ;; *) ld= ;; esac; done; [ -n "$ld" ] && ! [ -x "$ld" ]`;
+  const unreadable = `{ ${shut}; } || { [ -e ${LEASE_FILE} ] && ! { [ -f ${LEASE_FILE} ] && [ -r ${LEASE_FILE} ]; }; }`;
   return `i=0; while :; do ${READ_LEASE} n=$(date +%s); [ "$s" = held ] && [ "$e" -gt "$n" ] && [ "$t" = ${quote(runTag)} ] && break; if ${unreadable}; then echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
 }
 
+/**
+ * Shell text that lets what follows run only while the lease is this run's generation, held,
+ * and not expired by the node's clock; else it prints the marker with what it found and exits
+ * LOCKED_EXIT. Run inside the command's own tagged process, so the fence covers what it starts.
+ */
 export function leaseCheck(generation: number, runTag: string): string {
   return `${READ_LEASE} n=$(date +%s); if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
 }

@@ -147,7 +147,7 @@ describe("node session: discovery beside the lock", function () {
     }
   });
 
-  it("the wait gives up at once where it cannot read the lease", () => {
+  it("the wait gives up at once where it cannot read the lease, or see its folder", () => {
     const state = process.env.SLICECHECK_STATE_DIR!;
     const script = `${leaseAwait("sc-test-early5@early01")} echo through`;
     // As a user the folder shuts out (root passes every permission check).
@@ -166,6 +166,18 @@ describe("node session: discovery beside the lock", function () {
     chmodSync(shut, 0o700);
     assert.equal(r.status, 75, `${r.stdout}${r.stderr}`);
     assert.match(r.stderr, / unreadable$/m);
+    // Under a folder that shuts it out, the state folder looks as if it were not made yet.
+    chmodSync(shut, process.getuid?.() === 0 ? 0o700 : 0o000);
+    const under = asUser(join(shut, "inner", "state"));
+    chmodSync(shut, 0o700);
+    assert.equal(under.status, 75, `${under.stdout}${under.stderr}`);
+    assert.match(under.stderr, / unreadable$/m);
+    // A folder not made yet under open ones is waited for: the lock makes it.
+    const absent = spawnSync("timeout", ["0.5", "sh", "-c", script], {
+      env: { ...process.env, SLICECHECK_STATE_DIR: join(state, "not-yet", "state") },
+      encoding: "utf8",
+    });
+    assert.equal(absent.status, 124, `${absent.stdout}${absent.stderr}`);
     mkdirSync(join(state, "odd", "node.lease"), { recursive: true });
     const odd = asUser(join(state, "odd"));
     assert.equal(odd.status, 75, `${odd.stdout}${odd.stderr}`);
