@@ -11,9 +11,10 @@
 // - Files are written whole (a temporary file, then a rename): many CLIs start at once in CI.
 // - V8 still checks its version and flags and may reject a cache; then the bundle is compiled
 //   as without one, and the cache written anew.
-// A cache is written when the start had none it could use, and once more after the first `run`:
-// V8 caches the functions compiled so far, and the build's `--version` compiles few of those a
-// run calls (a cache made after a run started a four-node run's first task 0.13 s sooner).
+// A cache is written when the start had none it could use, and again after the first command,
+// then after the first `run`: V8 caches the functions compiled so far, and the build's
+// `--version` compiles few of those a run calls (from a cache made after a run, a run's first
+// task began 0.04-0.13 s sooner).
 // It goes beside the bundle, or where that folder is not writable (an install owned by root),
 // under the user's own cache folder. Never in a shared folder such as /tmp: whoever writes the
 // cache chooses the code that runs.
@@ -32,14 +33,15 @@ export interface LoadedBundle {
   exports: Record<string, unknown>;
   /** Whether V8 took the compiled code from a cache. */
   fromCache: boolean;
-  /** Writes the cache if this start had none it could use, or after the first `run` (the CLI's
-   * arguments, to tell); never throws (it is a speed-up). */
+  /** Writes the cache if this start had none it could use, or after the first command, then the
+   * first `run` (the CLI's arguments, to tell: RANKS); never throws (it is a speed-up). */
   saveCache(argv?: readonly string[]): void;
 }
 
-/** The command whose calls cover most of the bundle: a cache made by another one is made again
- * after it, once. */
-const WARMEST = "run";
+/** Who made a cache, by how much of the bundle its start calls: the build's (`--version`, no
+ * command), any command's, a run's. A start of a higher rank makes the cache again, once each. */
+const RANKS = ["other", "command", "run"] as const;
+type MadeBy = (typeof RANKS)[number];
 
 const MAGIC = "slicecheck-code-cache";
 /** The build's first line: `// slicecheck-build <id>` (scripts/bundle.mjs). */
@@ -67,7 +69,7 @@ function head(key: string, madeBy: string): Buffer {
 
 interface Cache {
   data: Buffer;
-  madeBy: string;
+  madeBy: MadeBy;
 }
 
 /** The V8 data of the first place whose cache carries `key`, and who made it, else undefined. */
@@ -75,7 +77,7 @@ function readCache(places: string[], key: string): Cache | undefined {
   for (const place of places) {
     try {
       const file = readFileSync(place);
-      for (const madeBy of [WARMEST, "other"]) {
+      for (const madeBy of RANKS) {
         const h = head(key, madeBy);
         if (file.subarray(0, h.length).equals(h)) return { data: file.subarray(h.length), madeBy };
       }
@@ -86,13 +88,14 @@ function readCache(places: string[], key: string): Cache | undefined {
   return undefined;
 }
 
-/** The command of `argv` (the CLI's arguments after node's and the script's): its first word
- * that is no option. */
-function commandOf(argv: readonly string[]): string {
-  return argv.find((a) => !a.startsWith("-")) === WARMEST ? WARMEST : "other";
+/** Who `argv` (the CLI's arguments after node's and the script's) is: its first word that is no
+ * option is its command. */
+function madeByOf(argv: readonly string[]): MadeBy {
+  const command = argv.find((a) => !a.startsWith("-"));
+  return command === undefined ? "other" : command === "run" ? "run" : "command";
 }
 
-function writeCache(places: string[], key: string, madeBy: string, data: Buffer): void {
+function writeCache(places: string[], key: string, madeBy: MadeBy, data: Buffer): void {
   const body = Buffer.concat([head(key, madeBy), data]);
   for (const place of places) {
     const tmp = `${place}.${process.pid}.tmp`;
@@ -138,8 +141,9 @@ export function loadBundle(file: string, importHook: ImportHook, env = process.e
     exports: module.exports,
     fromCache,
     saveCache: (argv = []) => {
-      const madeBy = commandOf(argv);
-      if (!key || (fromCache && (cache?.madeBy === WARMEST || madeBy !== WARMEST))) return;
+      const madeBy = madeByOf(argv);
+      const higher = RANKS.indexOf(madeBy) > RANKS.indexOf(cache?.madeBy ?? "run");
+      if (!key || (fromCache && !higher)) return;
       try {
         writeCache(places, key, madeBy, script.createCachedData());
       } catch {

@@ -55,6 +55,10 @@ function asJson(_key: string, v: unknown): unknown {
  * against 18 ms for 1008 measurements, BENCH=records).
  */
 export function jsonRowsStatement(r: Rows): { sql: string; params: unknown[] } {
+  // pg binds an array as a PostgreSQL array literal, JSON as `[…]`: the recorder stringifies
+  // what it stores as JSON itself, and a value of another shape is refused, not written apart.
+  const odd = r.rows.flat().find((v) => typeof v === "object" && v !== null);
+  if (odd !== undefined) throw new Error(`${r.table}: a row value is not a scalar`);
   const cols = r.columns.join(", ");
   const objects = r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]])));
   return {

@@ -97,7 +97,7 @@ describe("the CLI bundle's code cache", function () {
     assert.deepEqual(start(file, env), { fromCache: true, value: "/" });
   });
 
-  it("makes the cache again once after the first run, with the functions the run compiled", () => {
+  it("makes the cache again after the first command, then the first run, with what each compiled", () => {
     const file = join(dir, "main.cjs");
     // A run calls code that --version never does: V8 caches a function once it is compiled.
     const big = Array.from({ length: 400 }, (_, i) => `x = (x * 31 + ${i}) % 1000003;`).join(" ");
@@ -108,6 +108,13 @@ describe("the CLI bundle's code cache", function () {
     assert.deepEqual(start(file, env, "value", ["--version"], 0), { fromCache: false, value: 1 });
     const built = statSync(cache);
     assert.equal(madeBy(), "other");
+    // A command (exec here) makes it again once; the same again, or --help, leave it.
+    start(file, env, "value", ["exec", "-w", "n1", "--", "true"], 0);
+    const afterExec = statSync(cache);
+    assert.equal(madeBy(), "command", "the cache was not made again after the first command");
+    start(file, env, "value", ["exec"], 0);
+    start(file, env, "value", ["--help"], 0);
+    assert.equal(statSync(cache).ino, afterExec.ino, "the command's cache was written again");
     // Collections after the run's call, as a long run makes: its function is kept all the same.
     assert.deepEqual(start(file, env, "run", ["run", "-i", "inv.yaml"], 8), {
       fromCache: true,

@@ -7,6 +7,7 @@ import Database from "better-sqlite3";
 import {
   GROUP_ROWS,
   insertStatements,
+  jsonRowsStatement,
   mergeOps,
   type Op,
   type Rows,
@@ -52,6 +53,21 @@ describe("store: batched writes", () => {
       [0, 1, 2, 3, 4, 5, 6],
     );
     for (const x of s) assert.equal(x.params.length, (x.sql.match(/\?/g) ?? []).length);
+  });
+
+  it("gives PostgreSQL a table's rows as one JSON parameter of scalars, and refuses any other value", () => {
+    const s = jsonRowsStatement(rows("t", 2));
+    assert.equal(
+      s.sql,
+      "INSERT INTO t (a, b, c) SELECT a, b, c FROM json_populate_recordset(NULL::t, ?::json)",
+    );
+    assert.deepEqual(JSON.parse(String(s.params[0])), [
+      { a: 0, b: "b0", c: null },
+      { a: 1, b: "b1", c: null },
+    ]);
+    // An array would be a PostgreSQL array literal as a bound parameter, `[…]` in JSON.
+    const odd: Rows = { table: "t", columns: ["a"], rows: [[1], [[1, 2]]] };
+    assert.throws(() => jsonRowsStatement(odd), /t: a row value is not a scalar/);
   });
 
   it("merges rows of one table across writes in order, but never across an op of its own", () => {
