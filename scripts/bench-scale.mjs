@@ -1,7 +1,9 @@
 // `npm run bench` (BENCH=exec): issue 25's scale figures on one simulated cluster of up to 256
 // nodes: how long `sim up`/`sim down` take, `slicecheck exec -- true` against pdsh and clush on
 // 32, 128 and 256 nodes (alternated in one run, medians, all three at one fanout), the time to an
-// exec's first line, and the controller's peak RSS and open fds at 256 nodes.
+// exec's first line, and the controller's peak RSS and open fds at 256 nodes. Every timed
+// command starts on a quiet machine (quiet): the simulated nodes' leftover work is measured
+// apart, not charged to whichever tool runs next.
 // Prints figures; asserts nothing (timing belongs here, not in tests).
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -154,9 +156,10 @@ function writeSshConfig(dir, status) {
  * The cluster's inventory with connect_timeout 60 s, beside it (its paths are relative to it).
  * OpenSSH's ssh, which pdsh and clush start, bounds the TCP connect only: it waits out a key
  * exchange however long. slicecheck's connect_timeout (10 s) bounds the whole handshake, and
- * here 256 sshds share 2 cores with the controller: a few of them took longer than 10 s to
- * answer the key exchange now and then (the 256-node exec that exited 2), and were given up as
- * broken. The comparison waits them out as the other two do; a stall shows in min-max.
+ * here 256 sshds share 2 cores with the controller and the nodes' leftover work (quiet): a few
+ * took longer than 10 s to answer the key exchange now and then (the 256-node exec that exited
+ * 2), and were given up as broken. The comparison waits them out as the other two do; a stall
+ * shows in min-max.
  */
 function patientInventory(inv) {
   const out = inv.replace(/\.ya?ml$/, ".patient.yaml");
