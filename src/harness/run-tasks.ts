@@ -4,6 +4,7 @@
 // records. What a task is for is decided from the suites' declarations, never their names.
 import { SlicecheckError } from "../errors.js";
 import { interlockRefusals } from "../mig/apply/index.js";
+import type { BesideLockOptions } from "../transport/types.js";
 import { HARNESS_SUITE } from "../util/suite-registry.js";
 import { builtins } from "../workloads/node-run.js";
 import { layoutTask } from "./run-layout.js";
@@ -12,7 +13,7 @@ import { codeOf, errText } from "./run-reports.js";
 import { live, nodeOf, type RunState } from "./run-state.js";
 import { suitesTask } from "./run-suites.js";
 import { readStartDmesg } from "./services.js";
-import { openSessions } from "./session.js";
+import { type NodeSession, openSessions } from "./session.js";
 import { drainForRun } from "./slurm-drain.js";
 import { anyNeeds } from "./suite-declare.js";
 import type { RunTask } from "./tasks.js";
@@ -28,17 +29,10 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         command: o.argv.join(" ") || "run",
         concurrency: o.concurrency,
         leaseS: o.leaseS,
-        // The discovery that follows, its login beside the lock's (its reads wait for it); the
-        // records' catalogue of the node where nothing will change it; the first workload
-        // phase's supervisor (discoverTask says why it may start before an apply or a drain).
+        // The discovery that follows, its login beside the lock's (its reads wait for it), and
+        // what discovery would start beside it (startEarly).
         discoverEarly: lock,
-        besideLock: (s) => {
-          if (st.recorder && !o.layout) readTopologyEarly(s, s.readsBesideLock());
-          if (!anyNeeds(st.suites, "runsWorkloads")) return;
-          s.prepareSupervisor();
-          // The built-in workloads' check where discoverTask would start it (it says why).
-          if (!o.layout && !o.drain) builtins(s, s.readsBesideLock()).catch(() => {});
-        },
+        besideLock: (s) => startEarly(st, s, s.readsBesideLock()),
       });
       st.sessions.push(...opened);
       st.tasks.teardown({
@@ -67,26 +61,37 @@ export function connectTask(lock: boolean): RunTask<RunState> {
   };
 }
 
+/**
+ * What a run reads and starts on a node ahead of its need, off the path of the phase that needs
+ * it: as the lock's command starts (`exec`: NodeSession.readsBesideLock, whose reads wait on the
+ * node for the lease), else as discovery starts. Each starts once per session, so the second
+ * call finds them started.
+ * - The records' catalogue of the node, where no layout will change it.
+ * - The built-in workloads' build check: its answer waits in builtins' cache (an error there is
+ *   asked again when a workload needs them). Not before an apply (its nvidia-smi must not meet a
+ *   mode change or reset on the node), nor before a drain (a first build's nvcc would load a
+ *   node whose tenants' jobs still run).
+ * - The first workload phase's supervisor, its login paid here rather than at the phase's start.
+ *   Also before an apply or a drain: it is a shell waiting for requests, which opens no GPU
+ *   device and loads nothing.
+ * `--list` runs nothing: no build check, no supervisor.
+ */
+function startEarly(st: RunState, s: NodeSession, exec?: BesideLockOptions): void {
+  const { o } = st;
+  if (st.recorder && !o.layout) readTopologyEarly(s, exec);
+  if (!anyNeeds(st.suites, "runsWorkloads") || o.list) return;
+  if (!o.layout && !o.drain) builtins(s, exec).catch(() => {});
+  s.prepareSupervisor();
+}
+
 /** What each node has, read once for every suite; a node that cannot be read is its check. */
 export const discoverTask: RunTask<RunState> = {
   name: "discover",
   run: async (st) => {
     st.progress.phase(live(st).map(nodeOf), "discover");
-    // The built-in workloads' build check beside it, off the stress phase's path: its answer
-    // waits in builtins' cache (an error there is asked again when a workload needs them). Not
-    // before an apply (its nvidia-smi must not meet a mode change or reset on the node), nor
-    // before a drain (a first build's nvcc would load a node whose tenants' jobs still run).
-    // `--list` runs nothing: no build check, no supervisor.
-    const workloads = anyNeeds(st.suites, "runsWorkloads") && !st.o.list;
-    if (workloads && !st.o.layout && !st.o.drain)
-      for (const s of live(st)) builtins(s).catch(() => {});
-    // The first workload phase's supervisor, its login beside discovery's rather than at the
-    // phase's start. Also before an apply or a drain: it is a shell waiting for requests, which
-    // opens no GPU device and loads nothing.
-    if (workloads) for (const s of live(st)) s.prepareSupervisor();
+    for (const s of live(st)) startEarly(st, s);
     await Promise.all(
       live(st).map(async (s) => {
-        if (st.recorder && !st.o.layout) readTopologyEarly(s);
         try {
           await s.discover();
         } catch (e) {
