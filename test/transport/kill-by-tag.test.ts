@@ -244,6 +244,45 @@ describe("kill by tag (sh on real processes, no sshd)", function () {
     assert.equal(scan("SLICECHECK_CMD=t8"), `T= ${tagged.p.pid} E=1`);
   });
 
+  it("bash's scan matches the tag as a whole entry, not inside another's value", async () => {
+    const since = lastPid();
+    const tagged = start({ SLICECHECK_CMD: "t14", SLICECHECK_JOB: "" });
+    // \x02 is the separator the scan joins a process's entries with before it looks closer.
+    start({ X: "a\x02SLICECHECK_CMD=t14\x02b", SLICECHECK_JOB: "" });
+    start({ XSLICECHECK_CMD: "t14", SLICECHECK_JOB: "" });
+    await new Promise((r) => setTimeout(r, 200));
+    const r = spawnSync(
+      "bash",
+      ["-c", `${NEW_TAGGED} tn SLICECHECK_CMD=t14 ${since}; echo "T=$T"`],
+      {
+        env: cleanEnv(),
+        encoding: "utf8",
+      },
+    );
+    assert.equal(r.stdout.trim(), `T= ${tagged.p.pid}`, r.stderr);
+  });
+
+  it("bash's scan passes over processes above the last pid given: from before the counter went round", () => {
+    // A pid namespace of its own, whose counter can be set without moving the machine's (other
+    // tests' watchdogs read that one): a process at 20001 from before a wrap, the command's at
+    // 101. On the simulated cluster at 256 nodes, the long-lived processes left above a wrapped
+    // counter were read by every node's end scan (140-s execs instead of 8 s).
+    const body = [
+      "echo 20000 > /proc/sys/kernel/ns_last_pid",
+      "env SLICECHECK_CMD=t15 SLICECHECK_JOB= sleep 60 & old=$!",
+      "echo 100 > /proc/sys/kernel/ns_last_pid",
+      "env SLICECHECK_CMD=t15 SLICECHECK_JOB= sleep 60 & new=$!",
+      "sleep 0.2",
+      `${NEW_TAGGED} tn SLICECHECK_CMD=t15 100; echo "T=$T old=$old new=$new"`,
+      "kill $old $new",
+    ].join("\n");
+    const r = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "bash", "-c", body], {
+      env: cleanEnv(),
+      encoding: "utf8",
+    });
+    assert.equal(r.stdout.trim(), "T= 101 old=20001 new=101", r.stderr);
+  });
+
   for (const shell of ["bash", "sh"])
     it(`a ${shell} killer that carries the run's tag kills the run's processes, never itself`, async () => {
       const victim = start({ SLICECHECK_RUN: "r9@n1", SLICECHECK_JOB: "" });
