@@ -45,6 +45,10 @@ function builtins(leaseS: number): string {
   return `if [ -n "\${BASH_VERSION:-}" ] && printf -v N '%(%s)T' -1 2>/dev/null && [ -n "$N" ]; then now() { printf -v N '%(%s)T' -1; }; rb() { c=; IFS= read -r -n 1 -t ${leaseS} c; rc=$?; [ "$rc" -gt 128 ] && rc=124; [ "$rc" -eq 0 ] || c=; }; else now() { N=$(date +%s); }; rb() { c=$(timeout ${leaseS} dd bs=1 count=1 2>/dev/null); rc=$?; }; fi;`;
 }
 
+/** The node's epoch seconds into $n: bash's printf %()T where the shell is bash, else date (a
+ * fork and an exec, at every turn of leaseAwait's wait and before every guarded command). */
+const NOW_N = `{ [ -n "\${BASH_VERSION:-}" ] && printf -v n '%(%s)T' -1 2>/dev/null && [ -n "$n" ]; } || n=$(date +%s);`;
+
 /** Before a refusal is described: a holder that has just taken flock writes its info file and
  * its lease a few commands later, so a refusal read in between would name no run (or the last
  * holder's). Waits up to 3 s for a lease held and unexpired, which the holder writes last; a
@@ -98,7 +102,9 @@ export function leaseAwait(runTag: string): string {
   // cannot tell a folder it may not see from one not made yet, which the lock may still make.
   const shut = `ld=${LOCK_DIR}; while [ -n "$ld" ] && ! [ -d "$ld" ]; do case $ld in */*) ld=\${ld%/*} ;; *) ld= ;; esac; done; [ -n "$ld" ] && ! [ -x "$ld" ]`;
   const unreadable = `{ ${shut}; } || { [ -e ${LEASE_FILE} ] && ! { [ -f ${LEASE_FILE} ] && [ -r ${LEASE_FILE} ]; }; }`;
-  return `i=0; while :; do ${READ_LEASE} n=$(date +%s); [ "$s" = held ] && [ "$e" -gt "$n" ] && [ "$t" = ${quote(runTag)} ] && break; if ${unreadable}; then echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
+  // The clock is read once the lease is held under the run's tag, not at every turn: under sh
+  // (every such read runs under `sh -c`) it is a date process each time.
+  return `i=0; while :; do ${READ_LEASE} [ "$s" = held ] && [ "$t" = ${quote(runTag)} ] && { ${NOW_N} [ "$e" -gt "$n" ]; } && break; if ${unreadable}; then ${NOW_N} echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then ${NOW_N} echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
 }
 
 /**
@@ -107,5 +113,5 @@ export function leaseAwait(runTag: string): string {
  * LOCKED_EXIT. Run inside the command's own tagged process, so the fence covers what it starts.
  */
 export function leaseCheck(generation: number, runTag: string): string {
-  return `${READ_LEASE} n=$(date +%s); if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
+  return `${READ_LEASE} ${NOW_N} if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
 }

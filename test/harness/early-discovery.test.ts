@@ -206,4 +206,29 @@ describe("node session: discovery beside the lock", function () {
       }
     }
   });
+
+  it("the wait under sh reads the clock once the lease is this run's, not at every turn", () => {
+    const tag = "sc-test-early6@early01";
+    const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");
+    const dir = tempDir("date");
+    const calls = join(dir, "calls");
+    // A date first on PATH that notes each call: a date process at every 20-ms turn was most
+    // of the wait's processes on the node (reads beside the lock run under `sh -c`).
+    writeFileSync(join(dir, "date"), `#!/bin/sh\necho >> '${calls}'\nexec /usr/bin/date "$@"\n`);
+    chmodSync(join(dir, "date"), 0o755);
+    const gate = () =>
+      spawnSync("timeout", ["0.3", "sh", "-c", `${leaseAwait(tag)} echo through`], {
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      }).stdout;
+    const count = () => readFileSync(calls, "utf8").split("\n").length - 1;
+    const now = Math.floor(Date.now() / 1000);
+    writeFileSync(calls, "");
+    writeFileSync(lease, `4 ${now + 60} held sc-other@early01\n`);
+    assert.equal(gate(), "");
+    assert.equal(count(), 0, "the clock was read while another run held the lease");
+    writeFileSync(lease, `4 ${now + 60} held ${tag}\n`);
+    assert.equal(gate(), "through\n");
+    assert.equal(count(), 1, "the clock was not read once, as the lease became this run's");
+  });
 });
