@@ -1,9 +1,6 @@
 // The SSH transport: one ssh2 connection per node (through any jump hosts), reused for all of
 // its commands, at most MAX_CHANNELS command channels at once, host keys checked against
 // known_hosts, connect retries with backoff, keepalive, and the remote-process discipline.
-import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import pLimit from "p-limit";
 import ssh2, { type ClientChannel, type ConnectConfig } from "ssh2";
 import { SlicecheckError } from "../errors.js";
@@ -14,6 +11,7 @@ import { ManagedExecutor } from "./managed.js";
 import { type ProxyCommand, startProxyCommand } from "./proxy-command.js";
 import { KEEPALIVE_COUNT_MAX, KEEPALIVE_INTERVAL_MS } from "./remote-scripts.js";
 import { type ConnectError, type HandshakeProgress, mapConnectError } from "./ssh-errors.js";
+import { keyConfig } from "./ssh-key.js";
 import { consumeStreams } from "./streams.js";
 import { NodeSupervisor } from "./supervisor.js";
 import type {
@@ -284,6 +282,13 @@ export class SshTransport implements Transport, RawShell {
       });
       try {
         client.connect(cfg);
+        // Nagle's algorithm off (TCP_NODELAY), as every request of the controller's is small and
+        // waits for its answer: with it on, a packet sent while the last was not yet acknowledged
+        // waited for sshd's delayed ACK, 40 ms. The handshake's SERVICE_REQUEST did so on every
+        // connection (kex to ready 64-66 ms on one idle simulated node, 24-25 ms without), and
+        // so could any request sent right after another. A socket of a jump host's channel or
+        // of a ProxyCommand has none to set (ssh2 then does nothing): the hop's own TCP does.
+        client.setNoDelay(true);
       } catch (e) {
         // ssh2 parses the private key synchronously: a wrong passphrase throws here.
         fail(e as Error);
@@ -401,36 +406,6 @@ function verifyHostKey(hop: Hop, key: Buffer, at: HopAttempt): boolean {
     at.verdict = { status: "known" };
   }
   return at.verdict.status === "known";
-}
-
-function keyConfig(hop: Hop, where: string): Pick<ConnectConfig, "privateKey" | "passphrase"> {
-  let file = hop.identityFile;
-  if (!file) {
-    file =
-      ["id_ed25519", "id_ecdsa", "id_rsa"]
-        .map((k) => join(homedir(), ".ssh", k))
-        .find((p) => existsSync(p)) ?? null;
-    if (!file) return {};
-  }
-  let privateKey: Buffer;
-  try {
-    privateKey = readFileSync(file);
-  } catch (e) {
-    throw new SlicecheckError(
-      "KEY_FILE",
-      `${where}: cannot read identity_file ${file}: ${(e as NodeJS.ErrnoException).code}. Fix identity_file in the inventory.`,
-      { file },
-    );
-  }
-  const passphrase = hop.identityPassphraseEnv ? process.env[hop.identityPassphraseEnv] : undefined;
-  if (hop.identityPassphraseEnv && passphrase === undefined) {
-    throw new SlicecheckError(
-      "KEY_FILE",
-      `${where}: the key's passphrase is expected in $${hop.identityPassphraseEnv}, which is not set.`,
-      { file },
-    );
-  }
-  return passphrase === undefined ? { privateKey } : { privateKey, passphrase };
 }
 
 function forwardOut(client: SshClient, next: Hop, node: string): Promise<NodeJS.ReadableStream> {

@@ -10,7 +10,9 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { Socket } from "node:net";
 import { join } from "node:path";
+import { Client } from "ssh2";
 import { childrenOf, freePort, readPid, startSshd, stopSshd } from "../../sim/src/sshd.js";
 import { isSlicecheckError } from "../../src/errors.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
@@ -305,6 +307,32 @@ describe("ssh transport (real sshd)", function () {
       r.stdout,
       new RegExp(`^127\\.0\\.0\\.1 \\d+ ${b.host.replaceAll(".", "\\.")} ${b.port}`),
     );
+  });
+
+  it("turns Nagle's algorithm off on the TCP connection it makes, direct or to a jump host", async () => {
+    // Not a timing (benches measure those): what each connection's socket was told. With
+    // Nagle on, a small request sent before sshd acknowledged the last waited 40 ms for its
+    // delayed ACK, the handshake's SERVICE_REQUEST on every connection.
+    const told: { tcp: boolean; on: boolean }[] = [];
+    const original = Client.prototype.setNoDelay;
+    Client.prototype.setNoDelay = function (this: Client & { _sock?: unknown }, on?: boolean) {
+      told.push({ tcp: this._sock instanceof Socket, on: on !== false });
+      return original.call(this, on);
+    };
+    try {
+      assert.equal((await transport(a).exec({ shell: "true" })).exitCode, 0);
+      assert.deepEqual(told, [{ tcp: true, on: true }], "the direct connection");
+      told.length = 0;
+      const viaJump: NodeSpec = { ...b, jump: [{ ...a }] };
+      assert.equal((await transport(viaJump).exec({ shell: "true" })).exitCode, 0);
+      // The node's connection rides a channel of the jump host's, whose TCP carries it.
+      assert.deepEqual(told, [
+        { tcp: true, on: true },
+        { tcp: false, on: true },
+      ]);
+    } finally {
+      Client.prototype.setNoDelay = original;
+    }
   });
 
   it("decrypts a key with the passphrase from the variable the inventory names", async () => {
