@@ -35,19 +35,21 @@ export const LEASE_LOST_MARKER = "@@slicecheck:lease-lost";
 /** Reads the lease line into g e s t, digits only where numbers are expected. */
 const READ_LEASE = `g=0; e=0; s=none; t=; { read g e s t < ${LEASE_FILE}; } 2>/dev/null; case "$g" in ''|*[!0-9]*) g=0;; esac; case "$e" in ''|*[!0-9]*) e=0;; esac;`;
 
+/** The node's epoch seconds into the variable `v`: bash's printf %()T where the shell is bash,
+ * else date (a fork and an exec: at every renewal of an sh holder, at every turn of leaseAwait's
+ * wait, and before every guarded command, which run under `sh -c`). */
+const clock = (v: string) =>
+  `{ [ -n "\${BASH_VERSION:-}" ] && printf -v ${v} '%(%s)T' -1 2>/dev/null && [ -n "$${v}" ]; } || ${v}=$(date +%s);`;
+
 /**
- * `now` puts the node's epoch seconds into $N, and `rb` reads one byte of the controller's into
- * $c with the lease as its timeout ($rc 124 when none came, as `timeout` says). bash does both
- * with its builtins (printf's %()T and read -t); sh pays `date`, and `timeout` with `dd`: three
- * processes every heartbeat, for as long as a run holds the node.
+ * `now` puts the node's epoch seconds into $N (clock), and `rb` reads one byte of the
+ * controller's into $c with the lease as its timeout ($rc 124 when none came, as `timeout`
+ * says). bash does both with its builtins (printf's %()T and read -t); sh pays `date`, and
+ * `timeout` with `dd`: three processes every heartbeat, for as long as a run holds the node.
  */
 function builtins(leaseS: number): string {
-  return `if [ -n "\${BASH_VERSION:-}" ] && printf -v N '%(%s)T' -1 2>/dev/null && [ -n "$N" ]; then now() { printf -v N '%(%s)T' -1; }; rb() { c=; IFS= read -r -n 1 -t ${leaseS} c; rc=$?; [ "$rc" -gt 128 ] && rc=124; [ "$rc" -eq 0 ] || c=; }; else now() { N=$(date +%s); }; rb() { c=$(timeout ${leaseS} dd bs=1 count=1 2>/dev/null); rc=$?; }; fi;`;
+  return `now() { ${clock("N")} }; if [ -n "\${BASH_VERSION:-}" ] && printf -v N '%(%s)T' -1 2>/dev/null && [ -n "$N" ]; then rb() { c=; IFS= read -r -n 1 -t ${leaseS} c; rc=$?; [ "$rc" -gt 128 ] && rc=124; [ "$rc" -eq 0 ] || c=; }; else rb() { c=$(timeout ${leaseS} dd bs=1 count=1 2>/dev/null); rc=$?; }; fi;`;
 }
-
-/** The node's epoch seconds into $n: bash's printf %()T where the shell is bash, else date (a
- * fork and an exec, at every turn of leaseAwait's wait and before every guarded command). */
-const NOW_N = `{ [ -n "\${BASH_VERSION:-}" ] && printf -v n '%(%s)T' -1 2>/dev/null && [ -n "$n" ]; } || n=$(date +%s);`;
 
 /** Before a refusal is described: a holder that has just taken flock writes its info file and
  * its lease a few commands later, so a refusal read in between would name no run (or the last
@@ -104,7 +106,7 @@ export function leaseAwait(runTag: string): string {
   const unreadable = `{ ${shut}; } || { [ -e ${LEASE_FILE} ] && ! { [ -f ${LEASE_FILE} ] && [ -r ${LEASE_FILE} ]; }; }`;
   // The clock is read once the lease is held under the run's tag, not at every turn: under sh
   // (every such read runs under `sh -c`) it is a date process each time.
-  return `i=0; while :; do ${READ_LEASE} [ "$s" = held ] && [ "$t" = ${quote(runTag)} ] && { ${NOW_N} [ "$e" -gt "$n" ]; } && break; if ${unreadable}; then ${NOW_N} echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then ${NOW_N} echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
+  return `i=0; while :; do ${READ_LEASE} [ "$s" = held ] && [ "$t" = ${quote(runTag)} ] && { ${clock("n")} [ "$e" -gt "$n" ]; } && break; if ${unreadable}; then ${clock("n")} echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then ${clock("n")} echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; sleep 0.02 2>/dev/null || sleep 1; done;`;
 }
 
 /**
@@ -113,5 +115,5 @@ export function leaseAwait(runTag: string): string {
  * LOCKED_EXIT. Run inside the command's own tagged process, so the fence covers what it starts.
  */
 export function leaseCheck(generation: number, runTag: string): string {
-  return `${READ_LEASE} ${NOW_N} if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
+  return `${READ_LEASE} ${clock("n")} if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
 }
