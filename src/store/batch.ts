@@ -40,10 +40,16 @@ export function insertStatements(r: Rows, maxParams: number): { sql: string; par
 }
 
 /** A value as JSON keeps it as a bound parameter would: a non-finite number or a bigint becomes
- * the text PostgreSQL reads back as that number (JSON has no NaN, and writes null for it). */
-function asJson(_key: string, v: unknown): unknown {
+ * the text PostgreSQL reads back as that number (JSON has no NaN, and writes null for it). Done
+ * here, not by a replacer: JSON.stringify with one calls it for every key and value and left
+ * its fast path (5.8 ms for a fleet's 1008 measurements, against 1.2 ms without). */
+function jsonValue(table: string, v: unknown): unknown {
+  if (typeof v === "number") return Number.isFinite(v) ? v : String(v);
   if (typeof v === "bigint") return v.toString();
-  return typeof v === "number" && !Number.isFinite(v) ? String(v) : v;
+  // pg binds an array as a PostgreSQL array literal, JSON as `[…]`: the recorder stringifies
+  // what it stores as JSON itself, and a value of another shape is refused, not written apart.
+  if (typeof v === "object" && v !== null) throw new Error(`${table}: a row value is not a scalar`);
+  return v;
 }
 
 /**
@@ -55,15 +61,17 @@ function asJson(_key: string, v: unknown): unknown {
  * against 18 ms for 1008 measurements, BENCH=records).
  */
 export function jsonRowsStatement(r: Rows): { sql: string; params: unknown[] } {
-  // pg binds an array as a PostgreSQL array literal, JSON as `[…]`: the recorder stringifies
-  // what it stores as JSON itself, and a value of another shape is refused, not written apart.
-  const odd = r.rows.flat().find((v) => typeof v === "object" && v !== null);
-  if (odd !== undefined) throw new Error(`${r.table}: a row value is not a scalar`);
   const cols = r.columns.join(", ");
-  const objects = r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]])));
+  const objects = r.rows.map((row) => {
+    const o: Record<string, unknown> = {};
+    r.columns.forEach((c, i) => {
+      o[c] = jsonValue(r.table, row[i]);
+    });
+    return o;
+  });
   return {
     sql: `INSERT INTO ${r.table} (${cols}) SELECT ${cols} FROM json_populate_recordset(NULL::${r.table}, ?::json)`,
-    params: [JSON.stringify(objects, asJson)],
+    params: [JSON.stringify(objects)],
   };
 }
 
