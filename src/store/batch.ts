@@ -41,8 +41,8 @@ export function insertStatements(r: Rows, maxParams: number): { sql: string; par
 
 /** A value as JSON keeps it as a bound parameter would: a non-finite number or a bigint becomes
  * the text PostgreSQL reads back as that number (JSON has no NaN, and writes null for it). Done
- * here, not by a replacer: JSON.stringify with one calls it for every key and value and left
- * its fast path (5.8 ms for a fleet's 1008 measurements, against 1.2 ms without). */
+ * here, not by a replacer: JSON.stringify given one calls it for every key and value and leaves
+ * V8's fast path (5.8 ms for 1008 measurements on the controller, against 1.3 ms without). */
 function jsonValue(table: string, v: unknown): unknown {
   if (typeof v === "number") return Number.isFinite(v) ? v : String(v);
   if (typeof v === "bigint") return v.toString();
