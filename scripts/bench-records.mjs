@@ -133,8 +133,8 @@ async function measureWith(pgoptions, f) {
 
 /** The run sizes measured (BENCH_MEASUREMENTS, comma-separated): one stress run of 72 nodes, and
  * a fleet's ten times that. At 1008 measurements a round is 12-40 ms and this machine's spread
- * moved the queued ratio between 1.75× and 2.78× in three runs of 21 rounds; at 10 010 it
- * stayed within 1.73-1.75× in two runs of 5. */
+ * moved the queued ratio between 1.72× and 2.78× in seven runs; at 10 010 it stayed within
+ * 1.33-1.75× in six. */
 function sizes() {
   return String(process.env.BENCH_MEASUREMENTS ?? "1000,10000")
     .split(",")
@@ -142,7 +142,8 @@ function sizes() {
     .filter((x) => x > 0);
 }
 
-/** The rounds at one size, then its table and ratios. */
+/** The rounds at one size, then its table and ratios; answers SQLite's time for one node's
+ * measurements (ms), which the floor's line compares with. */
 async function benchSize(ctx, size) {
   const { Recorder, list, reps, built, root } = ctx;
   const perNode = INSTANCES * FIGURES.length;
@@ -177,7 +178,7 @@ async function benchSize(ctx, size) {
   console.log(
     `records: ${nodes * perNode} measurements: PostgreSQL / SQLite per measurement = ${(durable / sqlite).toFixed(2)}× (fsync on), ${(async / sqlite).toFixed(2)}× (server synchronous_commit=off), flushed node by node; ${(pgAll / sqliteAll).toFixed(2)}× with every node queued together; goal ≤ 2×`,
   );
-  ctx.sqlitePerNode ??= sqlite * perNode;
+  return sqlite * perNode;
 }
 
 /**
@@ -198,14 +199,15 @@ export async function benchRecords(root) {
   const list = backends(dir, server);
   const ctx = { Recorder, list, reps, built, root, n: 0 };
   let floor = null;
+  const sqlitePerNode = [];
   try {
-    for (const size of sizes()) await benchSize(ctx, size);
+    for (const size of sizes()) sqlitePerNode.push(await benchSize(ctx, size));
     floor = await pgFloor(built, server.url);
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  const perNodeSqlite = ctx.sqlitePerNode;
+  const [perNodeSqlite] = sqlitePerNode;
   console.log(
     `records: PostgreSQL's floor per node, without the recorder: a round trip ${floor.roundTrip.toFixed(3)} ms, the node's ${floor.rows}-row INSERT alone ${floor.node.toFixed(3)} ms = ${(floor.node / perNodeSqlite).toFixed(2)}× SQLite's whole commit of a node (${perNodeSqlite.toFixed(3)} ms, the first size)`,
   );
