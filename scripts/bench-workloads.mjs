@@ -5,8 +5,11 @@
 // opened for the run (its own log, LogLevel VERBOSE: one `Starting session: command` line per
 // channel), and the stress phase's overhead: its wall time on the controller less the longest
 // workload's own span on the node (its end record, `nodeElapsedS` in `--json`); then where each
-// run's seconds went (its `tasks` spans in `--json`). Prints figures; asserts nothing.
-import { execFileSync, spawnSync } from "node:child_process";
+// run's seconds went (its `tasks` spans in `--json`), and where the machine's CPU went: the
+// controller's own CPU time, the whole machine's, and how busy the machine was in the stress
+// phase's first half second, when every node launches its workloads. Prints figures; asserts
+// nothing.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
@@ -78,17 +81,83 @@ function breakdownS(summary, wallS) {
   };
 }
 
+/** The machine's busy and total CPU time so far, in clock ticks (/proc/stat's first line:
+ * everything but idle and iowait is busy). */
+function machineTicks() {
+  const f = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = f.reduce((a, x) => a + x, 0);
+  return { busy: total - f[3] - f[4], total };
+}
+
+const TICK_S = 0.01; // USER_HZ, 100 on Linux
+
+/**
+ * Runs the CLI as a child and answers its stdout, its own CPU time in seconds, and the machine's
+ * CPU readings every 50 ms while it ran (epoch ms, busy and total ticks). Its CPU time is read by
+ * the shell that waited for it (/proc/self/stat's cutime and cstime, a builtin read in that
+ * shell), since Node gives no rusage of a child.
+ */
+function runSampled(root, cli, args) {
+  const samples = [];
+  const take = () => samples.push({ ms: Date.now(), ...machineTicks() });
+  take();
+  const timer = setInterval(take, 50);
+  const script = '"$@" >&3; rc=$?; read -r l < /proc/self/stat; printf "%s\\n" "$l"; exit $rc';
+  const child = spawn("sh", ["-c", script, "sh", process.execPath, cli, ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit", "pipe"],
+  });
+  const text = (stream) => {
+    let out = "";
+    stream.setEncoding("utf8").on("data", (d) => {
+      out += d;
+    });
+    return () => out;
+  };
+  const stat = text(child.stdout);
+  const json = text(child.stdio[3]);
+  return new Promise((resolve, reject) => {
+    child.on("close", (code) => {
+      clearInterval(timer);
+      take();
+      if (code !== 0) return reject(new Error(`slicecheck ${args.join(" ")} exited ${code}`));
+      const f = stat()
+        .slice(stat().lastIndexOf(")") + 2)
+        .split(" ")
+        .map(Number);
+      resolve({ json: json(), cpuS: (f[13] + f[14]) * TICK_S, samples });
+    });
+  });
+}
+
+/** The machine's busy share (%) and busy CPU seconds between two epoch times, from the readings
+ * nearest outside them. */
+function busyBetween(samples, fromMs, toMs) {
+  const a = samples.filter((x) => x.ms <= fromMs).at(-1) ?? samples[0];
+  const b = samples.find((x) => x.ms >= toMs) ?? samples.at(-1);
+  const total = b.total - a.total;
+  return {
+    pct: total ? ((b.busy - a.busy) / total) * 100 : Number.NaN,
+    s: (b.busy - a.busy) * TICK_S,
+  };
+}
+
 /** One run of one row: its table row and its breakdown. `k` numbers its output folder. */
-function measureRow(sc, [label, inv, sel], durationS, k) {
+async function measureRow(root, cli, [label, inv, sel], durationS, k) {
   const before = sessions(inv);
   const t = process.hrtime.bigint();
   const out = join(dirname(inv), `wl-${sel}-${k}`);
-  const json = sc(
+  const ran = await runSampled(root, cli, [
     ...["run", "-i", inv, "--nodes", sel, "--duration", String(durationS), "--out", out],
     ...["--db", join(dirname(inv), "bench.db"), "--json"],
-  );
+  ]);
   const wall = Number(process.hrtime.bigint() - t) / 1e9;
-  const s = JSON.parse(json);
+  const s = JSON.parse(ran.json);
   const after = sessions(inv);
   const used = s.nodes.map(
     (x) => (after.get(x.node ?? x.name) ?? 0) - (before.get(x.node ?? x.name) ?? 0),
@@ -101,9 +170,21 @@ function measureRow(sc, [label, inv, sel], durationS, k) {
   const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
   // The issue's measure: wall time less the longest workload's own on-node span.
   const lessLongest = ((wall - longest) / durationS) * 100;
+  const phaseFrom = Math.min(
+    ...s.checks.flatMap((c) => c.steps.filter((x) => x.name === "stress").map((x) => x.startMs)),
+  );
+  const launch = busyBetween(ran.samples, phaseFrom, phaseFrom + 500);
+  const machine = busyBetween(ran.samples, 0, Number.POSITIVE_INFINITY);
   return {
     lessLongest,
     part: { run: label, ...breakdownS(s, wall), "load (1 min)": load },
+    cpu: {
+      run: label,
+      "controller CPU (s)": ran.cpuS.toFixed(2),
+      "machine busy CPU (s)": machine.s.toFixed(2),
+      "of which not the controller (s)": (machine.s - ran.cpuS).toFixed(2),
+      "machine busy, phase's first 0.5 s (%)": launch.pct.toFixed(0),
+    },
     row: {
       run: label,
       "stress (s)": durationS,
@@ -131,7 +212,7 @@ function medianRuns(byRow) {
   });
 }
 
-export function benchWorkloads(root, dir) {
+export async function benchWorkloads(root, dir) {
   const cli = join(root, "bin", "slicecheck.js");
   const sc = (...args) =>
     execFileSync(process.execPath, [cli, ...args], { cwd: root, encoding: "utf8" });
@@ -168,7 +249,8 @@ export function benchWorkloads(root, dir) {
     const byRow = rowsDef.map(() => []);
     let k = 0;
     for (let r = 0; r < runs; r++)
-      for (const [i, def] of rowsDef.entries()) byRow[i].push(measureRow(sc, def, durationS, k++));
+      for (const [i, def] of rowsDef.entries())
+        byRow[i].push(await measureRow(root, cli, def, durationS, k++));
     const picked = medianRuns(byRow);
     console.log(
       `harness overhead of \`slicecheck run --suites stress\`: the whole run (Node start-up, connect and lock, instance discovery, the on-node build check, the records, teardown and the reports) and the stress phase alone (its wall time less the longest workload's span on the node); SSH sessions per node from each node's sshd log (every command's login, the utilization sampler's included); ${runs === 1 ? "one run a row" : `each row's median of ${runs} runs (BENCH_WORKLOADS_RUNS), rows alternated`}`,
@@ -178,6 +260,10 @@ export function benchWorkloads(root, dir) {
       "where each run's wall time went (s): start-up is Node's and the CLI's before the run's first task; stress phase is the controller's window over every node's stress (the workloads' own span and the phase overhead); exit is after the last span, until the process ended; the load average as the run ended",
     );
     console.table(picked.map((p) => p.part));
+    console.log(
+      "where the machine's CPU went in each of those runs: the controller's own CPU time; the whole machine's busy CPU time from /proc/stat (the simulated nodes' sshd, shells, workloads and resident simulator, the controller, and anything else running); and how busy both cores were in the stress phase's first 0.5 s (the controller's clock), while every node launched its workloads",
+    );
+    console.table(picked.map((p) => p.cpu));
   } finally {
     for (const [inv] of clusters) {
       spawnSync(

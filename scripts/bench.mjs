@@ -61,7 +61,7 @@ try {
   if (!only || only === "planner") await benchPlanner();
   if (!only || only === "inventory") (await import("./bench-inventory.mjs")).benchInventory(root);
   if (!only || only === "workloads")
-    (await import("./bench-workloads.mjs")).benchWorkloads(root, dir);
+    await (await import("./bench-workloads.mjs")).benchWorkloads(root, dir);
   if (!only || only === "isolation") (await import("./bench-isolation.mjs")).benchIsolation(root);
   if (!only || only === "exec") await benchExec();
   // The scale half of "exec" alone (bench-scale.mjs).
