@@ -2,9 +2,20 @@
 // (sim/src/resident/workloads.ts, wrapper.ts): what the client does when the resident is not
 // there, dies under it, or is killed alone. builtin.test.ts runs every program both ways.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { Socket } from "node:net";
 import { join } from "node:path";
+import { childrenOf } from "../../test/helpers/procs.js";
 import { tempDir } from "../../test/helpers/tmp.js";
 import { initState, readState } from "../src/nvsmi/state.js";
 import { PID_FILE, PORT_FILE } from "../src/resident/files.js";
@@ -21,6 +32,8 @@ interface Run {
   out: string;
   err: string;
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Piped: both pipes at end of file (every writer, the resident's included, closed them). */
+  eof?: Promise<unknown>;
 }
 
 describe("workloads run by the resident simulator for a bash client", function () {
@@ -30,9 +43,29 @@ describe("workloads run by the resident simulator for a bash client", function (
   const bin = join(dir, "nodes", "sim01", "bin");
   const children: ChildProcess[] = [];
 
-  function start(tool: string, args: string[], opts: { detached?: boolean } = {}): Run {
+  let fifos = 0;
+  /** A named pipe's two ends: what sshd and the node's supervisor give a command. */
+  function pipe(): { r: number; w: number } {
+    const path = join(dir, `pipe.${++fifos}`);
+    execFileSync("mkfifo", [path]);
+    const r = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return { r, w: openSync(path, constants.O_WRONLY) };
+  }
+
+  /** The tool's wrapper as a child: its stdout and stderr Node's sockets, or pipes (`piped`). */
+  function start(
+    tool: string,
+    args: string[],
+    opts: { detached?: boolean; piped?: boolean } = {},
+  ): Run {
     const env = { PATH: process.env.PATH, SLICECHECK_SIM_STATE: stateDir };
-    const child = spawn(join(bin, tool), args, { env, detached: opts.detached ?? false });
+    const pipes = opts.piped ? [pipe(), pipe()] : null;
+    const stdio = pipes ? (["ignore", pipes[0]!.w, pipes[1]!.w] as const) : undefined;
+    const child = spawn(join(bin, tool), args, {
+      env,
+      detached: opts.detached ?? false,
+      ...(stdio ? { stdio: [...stdio] } : {}),
+    });
     children.push(child);
     const r: Run = {
       child,
@@ -40,27 +73,25 @@ describe("workloads run by the resident simulator for a bash client", function (
       err: "",
       done: new Promise((done) => child.on("close", (code, signal) => done({ code, signal }))),
     };
-    child.stdout?.on("data", (d: Buffer) => {
-      r.out += d.toString();
+    const collect = (from: NodeJS.ReadableStream | null, key: "out" | "err") =>
+      from?.on("data", (d: Buffer) => {
+        r[key] += d.toString();
+      });
+    if (!pipes) {
+      collect(child.stdout, "out");
+      collect(child.stderr, "err");
+      return r;
+    }
+    const ends = pipes.map(({ r: fd, w }, i) => {
+      closeSync(w);
+      const s = new Socket({ fd, readable: true, writable: false });
+      collect(s, i === 0 ? "out" : "err");
+      return new Promise((ended) => s.on("close", ended));
     });
-    child.stderr?.on("data", (d: Buffer) => {
-      r.err += d.toString();
-    });
+    r.eof = Promise.all(ends);
     return r;
   }
   const pids = () => readState(stateDir).gpus.flatMap((g) => g.processes.map((p) => p.pid));
-  /** The pids of a process's children, from /proc. */
-  const childrenOf = (pid: number) => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
   const cmdline = (pid: number) => {
     try {
       return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
@@ -97,7 +128,55 @@ describe("workloads run by the resident simulator for a bash client", function (
     assert.match(r.out, /SLICECHECK stress-final /);
   });
 
-  it("runs in the resident: the client is bash and two cats, and its own pid is registered", async () => {
+  it("stdout and stderr pipes (sshd's, the supervisor's): the resident writes into them, the client is bash alone", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "2", "--interval", "0.5"], { piped: true });
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    const pid = r.child.pid!;
+    assert.match(cmdline(pid), /^\/bin\/bash .*slicecheck-stress --duration 2/);
+    assert.deepEqual(childrenOf(pid), [], "no relay");
+    assert.deepEqual(pids(), [pid]);
+    assert.deepEqual(await r.done, { code: 0, signal: null }, r.err);
+    await r.eof;
+    assert.match(r.out, /SLICECHECK stress-final /);
+    assert.deepEqual(pids(), []);
+  });
+
+  it("piped, a client killed alone (SIGKILL): its pipes reach end of file, nothing more is written", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"], {
+      piped: true,
+    });
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    r.child.kill("SIGKILL");
+    assert.equal((await r.done).signal, "SIGKILL");
+    let eof = false;
+    void r.eof!.then(() => {
+      eof = true;
+    });
+    // The resident closes its ends of the pipes: the reader is not held open past the process.
+    assert.ok(await until(() => eof, 2_000), "the pipes ended");
+    assert.ok(await until(() => pids().length === 0, 2_000), `still listed: ${pids()}`);
+    assert.doesNotMatch(r.out, /stress-final|stopped/);
+  });
+
+  it("piped, TERM to the whole process group: the last lines still come, exit 143", async () => {
+    await ensureResident(dir);
+    const r = start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"], {
+      detached: true,
+      piped: true,
+    });
+    assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
+    process.kill(-r.child.pid!, "SIGTERM");
+    assert.deepEqual(await r.done, { code: 143, signal: null }, r.err);
+    await r.eof;
+    assert.match(
+      r.out,
+      /SLICECHECK stress-final [^\n]*\nSLICECHECK stopped program=stress signal=SIGTERM /,
+    );
+  });
+
+  it("stdout and stderr not pipes (Node's sockets here, a terminal, a file): two cats relay them, and the client's own pid is registered", async () => {
     await ensureResident(dir);
     const r = start("slicecheck-stress", ["--duration", "2", "--interval", "0.5"]);
     assert.ok(await until(() => r.out.includes("SLICECHECK stress "), 20_000), r.err);
@@ -207,4 +286,5 @@ describe("workloads run by the resident simulator for a bash client", function (
     assert.equal(end.code, 255, r.err);
     assert.match(r.err, /slicecheck-stress \(simulated\): the resident simulator went away/);
   });
+
 });

@@ -21,7 +21,7 @@ export const OWN_UID = typeof process.getuid === "function" ? process.getuid() :
 export const SLURM_SYNC = "slurm-sync";
 
 /** The first field of a program client's control connection (workloads.ts has its protocol). */
-export const WORKLOAD_VERSION = "W1";
+export const WORKLOAD_VERSION = "W2";
 
 export interface ResidentRequest {
   tool: string;

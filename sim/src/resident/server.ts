@@ -127,7 +127,7 @@ export async function answer(req: ResidentRequest): Promise<Answer> {
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /** Whether the connection is a workload client's (workloads.ts) rather than a tool's call. */
-const WORKLOAD_KIND = /^(W1|O1|E1)\0/;
+const WORKLOAD_KIND = /^(W2|O1|E1)\0/;
 
 let answerSeq = 0;
 

@@ -1,26 +1,28 @@
 // The workload programs the resident simulator runs for a bash client (tools.ts workloadWrapper):
 // the client is the process the node, its process list and the harness see, and the program
 // (workloads/programs) runs here. A Node process of its own per workload cost 0.13-0.2 s of CPU
-// on 2 slow cores; a client costs bash and two cats.
+// on 2 slow cores; a client costs a bash.
 //
-// A client opens three connections, each starting with NUL-terminated fields:
-//   control  W1, tool, the client's pid, its effective uid, argc, then argc arguments
-//   stdout   O1, the client's pid
-//   stderr   E1, the client's pid
-// Once all three are in (in any order), the program starts and the control connection answers
-// `started`; the client then relays the two streams and forwards the signals it traps (TERM,
-// INT, HUP) as lines on the control connection. When the program ends, its streams are closed
-// and the control connection gets `exit N` or `signal SIG`, which the client turns into its own
-// exit or its own death by that signal. Anything that keeps the program from starting (a tool
-// not run here, another uid, a client whose /proc entry is unreadable, a connection missing after
-// JOIN_MS) answers `fallback`, and the client runs the tool as its own Node process: the program
-// has not run, so nothing happens twice.
+// A client opens a control connection that starts with NUL-terminated fields: W2, tool, the
+// client's pid, its effective uid, argc, then argc arguments. Where the client's stdout and
+// stderr are pipes (the harness's fifos, sshd's pipes, a shell's `|`), the program writes into
+// them itself, through /proc/<pid>/fd/6 and 7 (openDirect): the program starts and the control
+// connection answers `started`. Elsewhere (a terminal, a file) it answers `streams`, and the
+// client opens two more connections, each starting with O1 or E1 and its pid, and relays them
+// with two cats (they were in every workload, 4-5 ms of CPU each launch on 2 slow cores); once
+// both are in, the program starts and control answers `started`. The client then forwards the
+// signals it traps (TERM, INT, HUP) as lines on the control connection. When the program ends,
+// its streams are closed and the control connection gets `exit N` or `signal SIG`, which the
+// client turns into its own exit or its own death by that signal. Anything that keeps the
+// program from starting (a tool not run here, another uid, a client whose /proc entry is
+// unreadable, a connection missing after JOIN_MS) answers `fallback`, and the client runs the
+// tool as its own Node process: the program has not run, so nothing happens twice.
 //
 // The client dying without an answer (SIGKILL, or a signal it does not trap) closes the control
 // connection: the program is killed where it stands, and its entries leave the process list at
 // once, as the driver frees a dead process's context.
-import { readFileSync } from "node:fs";
-import type { Socket } from "node:net";
+import { closeSync, constants, openSync, readFileSync, statSync } from "node:fs";
+import { Socket } from "node:net";
 import { finished } from "node:stream";
 import { type ProgramCtx, ProgramEnd, ProgramKilled } from "../workloads/ctx.js";
 import { unregister } from "../workloads/registry.js";
@@ -42,7 +44,7 @@ interface Pending {
 const pending = new Map<number, Pending>();
 
 export type WorkloadHead =
-  | { kind: "W1"; pid: number; uid: number; tool: string; argv: string[]; rest: Buffer }
+  | { kind: "W2"; pid: number; uid: number; tool: string; argv: string[]; rest: Buffer }
   | { kind: "O1" | "E1"; pid: number };
 
 /** The fields of a workload connection's head; "more" until they are all in, "bad" if wrong. */
@@ -108,18 +110,53 @@ function abandon(pid: number): void {
   p.err?.destroy();
 }
 
+/**
+ * The client's stdout and stderr as sockets of this process, where both are pipes: the program's
+ * writes then go where the client's would, with no relay. Null where either is not a pipe (a
+ * terminal, a file: its offset would not be shared) or cannot be opened (no reader left). The
+ * client keeps copies of them on fds 6 and 7 (wrapper.ts): its own 1 and 2 point elsewhere for
+ * a moment whenever one of its commands has a redirection of its own, as the one that sends the
+ * head has, and this may look in that moment.
+ */
+function openDirect(pid: number): { out: Socket; err: Socket } | null {
+  const fds: number[] = [];
+  try {
+    for (const n of [6, 7]) {
+      const path = `/proc/${pid}/fd/${n}`;
+      if (!statSync(path).isFIFO()) throw new Error("not a pipe");
+      fds.push(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+    }
+  } catch {
+    for (const fd of fds) closeSync(fd);
+    return null;
+  }
+  const [out, err] = fds.map((fd) => {
+    const s = new Socket({ fd, readable: false, writable: true });
+    // A reader gone (EPIPE) is the program's to ignore, as it is with a relay.
+    s.on("error", () => s.destroy());
+    return s;
+  }) as [Socket, Socket];
+  return { out, err };
+}
+
 /** A workload connection whose head is parsed: joins its client's others; starts when complete. */
 export function joinWorkload(sock: Socket, head: WorkloadHead): void {
   const p = entry(head.pid);
-  if (head.kind === "W1") {
+  if (head.kind === "W2") {
     if (p.control) return void sock.end("fallback\n");
     p.control = { sock, tool: head.tool, argv: head.argv, uid: head.uid };
     if (head.rest.length > 0) sock.unshift(head.rest);
-  } else {
-    const which = STREAMS[head.kind];
-    if (p[which]) return void sock.destroy();
-    p[which] = sock;
+    sock.on("error", () => sock.destroy());
+    if (head.uid !== OWN_UID || !RESIDENT_PROGRAMS[head.tool]) return void abandon(head.pid);
+    const direct = openDirect(head.pid);
+    // The client opens its stream connections on this answer.
+    if (!direct) return void sock.write("streams\n");
+    Object.assign(p, direct);
+    return void start(head.pid, p);
   }
+  const which = STREAMS[head.kind];
+  if (p[which]) return void sock.destroy();
+  p[which] = sock;
   // A connection that closes before the start leaves its client to fall back (or to its end).
   sock.on("error", () => sock.destroy());
   if (p.control && p.out && p.err) start(head.pid, p);

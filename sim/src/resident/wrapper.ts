@@ -2,7 +2,8 @@
 // the protocol): bash, for its /dev/tcp. It is the process that the node, nvidia-smi's process
 // list and the harness see, with the pid, process group, environment and run tag a Node process
 // of the program would have had, and it ends as that process would have: with the program's exit
-// code, or dead of the signal that ended the program. Two cats relay the program's stdout and
+// code, or dead of the signal that ended the program. Where its stdout and stderr are pipes the
+// resident writes into them itself; elsewhere (`streams`) two cats relay the program's stdout and
 // stderr; they ignore TERM, INT and HUP, so that a graceful program's last lines still come
 // through after the signal that stopped it, and they end when the resident closes their
 // connection. The wrapper forwards TERM, INT and HUP; any other signal kills it, which the
@@ -29,21 +30,27 @@ ${run}
 export function programClient(tool: string, portFile: string): string {
   const t = quote(tool);
   const relay = (to: string) =>
-    `( trap - PIPE; trap '' TERM INT HUP; exec /bin/cat <&${to} 3>&- 4>&- 5>&- ) &`;
+    `( trap - PIPE; trap '' TERM INT HUP; exec /bin/cat <&${to} 3>&- 4>&- 5>&- 6>&- 7>&- ) &`;
   return `port=
 { read -r port <${quote(portFile)}; } 2>/dev/null
-if [ -n "$port" ] && [ -x /bin/cat ] && { exec 3<>"/dev/tcp/127.0.0.1/$port" \\
-  4<>"/dev/tcp/127.0.0.1/$port" 5<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+if [ -n "$port" ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
+  # The resident writes into these where they are pipes: 1 and 2 are redirected for a moment
+  # by every command below that has a redirection of its own (bash restores them after it).
+  exec 6>&1 7>&2
   sig=
   for s in TERM INT HUP; do trap "sig=\\\${sig:-$s}; echo $s >&3 2>/dev/null" "$s"; done
   trap '' PIPE
   head=
   if printf '%s\\0' ${WORKLOAD_VERSION} ${t} "$$" "$EUID" "$#" "$@" >&3 2>/dev/null &&
+    IFS= read -r -t 10 head <&3 && [ "$head" = streams ] && [ -x /bin/cat ] &&
+    { exec 4<>"/dev/tcp/127.0.0.1/$port" 5<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null &&
     printf '%s\\0' O1 "$$" >&4 2>/dev/null && printf '%s\\0' E1 "$$" >&5 2>/dev/null &&
     IFS= read -r -t 10 head <&3 && [ "$head" = started ]; then
     ${relay("4")}
     ${relay("5 >&2")}
     exec 4>&- 5>&-
+  fi
+  if [ "$head" = started ]; then
     st=
     until IFS= read -r st <&3; do [ $? -gt 128 ] || break; done
     until wait; do :; done
@@ -57,5 +64,5 @@ if [ -n "$port" ] && [ -x /bin/cat ] && { exec 3<>"/dev/tcp/127.0.0.1/$port" \\
   trap - PIPE TERM INT HUP
   [ -z "$sig" ] || kill -s "$sig" $$
 fi
-exec 3<&- 4<&- 5<&-`;
+exec 3<&- 4<&- 5<&- 6>&- 7>&-`;
 }
