@@ -285,6 +285,25 @@ describe("workloads run by the resident simulator for a bash client", function (
     const end = await r.done;
     assert.equal(end.code, 255, r.err);
     assert.match(r.err, /slicecheck-stress \(simulated\): the resident simulator went away/);
+    // Its guardian saw the resident go and the client die: the entry goes, as the driver frees
+    // a dead process's context (the reaper is a Node start).
+    assert.ok(await until(() => pids().length === 0, 10_000), `still listed: ${pids()}`);
   });
 
+  it("one guardian for every client of the resident, none of registry.ts's own per workload", async () => {
+    await ensureResident(dir);
+    const runs = [0, 1, 2].map(() =>
+      start("slicecheck-stress", ["--duration", "30", "--interval", "0.2"], { piped: true }),
+    );
+    assert.ok(await until(() => pids().length === 3, 20_000), runs.map((r) => r.err).join(""));
+    // The resident's children that would run the reaper (other tests' residents have theirs).
+    const resident = readPid(join(dir, PID_FILE));
+    const found = childrenOf(resident!)
+      .map(cmdline)
+      .filter((c) => c.includes("reap."));
+    assert.equal(found.length, 1, found.join("\n"));
+    assert.match(found[0]!, /^\/bin\/bash -c .*declare -A/s);
+    for (const r of runs) r.child.kill("SIGKILL");
+    assert.ok(await until(() => pids().length === 0, 2_000), `still listed: ${pids()}`);
+  });
 });

@@ -9,7 +9,9 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { readPid } from "../sshd.js";
 import { ProgramEnd } from "../workloads/ctx.js";
+import { watchDeathsWith } from "../workloads/registry.js";
 import { ANSWERS_DIR, PID_FILE, PORT_FILE } from "./files.js";
+import { watch } from "./guard.js";
 import { listen } from "./server.js";
 
 const dir = process.argv[2];
@@ -30,6 +32,9 @@ process.on("unhandledRejection", () => {});
 process.on("uncaughtException", (e) => {
   if (!(e instanceof ProgramEnd)) process.stderr.write(`resident: ${e.stack ?? String(e)}\n`);
 });
+
+// The deaths of the clients' processes are this process's to see (guard.ts).
+watchDeathsWith(watch);
 
 writeAtomically(join(dir, PID_FILE), `${process.pid}\n`);
 const answers = join(dir, ANSWERS_DIR);

@@ -25,7 +25,7 @@ import { closeSync, constants, openSync, readFileSync, statSync } from "node:fs"
 import { Socket } from "node:net";
 import { finished } from "node:stream";
 import { type ProgramCtx, ProgramEnd, ProgramKilled } from "../workloads/ctx.js";
-import { unregister } from "../workloads/registry.js";
+import { clientEnded, clientStarted } from "./guard.js";
 import { type ResidentCtx, residentCtx } from "./program-ctx.js";
 import { RESIDENT_PROGRAMS } from "./programs.js";
 import { OWN_UID, WORKLOAD_VERSION } from "./protocol.js";
@@ -178,6 +178,7 @@ function start(pid: number, p: Pending): void {
     { pid, argv: c.argv, env, out: p.out!, err: p.err! },
     (e) => void reportEnd(ctx, c.sock, p.out!, p.err!, e),
   );
+  clientStarted(pid);
   listenForSignals(ctx, c.sock);
   c.sock.write("started\n");
   void run(ctx, program);
@@ -233,12 +234,9 @@ async function reportEnd(
   err: Socket,
   e: ProgramEnd,
 ): Promise<void> {
-  if (e.signal !== null) {
-    // A process dead of a signal: the driver frees its context (a graceful program that caught
-    // the signal ended by exit, and has unregistered itself).
-    const stateDir = ctx.env.SLICECHECK_SIM_STATE;
-    if (stateDir) await unregister(stateDir, ctx.pid).catch(() => {});
-  }
+  // A process that ended, by its exit or dead of a signal: the driver frees its context (a
+  // program that ended by exit, or caught the signal, has unregistered itself already).
+  await clientEnded(ctx.pid, ctx.env.SLICECHECK_SIM_STATE);
   if (e instanceof ProgramKilled) {
     out.destroy();
     err.destroy();

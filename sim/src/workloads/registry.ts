@@ -7,7 +7,9 @@
 // start time) and starts a guardian: a detached `sh` that waits for the pid to die and then runs
 // reap.ts, which drops the entries of dead marked pids under the lock. The guardian is detached
 // (its own session) so that the process-group kill that took the workload down does not take it
-// too; it carries no run tag (empty environment but PATH) and ends right after the workload.
+// too; it carries no run tag (empty environment but PATH) and ends right after the workload. The
+// resident simulator, which sees its clients end, keeps one guardian for all of them instead
+// (watchDeathsWith, resident/guard.ts).
 // Entries without a marker (planted by `sim fault foreign-process`, or set by tests) are never
 // pruned: they stand for processes that this simulator does not run.
 
@@ -108,8 +110,29 @@ export async function register<T>(
       result: { registered: d.entries.length > 0, result: d.result },
     };
   });
-  if (registered) startGuardian(stateDir, pid);
+  if (registered) watchDeath(stateDir, pid);
   return result;
+}
+
+/** Whether `pid` still has a marker, i.e. registered entries it has not removed itself. */
+export function hasMarker(stateDir: string, pid: number): boolean {
+  return existsSync(markerPath(stateDir, pid));
+}
+
+/** Who sees to it that a registered process's entries go when it dies without removing them:
+ * by default a guardian process of its own (below); the resident simulator, whose programs run
+ * for client processes whose deaths it sees, does it itself (resident/guard.ts). */
+let watchDeath: (stateDir: string, pid: number) => void = startGuardian;
+
+export function watchDeathsWith(watch: (stateDir: string, pid: number) => void): void {
+  watchDeath = watch;
+}
+
+/** The reaper's command line, its state folder to follow: this Node, with its flags. */
+export function reaperArgv(): string[] {
+  const here = fileURLToPath(import.meta.url);
+  // Under tsx (tests) this module is registry.ts and the reaper reap.ts; compiled, both are .js.
+  return [process.execPath, ...process.execArgv, join(dirname(here), `reap${extname(here)}`)];
 }
 
 /** Removes the entries of `pid` (and lets MPS forget it). Safe to call twice. */
@@ -157,25 +180,12 @@ const [GUARD_SHELL, GUARD] = existsSync(BASH)
  * simulator registers for many clients). */
 const guarded = new Set<number>();
 
-function startGuardian(stateDir: string, pid: number): void {
+export function startGuardian(stateDir: string, pid: number): void {
   if (guarded.has(pid)) return;
   guarded.add(pid);
-  const here = fileURLToPath(import.meta.url);
-  // Under tsx (tests) this module is registry.ts and the reaper reap.ts; compiled, both are .js.
-  const reaper = join(dirname(here), `reap${extname(here)}`);
   const child = spawn(
     GUARD_SHELL,
-    [
-      "-c",
-      GUARD,
-      "sh",
-      String(pid),
-      markerPath(stateDir, pid),
-      process.execPath,
-      ...process.execArgv,
-      reaper,
-      stateDir,
-    ],
+    ["-c", GUARD, "sh", String(pid), markerPath(stateDir, pid), ...reaperArgv(), stateDir],
     { detached: true, stdio: "ignore", env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } },
   );
   child.on("error", () => {
