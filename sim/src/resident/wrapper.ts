@@ -36,7 +36,8 @@ export function programClient(tool: string, portFile: string): string {
 if [ -n "$port" ] && { exec 3<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null; then
   # The resident writes into these where they are pipes: 1 and 2 are redirected for a moment
   # by every command below that has a redirection of its own (bash restores them after it).
-  exec 6>&1 7>&2
+  # A closed stream has no copy (the resident then answers "streams"), and no complaint.
+  { exec 6>&1; } 2>/dev/null; exec 7>&2
   sig=
   for s in TERM INT HUP; do trap "sig=\\\${sig:-$s}; echo $s >&3 2>/dev/null" "$s"; done
   trap '' PIPE
