@@ -49,6 +49,13 @@ function phaseOverheadS(summary) {
   return per.length ? Math.max(...per) : Number.NaN;
 }
 
+/** Every workload's stress step (controller clock), over every node. */
+function stressSteps(summary) {
+  return summary.checks
+    .filter((c) => c.suite === "stress")
+    .flatMap((c) => c.steps.filter((x) => x.name === "stress"));
+}
+
 /** Where one run's wall time went, in seconds, from its `tasks` spans (ms since its process
  * started): Node's start-up and module load before the first span, each task, the suites task
  * split into the stress phase (its controller-clock window over every node) and the rest, the
@@ -59,9 +66,7 @@ function breakdownS(summary, wallS) {
   if (!tasks?.length) return { "no tasks in --json": "-" };
   const ms = (re) =>
     tasks.filter((t) => re.test(t.name) && !/^suites: /.test(t.name)).reduce((a, t) => a + t.ms, 0);
-  const steps = summary.checks
-    .filter((c) => c.suite === "stress")
-    .flatMap((c) => c.steps.filter((x) => x.name === "stress"));
+  const steps = stressSteps(summary);
   const phase = steps.length
     ? Math.max(...steps.map((x) => x.stopMs)) - Math.min(...steps.map((x) => x.startMs))
     : 0;
@@ -170,9 +175,7 @@ async function measureRow(root, cli, [label, inv, sel], durationS, k) {
   const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
   // The issue's measure: wall time less the longest workload's own on-node span.
   const lessLongest = ((wall - longest) / durationS) * 100;
-  const phaseFrom = Math.min(
-    ...s.checks.flatMap((c) => c.steps.filter((x) => x.name === "stress").map((x) => x.startMs)),
-  );
+  const phaseFrom = Math.min(...stressSteps(s).map((x) => x.startMs));
   const launch = busyBetween(ran.samples, phaseFrom, phaseFrom + 500);
   const machine = busyBetween(ran.samples, 0, Number.POSITIVE_INFINITY);
   return {
