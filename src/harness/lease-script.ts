@@ -14,6 +14,7 @@
 // says `held` and has not expired (its holder was killed, its controller may still be
 // working), and takes over one that ran out: fencing the dead run's processes first. Every
 // change the controller makes runs behind `leaseCheck`, in the same shell, on the node.
+import { CONNECTION_BOUND } from "../transport/fork-count.js";
 import { fenceRunScript, killRunScript } from "../transport/remote-scripts.js";
 import { quote } from "../util/shell.js";
 
@@ -66,6 +67,8 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
     `mkdir -p ${LOCK_DIR} && exec 9>>${LOCK_FILE} || { echo "LOCK_ERROR cannot open "${LOCK_FILE}; exit 70; };`,
     "command -v flock >/dev/null 2>&1 || { echo 'LOCK_ERROR flock (util-linux) is not installed'; exit 70; };",
     `if ! flock -n 9; then ${AWAIT_HOLDER} now; echo "LOCK_HELD $N"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
+    // What the release's scan may pass over: the processes from before this connection.
+    CONNECTION_BOUND,
     READ_LEASE,
     // A lease still held by nobody alive: its holder was killed, its controller may still be
     // changing the node over another channel until the lease runs out.
@@ -82,7 +85,7 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
     // A bare end of input (a controller killed, a connection dropped) releases at once, as
     // before: the commands' own watchdogs stop them, and the node is free for a restore.
     `rel=; while :; do rb; [ -n "$c" ] || break; [ "$c" = ${RELEASE_BYTE} ] && { rel=1; break; }; now; x=$((N + ${L})); w "$x" held; echo "RENEWED $gen $x"; done;`,
-    `now; if [ "$rc" -eq 124 ]; then w "$N" expired; t=${quote(o.runTag)}; { ${fenceRunScript("t")}; } >/dev/null 2>&1; echo LEASE_EXPIRED; else [ -z "$rel" ] || { ${killRunScript(o.runTag)}; } >/dev/null 2>&1; w "$N" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
+    `now; if [ "$rc" -eq 124 ]; then w "$N" expired; t=${quote(o.runTag)}; { ${fenceRunScript("t")}; } >/dev/null 2>&1; echo LEASE_EXPIRED; else [ -z "$rel" ] || { ${killRunScript(o.runTag, { since: '"$KS"', forks: '"$KF"' })}; } >/dev/null 2>&1; w "$N" released; rm -f ${INFO_FILE}; echo RELEASED; fi`,
   ].join(" ");
 }
 

@@ -28,3 +28,18 @@ export const WATCHDOG_FORKS = `F0=; if [ -n "\${BASH_VERSION:-}" ]; then ${STAT_
 /** The forks between the command's start (its login's fork) and the watchdog's reading, within
  * their first second at 20 000 forks a second, the rate the time rule assumes. */
 export const FORK_MARGIN = 20000;
+
+/**
+ * bash text for the node lease's holder, which runs as long as its connection: into KS the pid of
+ * the sshd process that serves that connection (its nearest ancestor named sshd, or sshd-session
+ * from OpenSSH 9.8 on), and into KF the node's fork count as that process began: FORK_MARGIN
+ * covers its first second, as it covers a watchdog's, and each hundredth of a second of its age
+ * beyond that (/proc/uptime less its start time, both in hundredths) is reckoned at the same
+ * 20 000 forks a second; SECONDS counts from its start too, rounded up. Every process the run starts
+ * over that connection is forked from it later, the reads started beside the lock included,
+ * whose logins may come before the holder's own: so the release's scan (`tw TAG "$KS" "$KF"`,
+ * remote-scripts.ts) reads only what came after, and looks a second time only where an exec was
+ * under way. Both stay empty (the scan of everything, and its second look) under sh, without an
+ * sshd among the first 8 ancestors (a node run locally), and where the reckoning goes below zero.
+ */
+export const CONNECTION_BOUND = `KS= KF=; [ -z "\${BASH_VERSION:-}" ] || eval 'p=$PPID; c=; i=0; while (( i < 8 && p > 1 )); do read -r c < "/proc/$p/comm" || break; [[ $c == sshd || $c == sshd-session ]] && break; read -r l < "/proc/$p/stat" || break; l=\${l##*) }; l=\${l#* }; p=\${l%% *}; c=; i=$((i + 1)); done 2>/dev/null; if [[ $c == sshd || $c == sshd-session ]] && read -r l < "/proc/$p/stat" && read -r u _ < /proc/uptime; then f=(\${l##*) }); if [[ \${f[19]} =~ ^[0-9]+$ && $u =~ ^[0-9]+\\.[0-9][0-9]$ ]]; then a=$(( 10#\${u/./} - f[19] )); (( a < 0 )) && a=0; ${STAT_FORKS("KF")} if [[ $KF =~ ^[0-9]+$ ]] && (( a <= 100 || KF - (a - 100) * ${FORK_MARGIN / 100} >= 0 )); then (( a <= 100 )) || KF=$(( KF - (a - 100) * ${FORK_MARGIN / 100} )); KS=$p; SECONDS=$(( (a + 99) / 100 )); else KF=; fi; fi; fi 2>/dev/null';`;

@@ -268,7 +268,7 @@ const EXEC_GAP_S = 0.1;
  * and matched as one string; the loop over them runs for a match only, to confirm it as a whole
  * entry and read its job: 0.17 ms a process where the loop over 40 entries took 0.39.
  */
-export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o g l IFS; printf -v IFS "\\002"; g=(/proc/[0-9]*); read -r l < /proc/sys/kernel/ns_last_pid && [[ $l =~ ^[0-9]+$ ]] || l=4194304; for f in "\${g[@]}"; do p=\${f#/proc/}; (( p > $2 && p <= l && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; [[ "$IFS\${a[*]}$IFS" == *"$IFS$1$IFS"* ]] || continue; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x f r; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 )) || return 1; (( (SECONDS + 1) * 20000 < x )) && return 0; [[ \${2:-} =~ ^[0-9]+$ ]] || return 1; ${STAT_FORKS("f")} r=; read -r _ _ _ r _ < /proc/loadavg; r=\${r#*/}; [[ $f =~ ^[0-9]+$ && $r =~ ^[0-9]+$ ]] && (( f - $2 + r + ${FORK_MARGIN} < x - 301 )); }; }';`;
+export const NEW_TAGGED = `nt=; [ -z "\${BASH_VERSION:-}" ] || eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 )) && { nt=1; tn() { T= E=; local f p e a m j o g l IFS; printf -v IFS "\\002"; g=(/proc/[0-9]*); read -r l < /proc/sys/kernel/ns_last_pid && [[ $l =~ ^[0-9]+$ ]] || l=4194304; for f in "\${g[@]}"; do p=\${f#/proc/}; (( p > $2 && p <= l && p != \${me:-$$} )) || continue; mapfile -d "" -t a 2>/dev/null < "$f/environ" || continue; if (( \${#a[@]} == 0 )); then [ -e "$f/exe" ] && E=1; continue; fi; [[ "$IFS\${a[*]}$IFS" == *"$IFS$1$IFS"* ]] || continue; m= j= o=; for e in "\${a[@]}"; do case $e in "$1") m=1 ;; SLURM_JOB_ID=*) j=\${e#*=} ;; SLICECHECK_JOB=*) o=\${e#*=} ;; esac; done; [ -n "$m" ] || continue; [ -z "$j" ] || [ "$j" = "$o" ] || continue; T="$T $p"; done; }; nk() { local l x f r; [[ $1 =~ ^[1-9][0-9]*$ ]] || return 1; read -r l < /proc/sys/kernel/ns_last_pid && read -r x < /proc/sys/kernel/pid_max && (( $1 > 0 && l >= $1 )) || return 1; (( (SECONDS + 1) * 20000 < x )) && return 0; [[ \${2:-} =~ ^[0-9]+$ ]] || return 1; ${STAT_FORKS("f")} r=; read -r _ _ _ r _ < /proc/loadavg; r=\${r#*/}; [[ $f =~ ^[0-9]+$ && $r =~ ^[0-9]+$ ]] && (( f - $2 + r + ${FORK_MARGIN} < x - 301 )); }; }';`;
 
 /** TERM (or `first`), a short grace, then KILL; prints how many processes got the first, and
  * how many carried the tag before any signal (`alive=`: the command was still running).
@@ -332,8 +332,10 @@ export function watchdogEndScript(cmdTag: string): string {
   return `${killSequence(`SLICECHECK_CMD=${cmdTag}`, null, WATCHDOG_SIGNAL, false, '"$1"', '"$2"')}; kill -KILL -$1 2>/dev/null`;
 }
 
-export function killRunScript(runTag: string): string {
-  return killSequence(`SLICECHECK_RUN=${runTag}`, null);
+/** `bound`: shell words, the pid and fork count the run's processes came after (CONNECTION_BOUND):
+ * bash's scan of those looks twice only if an exec was under way; a full scan always does. */
+export function killRunScript(runTag: string, bound?: { since: string; forks: string }): string {
+  return killSequence(`SLICECHECK_RUN=${runTag}`, null, "TERM", false, bound?.since, bound?.forks);
 }
 
 /**

@@ -4,7 +4,16 @@
 // under load in a CI run of 4 December 2026).
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lockScript, RELEASE_BYTE } from "../../src/harness/lease-script.js";
@@ -164,4 +173,68 @@ describe("node lease script under bash and under sh: renewals and expiry", funct
       if (bash) assert.doesNotMatch(err, /-RAN/, "bash used its builtins");
     });
   }
+});
+
+describe("the lease's release under bash, from an sshd's connection (a bash named sshd, no sshd)", function () {
+  this.timeout(20_000);
+  const tag = "sc-20261206T000000Z-abcdef@n1";
+  let dir = "";
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "slicecheck-lease-conn-"));
+    // comm is the executable's own name: a link named sshd makes bash look like the process
+    // that serves the connection, whose children the holder and the reads beside it are.
+    symlinkSync("/bin/bash", join(dir, "sshd"));
+    // Every grep the holder runs leaves a mark, then greps as asked: the scan of everything
+    // greps every process's environ, bash's scan of what came after reads them itself.
+    writeFileSync(
+      join(dir, "grep"),
+      `#!/bin/sh\n: >> ${join(dir, "grep-ran")}\nexec /bin/grep "$@"\n`,
+      { mode: 0o755 },
+    );
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The connection (the fake sshd) starts a read beside the lock (a tagged `sleep 60` when
+   * `beside`), then the holder as its child; once it holds, the release. The holder's output,
+   * the read's pid, how it ended, and whether any grep ran. */
+  async function releaseOverConnection(beside: boolean) {
+    const script = lockScript({ info: '{"runId":"sc-x"}', leaseS: 30, runTag: tag });
+    const read = beside
+      ? `SLICECHECK_RUN='${tag}' /bin/sleep 60 >/dev/null 2>&1 & echo "beside $!";`
+      : "";
+    // `; :` keeps bash from exec-ing the holder in its own place: the holder is its child.
+    const conn = spawn(join(dir, "sshd"), ["-c", `${read} /bin/bash -c "$1"; :`, "sshd", script], {
+      env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, SLICECHECK_STATE_DIR: dir },
+    });
+    let out = "";
+    conn.stdout.on("data", (b) => {
+      out += b;
+      if (/^LOCK_OK /m.test(out) && conn.stdin.writable) {
+        conn.stdin.write(RELEASE_BYTE);
+        conn.stdin.end();
+      }
+    });
+    await new Promise((r) => conn.on("close", r));
+    const pid = Number(/^beside (\d+)$/m.exec(out)?.[1] ?? 0);
+    let gone = false;
+    for (let i = 0; pid && i < 40 && !gone; i++) {
+      gone = !existsSync(`/proc/${pid}`) || /\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+      if (!gone) await new Promise((r) => setTimeout(r, 50));
+    }
+    if (pid && !gone) process.kill(pid, "SIGKILL");
+    return { out, pid, gone, grepRan: existsSync(join(dir, "grep-ran")) };
+  }
+
+  it("a read the connection started before the holder is still stopped by the release", async () => {
+    const r = await releaseOverConnection(true);
+    assert.match(r.out, /\nLOCK_OK [\s\S]*\nRELEASED\n$/, r.out);
+    assert.ok(r.pid > 0, r.out);
+    assert.ok(r.gone, "the read started beside the lock was stopped");
+  });
+
+  it("nothing left: one scan by bash of what the connection started, no grep of every process", async () => {
+    const r = await releaseOverConnection(false);
+    assert.match(r.out, /^LOCK_OK [\s\S]*\nRELEASED\n$/, r.out);
+    assert.equal(r.grepRan, false, "no scan of everything (and so no second look 0.1 s later)");
+  });
 });
