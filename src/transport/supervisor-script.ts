@@ -67,6 +67,18 @@ const FRAMER = `fr() { LC_ALL=C; while :; do l=; IFS= read -r l; r=$?; [ "$r" -n
 const RUNNER = `run() { f=$d/$1; mkfifo "$f.o" "$f.e" || { printf '%s x 127\\n' "$1"; return; }; fr "$1" o O < "$f.o" & a=$!; fr "$1" e E < "$f.e" & b=$!; if [ "$3" = s ]; then setsid sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; fi; wait "$p"; rc=$?; wait "$a"; wait "$b"; [ "$3" = s ] && : > "$f.pid"; printf '%s x %s\\n' "$1" "$rc"; }`;
 
 /**
+ * The same under bash 5.2 or later, with its process substitutions for pipes: no mkfifo, a
+ * process of its own per command (coreutils' mkfifo loads libselinux: 93 ms of CPU for 28
+ * workloads launched on 2 cores, 3.3 ms each). Each framer's pipe is closed in everything else
+ * (the other framer, the command, this shell once the command started), so each sees its end of
+ * file when the command's last process lets go. bash 5.2 waits for a process substitution by its
+ * pid (4.4 only for the last one); where a wait still answers 127 (no such child), its end is
+ * awaited by polling, so the exit frame never comes before the last output frame. Defined through
+ * eval: dash cannot parse it.
+ */
+const PIPE_RUNNER = `if [ -n "\${BASH_VERSION:-}" ] && eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 502 ))' 2>/dev/null; then eval 'wf() { wait "$1"; [ "$?" -ne 127 ] || while kill -0 "$1" 2>/dev/null; do sleep 0.01; done; }; run() { f=$d/$1; exec {o}> >(fr "$1" o O); a=$!; exec {e}> >(fr "$1" e E {o}>&-); b=$!; if [ "$3" = s ]; then setsid sh -c "$2" >&$o 2>&$e < /dev/null {o}>&- {e}>&- & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" >&$o 2>&$e < /dev/null {o}>&- {e}>&- & p=$!; fi; exec {o}>&- {e}>&-; wait "$p"; rc=$?; wf "$a"; wf "$b"; [ "$3" = s ] && : > "$f.pid"; printf "%s x %s\\n" "$1" "$rc"; }'; fi;`;
+
+/**
  * The supervisor's script. Positional parameters: the heartbeat timeout in seconds, then the
  * prefix its watchdog's kills run under (`sudo -n` where commands may run as root).
  */
@@ -81,7 +93,7 @@ export function supervisorScript(): string {
     `d=$(mktemp -d "\${TMPDIR:-/tmp}/slicecheck-sup.XXXXXX") || { echo "${SUP_MARKER}cannot: mktemp -d failed"; exit 0; };`,
     // q: FRAME_PAYLOAD question marks (15 x 256), the pattern that cuts a long line.
     `q=?; i=0; while [ "$i" -lt 8 ]; do q=$q$q; i=$((i+1)); done; q=$q$q$q$q$q$q$q$q$q$q$q$q$q$q$q;`,
-    `${FRAMER}; ${RUNNER}; ${BUILTINS}`,
+    `${FRAMER}; ${RUNNER}; ${PIPE_RUNNER} ${BUILTINS}`,
     `echo "${SUP_MARKER}ready $$";`,
     `while rl; do l=\${l%.}; case $l in h) ;; "s "*|"k "*) set -f; set -- $l; set +f; dec "$3"; if [ "$1" = s ]; then run "$2" "$c" s & else run "$2" "$c" & fi ;; *) echo "bad request: $l" >&2 ;; esac; done;`,
     watchdog,

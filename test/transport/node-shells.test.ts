@@ -4,7 +4,9 @@
 // dash they must still work with the tools. Real shells, this machine's.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseEndRecord, readBeat, wrapCommand } from "../../src/transport/remote-scripts.js";
 import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
 import { escapeLine, supervisorScript } from "../../src/transport/supervisor-script.js";
@@ -13,10 +15,12 @@ import { escapeLine, supervisorScript } from "../../src/transport/supervisor-scr
  * output, `\0` starts an octal), `%`, blanks at its ends, quotes, newlines, UTF-8. */
 const TRICKY = "printf '%s' ' a\\tb\\c \\0101 %d \"q\" ü→ \n\n x  '";
 
-/** The supervisor's script run by `shell` itself; stdout of the one command started by `line`. */
-async function superviseOnce(shell: string, line: string): Promise<string> {
+/** The supervisor's script run by `shell` itself: the frames of the one command started by
+ * `line`, in the order they came. */
+async function superviseFrames(shell: string, line: string, env = process.env): Promise<Frame[]> {
   const p = spawn(shell, ["-c", supervisorScript(), "slicecheck-supervisor", "15", ""], {
     stdio: ["pipe", "pipe", "pipe"],
+    env,
   });
   const parser = new FrameParser();
   const frames: Frame[] = [];
@@ -32,6 +36,12 @@ async function superviseOnce(shell: string, line: string): Promise<string> {
   });
   p.stdin.end();
   await new Promise((r) => p.on("close", r));
+  return frames;
+}
+
+/** Its stdout, from those frames. */
+async function superviseOnce(shell: string, line: string): Promise<string> {
+  const frames = await superviseFrames(shell, line);
   return Buffer.concat(
     frames.flatMap((f) => (f.kind === "out" && f.stream === "stdout" ? [f.bytes] : [])),
   ).toString();
@@ -75,6 +85,33 @@ describe("node-side helpers under bash and under sh", () => {
       const expected = spawnSync("sh", ["-c", TRICKY], { encoding: "utf8" }).stdout;
       assert.ok(expected.includes("\\c") && expected.includes("ü→"), expected);
       assert.equal(await superviseOnce(shell, TRICKY), expected);
+    });
+  }
+
+  for (const { shell } of SHELLS) {
+    const bash = shell === "/bin/bash";
+    it(`${shell}: a command's output ends with its last writer${bash ? ", through pipes of bash's own (no mkfifo)" : ", through fifos"}`, async () => {
+      // mkfifo leaves a mark, then makes the fifos as asked.
+      const dir = mkdtempSync(join(tmpdir(), "slicecheck-mkfifo-"));
+      try {
+        const real = spawnSync("sh", ["-c", "command -v mkfifo"], { encoding: "utf8" }).stdout;
+        writeFileSync(
+          join(dir, "mkfifo"),
+          `#!/bin/sh\n: >> ${dir}/ran\nexec ${real.trim()} "$@"\n`,
+          {
+            mode: 0o755,
+          },
+        );
+        const env = { ...process.env, PATH: `${dir}:${process.env.PATH}` };
+        // A child that writes after the command itself has ended: its line still comes.
+        const frames = await superviseFrames(shell, "echo a; (sleep 0.3; echo late) & echo b", env);
+        const lines = frames.flatMap((f) => (f.kind === "out" ? [f.bytes.toString()] : []));
+        assert.deepEqual(lines, ["a\n", "b\n", "late\n"]);
+        assert.equal(frames.at(-1)?.kind, "exit", "the exit frame comes after the last line");
+        assert.equal(existsSync(join(dir, "ran")), !bash, `mkfifo ran: ${!bash}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   }
 
