@@ -64,7 +64,7 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
   const write = `w() { printf '%s %s %s %s\\n' "$gen" "$1" "$2" ${quote(o.runTag)} > ${LEASE_FILE}.tmp && mv -f ${LEASE_FILE}.tmp ${LEASE_FILE}; };`;
   return [
     builtins(L),
-    `mkdir -p ${LOCK_DIR} && exec 9>>${LOCK_FILE} || { echo "LOCK_ERROR cannot open "${LOCK_FILE}; exit 70; };`,
+    `{ [ -d ${LOCK_DIR} ] || mkdir -p ${LOCK_DIR}; } && exec 9>>${LOCK_FILE} || { echo "LOCK_ERROR cannot open "${LOCK_FILE}; exit 70; };`,
     "command -v flock >/dev/null 2>&1 || { echo 'LOCK_ERROR flock (util-linux) is not installed'; exit 70; };",
     `if ! flock -n 9; then ${AWAIT_HOLDER} now; echo "LOCK_HELD $N"; cat ${LEASE_FILE} 2>/dev/null || echo; cat ${INFO_FILE} 2>/dev/null; echo; exit ${LOCKED_EXIT}; fi;`,
     // What the release's scan may pass over: the processes from before this connection.
@@ -76,7 +76,9 @@ export function lockScript(o: { info: string; leaseS: number; runTag: string }):
     // Ran out with nobody to fence it: the dead run's processes are stopped before the takeover.
     `if [ "$s" = held ] && [ -n "$t" ]; then { ${fenceRunScript("t")}; } >/dev/null 2>&1; fi;`,
     // An info file that outlived its holder: the holder was killed or its lease expired.
-    `prev=$(cat ${INFO_FILE} 2>/dev/null); ps=$s; gen=$((g + 1)); ${write}`,
+    // The info file is one line of JSON (written below): a builtin read, where `$(cat)` was a
+    // fork and an exec on the lock's own path, as was mkdir for a folder already there.
+    `prev=; { read -r prev < ${INFO_FILE}; } 2>/dev/null; ps=$s; gen=$((g + 1)); ${write}`,
     `printf '%s\\n' ${quote(o.info)} > ${INFO_FILE}.tmp && mv -f ${INFO_FILE}.tmp ${INFO_FILE};`,
     `now; x=$((N + ${L})); w "$x" held || { echo "LOCK_ERROR cannot write "${LEASE_FILE}; exit 70; };`,
     `echo "LOCK_OK $gen $x $ps $prev";`,
