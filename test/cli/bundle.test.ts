@@ -11,6 +11,7 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -78,6 +79,36 @@ describe("the bundled CLI (bin/slicecheck.js)", function () {
       encoding: "utf8",
     });
     assert.equal(r.stdout.trim(), "true", r.stderr);
+  });
+
+  it("loads ssh2 without its HTTP agents (node:http, https, tls), which it never uses", () => {
+    const dir = mkdtempSync(join(tmpdir(), "slicecheck-agents-"));
+    try {
+      const inv = join(dir, "inv.yaml");
+      writeFileSync(
+        inv,
+        "defaults: {user: root, known_hosts: /dev/null, ssh_config: none}\nnodes:\n  ghost: {host: 127.0.0.1, port: 1}\n",
+      );
+      // What Node loaded of its own modules, printed as the process ends.
+      const hook = join(dir, "loaded.cjs");
+      writeFileSync(
+        hook,
+        'process.on("exit", () => process.stderr.write(`\\nLOADED ${process.moduleLoadList.join(",")}\\n`));\n',
+      );
+      const r = spawnSync(
+        process.execPath,
+        ["--require", hook, join(ROOT, "bin", "slicecheck.js"), "exec", "-i", inv, "--", "true"],
+        { cwd: ROOT, encoding: "utf8" },
+      );
+      const loaded = (/^LOADED (.*)$/m.exec(r.stderr)?.[1] ?? "").split(",");
+      // ssh2 was used: its connection to the closed port was refused.
+      assert.ok(loaded.includes("NativeModule net"), r.stderr);
+      assert.match(r.stderr, /ghost/);
+      for (const m of ["http", "https", "tls"])
+        assert.ok(!loaded.includes(`NativeModule ${m}`), `node:${m} was loaded`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("drops what it prints after its reader has gone, and ends with its own exit code", () => {
