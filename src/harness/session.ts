@@ -227,7 +227,8 @@ export class NodeSession implements Transport {
   private async awaitingLease(t: Transport, command: Command, opts: ExecOptions) {
     const tag = runTagFor(this.runId, this.node.name);
     const r = await t.exec(
-      { shell: `${leaseAwait(tag)} exec ${innerOf(command)}` },
+      // bash where the node has it: its turns then start no process (leaseAwait).
+      { shell: `${leaseAwait(tag)} exec ${innerOf(command)}`, bash: true },
       { ...opts, timeoutMs: (opts.timeoutMs ?? 120_000) + LEASE_AWAIT_S * 1000 },
     );
     const found = r.exitCode === LOCKED_EXIT ? leaseFound(r.stderr) : null;

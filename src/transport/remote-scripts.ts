@@ -3,6 +3,7 @@
 // those tags. Closing an SSH channel does not kill the remote process and sshd ignores signal
 // requests for root logins (ecosystem.md §1), so killing is done by a second command.
 import { quote, quoteArgv } from "../util/shell.js";
+import { parseEndRecord } from "./end-record.js";
 import { FORK_MARGIN, STAT_FORKS, WATCHDOG_FORKS } from "./fork-count.js";
 import { isProcessGroup } from "./group-kill.js";
 import type { Command, EndRecord, StartGate } from "./types.js";
@@ -99,27 +100,6 @@ function recorded(argv: readonly string[], gate: StartGate | undefined): string 
   return `"$b" -c ${quote(GATED_RECORDER)} slicecheck-record ${args}`;
 }
 
-export function parseEndRecord(line: string): EndRecord | null {
-  const m = /^rc=(\d+) start=(\d+(?:\.\d+)?)\S* end=(\d+(?:\.\d+)?)\S*(?: cpuwait=(\d*))?$/.exec(
-    line.trim(),
-  );
-  if (!m) return null;
-  // Without GNU date's %N the times are whole seconds: a second of doubt, counted against the
-  // command (its end is taken as late as it may have been).
-  const whole = !m[2]!.includes(".") || !m[3]!.includes(".");
-  const elapsedMs = (Number(m[3]) - Number(m[2])) * 1000 + (whole ? 1000 : 0);
-  if (!Number.isFinite(elapsedMs) || elapsedMs < 0) return null;
-  const startS = Number(m[2]);
-  const rec: EndRecord = {
-    exitCode: Number(m[1]),
-    elapsedMs,
-    startS,
-    endS: startS + elapsedMs / 1000,
-  };
-  if (m[4]) rec.cpuWaitMs = Number(m[4]) / 1000;
-  return rec;
-}
-
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Names a shell keeps for itself: `export` of one fails (bash's read-only variables; in sh an
@@ -151,7 +131,12 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
     ...env,
   ];
   const argv = "argv" in cmd ? cmd.argv : ["sh", "-c", cmd.shell];
-  const plain = o.record ? recorded(argv, o.gate) : quoteArgv(argv);
+  const bash = "shell" in cmd && cmd.bash === true && !o.record;
+  const plain = o.record
+    ? recorded(argv, o.gate)
+    : bash
+      ? `"$b" -c ${quote(cmd.shell)}`
+      : quoteArgv(argv);
   // Data for stdin travels in the command line as base64 in a here-document: its alphabet
   // cannot contain the delimiter, and decoding gives back exactly the bytes (no newline added).
   // That inner sh picks the recorder's shell again: $b is not exported.
@@ -197,7 +182,7 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   const watcher = `exec 3<&0; ${start} exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
-    o.noWatcher && !o.record ? "" : PICK_SHELL,
+    o.noWatcher && !o.record && !bash ? "" : PICK_SHELL,
     o.noWatcher ? "" : watcher,
     tagging(tags, o.sudo, Object.keys(o.env ?? {})),
     `timeout -k ${GRACE_S} ${Math.max(1, Math.ceil(o.deadlineS))}`,

@@ -1,7 +1,9 @@
 import type { NodeSpec } from "../inventory/types.js";
 
 /** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line. */
-export type Command = { argv: readonly string[] } | { shell: string };
+/** `bash`: the text runs under bash where the node has /bin/bash (else sh, so it must work in
+ * both): for a loop that would otherwise start a process at every turn. Not with `record`. */
+export type Command = { argv: readonly string[] } | { shell: string; bash?: boolean };
 
 /** Commands that start together on the node (remote-scripts.ts WrapOptions.gate). */
 export interface StartGate {

@@ -207,6 +207,42 @@ describe("node session: discovery beside the lock", function () {
     }
   });
 
+  it("the wait under bash starts no process at its turns, and hands its command no extra fd", () => {
+    const tag = "sc-test-early7@early01";
+    const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");
+    const dir = tempDir("nap");
+    const calls = join(dir, "calls");
+    // sleep and date first on PATH, each noting its call: under sh a sleep every 20-ms turn.
+    for (const tool of ["sleep", "date"]) {
+      writeFileSync(
+        join(dir, tool),
+        `#!/bin/sh\necho ${tool} >> '${calls}'\nexec /usr/bin/${tool} "$@"\n`,
+      );
+      chmodSync(join(dir, tool), 0o755);
+    }
+    const gate = (shell: string, then: string) =>
+      spawnSync("timeout", ["0.3", shell, "-c", `${leaseAwait(tag)} ${then}`], {
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      }).stdout;
+    const noted = () => readFileSync(calls, "utf8").split("\n").filter(Boolean);
+    const now = Math.floor(Date.now() / 1000);
+    writeFileSync(lease, `4 ${now + 60} held sc-other@early01\n`);
+    for (const shell of ["bash", "sh"]) {
+      writeFileSync(calls, "");
+      assert.equal(gate(shell, "echo through"), "");
+      if (shell === "bash") assert.deepEqual(noted(), [], "bash started a process at a turn");
+      else assert.ok(noted().filter((c) => c === "sleep").length >= 3, `sh: ${noted()}`);
+    }
+    writeFileSync(lease, `4 ${now + 60} held ${tag}\n`);
+    writeFileSync(calls, "");
+    // The command sees the fds it would see without the wait: nothing of the wait's pipe.
+    const fds = (out: string) => out.trim().split("\n").map(Number);
+    const plain = spawnSync("bash", ["-c", "exec ls /proc/self/fd"], { encoding: "utf8" }).stdout;
+    assert.deepEqual(fds(gate("bash", "exec ls /proc/self/fd")), fds(plain));
+    assert.deepEqual(noted(), []);
+  });
+
   it("the wait under sh reads the clock once the lease is this run's, not at every turn", () => {
     const tag = "sc-test-early6@early01";
     const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");

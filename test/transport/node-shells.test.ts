@@ -7,7 +7,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseEndRecord, readBeat, wrapCommand } from "../../src/transport/remote-scripts.js";
+import { parseEndRecord } from "../../src/transport/end-record.js";
+import { readBeat, wrapCommand } from "../../src/transport/remote-scripts.js";
 import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
 import { escapeLine, supervisorScript } from "../../src/transport/supervisor-script.js";
 
@@ -114,6 +115,16 @@ describe("node-side helpers under bash and under sh", () => {
       }
     });
   }
+
+  it("a shell command marked bash runs under /bin/bash, from a login shell that is sh", () => {
+    const o = { runTag: "t", cmdTag: "c", deadlineS: 30, noWatcher: true, sudo: false };
+    const run = (bash: boolean) =>
+      spawnSync("sh", ["-c", wrapCommand({ shell: 'echo "[${BASH_VERSION:-}]"', bash }, o)], {
+        encoding: "utf8",
+      }).stdout;
+    assert.match(run(true), /^\[\d+\.\d+/);
+    assert.equal(run(false), "[]\n");
+  });
 
   it("the recorder takes its clock from bash itself: a record with fractions and no `date`", () => {
     const cmd = wrapCommand(

@@ -2,11 +2,8 @@
 // taken out of stderr however the stream is cut, parsed with the node's clock, and the
 // judgement never fails a workload that ended in time because its exit arrived late.
 import assert from "node:assert/strict";
-import {
-  END_MARKER,
-  EndRecordSplitter,
-  parseEndRecord,
-} from "../../src/transport/remote-scripts.js";
+import { parseEndRecord } from "../../src/transport/end-record.js";
+import { END_MARKER, EndRecordSplitter } from "../../src/transport/remote-scripts.js";
 import { judgeLateExit, starvedAtDeadline } from "../../src/workloads/completion.js";
 
 describe("late exits: the node's record of a workload's end", () => {
