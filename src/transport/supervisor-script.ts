@@ -110,10 +110,11 @@ export function supervisorCommand(
   return [
     // bash where the node has it: its read and printf spare processes on every request.
     PICK_SHELL,
-    "exec env",
+    // Exported by the login shell, which then execs the supervisor: `env` was an exec more.
+    "export",
     quote(`SLICECHECK_RUN=${runTag}`),
-    JOB_TAG,
-    '"$b" -c',
+    `${JOB_TAG};`,
+    'exec "$b" -c',
     quote(supervisorScript()),
     "slicecheck-supervisor",
     String(heartbeatTimeoutS),
