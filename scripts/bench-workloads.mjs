@@ -215,6 +215,29 @@ function medianRuns(byRow) {
   });
 }
 
+/** Node's own start-up (`node -e 0`), median of 7, in ms, with `env`. */
+function nodeStartMs(env) {
+  const ms = [];
+  for (let i = 0; i < 7; i++) {
+    const t = process.hrtime.bigint();
+    spawnSync(process.execPath, ["-e", "0"], { env, stdio: "ignore" });
+    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return ms.sort((a, b) => a - b)[3];
+}
+
+/** Where NODE_EXTRA_CA_CERTS is set (a build machine's registry proxy), what it costs every Node
+ * start: Node 20 reads the bundle before any code runs, so the CLI cannot avoid it; the rows
+ * above include it in their start-up. */
+function caCertsLine() {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  if (!file) return null;
+  const { NODE_EXTRA_CA_CERTS: _, ...without } = process.env;
+  const a = nodeStartMs(process.env);
+  const b = nodeStartMs(without);
+  return `Node's own start-up here (node -e 0, median of 7): ${a.toFixed(0)} ms with NODE_EXTRA_CA_CERTS=${file} as this machine sets it, ${b.toFixed(0)} ms without: ${(a - b).toFixed(0)} ms of every row's start-up above is that file, read by Node before any of slicecheck's code runs`;
+}
+
 export async function benchWorkloads(root, dir) {
   const cli = join(root, "bin", "slicecheck.js");
   const sc = (...args) =>
@@ -267,6 +290,8 @@ export async function benchWorkloads(root, dir) {
       "where the machine's CPU went in each of those runs: the controller's own CPU time; the whole machine's busy CPU time from /proc/stat (the simulated nodes' sshd, shells, workloads and resident simulator, the controller, and anything else running); and how busy both cores were in the stress phase's first 0.5 s (the controller's clock), while every node launched its workloads",
     );
     console.table(picked.map((p) => p.cpu));
+    const ca = caCertsLine();
+    if (ca) console.log(ca);
   } finally {
     for (const [inv] of clusters) {
       spawnSync(
