@@ -382,10 +382,17 @@ export async function withUtilization<T extends { outcomes: InstanceOutcome[] }>
   const supervisor = await openSupervisor(t);
   const interval = Math.max(500, (o.durationS * 1000) / 10);
   const sampler = new UtilizationSampler(t, instances, interval, supervisor);
-  sampler.start();
   let result: T;
   try {
-    result = await work({ supervisor, phaseStartMs });
+    const working = work({ supervisor, phaseStartMs });
+    // Its failure is taken by the await below, not reported as unhandled while the turn passes.
+    working.catch(() => {});
+    // The workloads' requests go first (sent before the next turn of the event loop): the
+    // sampler's command, which waits an interval before its first reading anyway, is started
+    // after them rather than ahead of them on a node whose cores every launch shares.
+    await new Promise((r) => setImmediate(r));
+    sampler.start();
+    result = await working;
   } finally {
     await sampler.stop();
     await supervisor.close();
