@@ -107,7 +107,7 @@ export const LEASE_AWAIT_S = 20;
 /**
  * Shell text that holds what follows until the lease is this run's (held, unexpired, its tag):
  * for a read started beside the lease's own command, so that its login is not paid after the
- * lock answered. Polled every 20 ms. After LEASE_AWAIT_S without it, or at once where this
+ * lock answered. Polled every 20 ms (NAP). After LEASE_AWAIT_S without it, or at once where this
  * login cannot read the lease (a state folder made by sudo under a strict umask, or under a
  * folder this login may not enter; a lease that is no file), prints the marker with what it
  * found and exits LOCKED_EXIT: what follows never ran, and the controller reads once the lock
@@ -120,7 +120,7 @@ export function leaseAwait(runTag: string): string {
   const shut = `ld=${LOCK_DIR}; while [ -n "$ld" ] && ! [ -d "$ld" ]; do case $ld in */*) ld=\${ld%/*} ;; *) ld= ;; esac; done; [ -n "$ld" ] && ! [ -x "$ld" ]`;
   const unreadable = `{ ${shut}; } || { [ -e ${LEASE_FILE} ] && ! { [ -f ${LEASE_FILE} ] && [ -r ${LEASE_FILE} ]; }; }`;
   // The clock is read once the lease is held under the run's tag, not at every turn: under sh
-  // (every such read runs under `sh -c`) it is a date process each time.
+  // (a node without bash) it is a date process each time.
   return `${NAP} i=0; while :; do ${READ_LEASE} [ "$s" = held ] && [ "$t" = ${quote(runTag)} ] && { ${clock("n")} [ "$e" -gt "$n" ]; } && break; if ${unreadable}; then ${clock("n")} echo "${LEASE_LOST_MARKER} $n 0 0 unreadable" >&2; exit ${LOCKED_EXIT}; fi; i=$((i + 1)); if [ "$i" -ge ${tries} ]; then ${clock("n")} echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi; zz; done; ${NAP_END}`;
 }
 

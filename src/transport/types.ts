@@ -1,7 +1,7 @@
 import type { NodeSpec } from "../inventory/types.js";
 
-/** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line. */
-/** `bash`: the text runs under bash where the node has /bin/bash (else sh, so it must work in
+/** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line.
+ * `bash`: the line runs under bash where the node has /bin/bash (else sh, so it must work in
  * both): for a loop that would otherwise start a process at every turn. Not with `record`. */
 export type Command = { argv: readonly string[] } | { shell: string; bash?: boolean };
 
