@@ -1,6 +1,19 @@
 // The end record's line, as the recorder prints it (remote-scripts.ts RECORDER): the command's
-// exit status and its start and end on the node's clock.
-import type { EndRecord } from "./types.js";
+// exit status and its start and end on the node's clock. Its own module, importing nothing:
+// remote-scripts.ts and types.ts both need it.
+
+/** What the node recorded of a command's end (RECORDER), or null when the line is unusable. */
+export interface EndRecord {
+  exitCode: number;
+  /** From the command's start to its end on the node's own clock. */
+  elapsedMs: number;
+  /** The start and end themselves, in seconds of the node's clock (a whole-second clock's end
+   * taken a second late): whether commands on one node overlapped. */
+  startS: number;
+  endS: number;
+  /** The node's CPU stall time (PSI cpu `some`) while it ran, in ms; absent without PSI. */
+  cpuWaitMs?: number;
+}
 
 export function parseEndRecord(line: string): EndRecord | null {
   const m = /^rc=(\d+) start=(\d+(?:\.\d+)?)\S* end=(\d+(?:\.\d+)?)\S*(?: cpuwait=(\d*))?$/.exec(

@@ -1,4 +1,5 @@
 import type { NodeSpec } from "../inventory/types.js";
+import type { EndRecord } from "./end-record.js";
 
 /** What to run: an argv (each element shell-quoted) or, explicitly, a shell command line.
  * `bash`: the line runs under bash where the node has /bin/bash (else sh, so it must work in
@@ -13,18 +14,7 @@ export interface StartGate {
   waitS: number;
 }
 
-/** What the node recorded of a command's end (RECORDER), or null when the line is unusable. */
-export interface EndRecord {
-  exitCode: number;
-  /** From the command's start to its end on the node's own clock. */
-  elapsedMs: number;
-  /** The start and end themselves, in seconds of the node's clock (a whole-second clock's end
-   * taken a second late): whether commands on one node overlapped. */
-  startS: number;
-  endS: number;
-  /** The node's CPU stall time (PSI cpu `some`) while it ran, in ms; absent without PSI. */
-  cpuWaitMs?: number;
-}
+export type { EndRecord } from "./end-record.js";
 
 export interface ExecOptions {
   /** Local deadline; the node also gets a hard `timeout -k` a little later. Default 120 s. */
