@@ -59,12 +59,27 @@ const BUILTINS = `if [ -n "\${BASH_VERSION:-}" ]; then rl() { l=; IFS= read -r -
 // `${l#$q}` drops the first FRAME_PAYLOAD bytes; `${l%"$rest"}` keeps them.
 const FRAMER = `fr() { LC_ALL=C; while :; do l=; IFS= read -r l; r=$?; [ "$r" -ne 0 ] && [ -z "$l" ] && break; while [ \${#l} -gt ${FRAME_PAYLOAD} ]; do t=\${l#$q}; printf '%s %s %s\\n' "$1" "$3" "\${l%"$t"}"; l=$t; done; if [ "$r" -eq 0 ]; then printf '%s %s %s\\n' "$1" "$2" "$l"; else printf '%s %s %s\\n' "$1" "$3" "$l"; break; fi; done; }`;
 
-// Runs one command (`$1` id, `$2` command line, `$3` = s: in its own session) with each of its
-// streams read by a framer through a fifo; the exit frame follows once both framers are done.
-// The pid file names a running command's group for the watchdog; it is emptied when the command
-// ends (a builtin, where `rm` was a process per command), and the fifos stay until the
-// supervisor's folder goes at its end.
-const RUNNER = `run() { f=$d/$1; mkfifo "$f.o" "$f.e" || { printf '%s x 127\\n' "$1"; return; }; fr "$1" o O < "$f.o" & a=$!; fr "$1" e E < "$f.e" & b=$!; if [ "$3" = s ]; then setsid sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" > "$f.o" 2> "$f.e" < /dev/null & p=$!; fi; wait "$p"; rc=$?; wait "$a"; wait "$b"; [ "$3" = s ] && : > "$f.pid"; printf '%s x %s\\n' "$1" "$rc"; }`;
+/**
+ * `run`: one command (`$1` id, `$2` command line, `$3` = s: in its own session) with each of its
+ * streams read by a framer; the exit frame follows once both framers are done. How the streams
+ * reach the framers is the caller's: `open` starts the framers (their pids into $a and $b), `to`
+ * is the command's redirections, `started` what the shell does once the command runs, `framed`
+ * waits for both framers. The pid file names a running command's group for the watchdog; it is
+ * emptied when the command ends (a builtin, where `rm` was a process per command). No single
+ * quote: bash's is defined inside eval '…'.
+ */
+function runFunction(o: { open: string; to: string; started: string; framed: string }): string {
+  const cmd = (pre: string) => `${pre}sh -c "$2" ${o.to} < /dev/null & p=$!;`;
+  return `run() { f=$d/$1; ${o.open} if [ "$3" = s ]; then ${cmd("setsid ")} echo "$p" > "$f.pid"; else ${cmd("")} fi; ${o.started}wait "$p"; rc=$?; ${o.framed} [ "$3" = s ] && : > "$f.pid"; printf "%s x %s\\n" "$1" "$rc"; }`;
+}
+
+// Through two fifos, which stay until the supervisor's folder goes at its end.
+const RUNNER = runFunction({
+  open: `mkfifo "$f.o" "$f.e" || { printf "%s x 127\\n" "$1"; return; }; fr "$1" o O < "$f.o" & a=$!; fr "$1" e E < "$f.e" & b=$!;`,
+  to: `> "$f.o" 2> "$f.e"`,
+  started: "",
+  framed: `wait "$a"; wait "$b";`,
+});
 
 /**
  * The same under bash 5.2 or later, with its process substitutions for pipes: no mkfifo, a
@@ -76,7 +91,14 @@ const RUNNER = `run() { f=$d/$1; mkfifo "$f.o" "$f.e" || { printf '%s x 127\\n' 
  * awaited by polling, so the exit frame never comes before the last output frame. Defined through
  * eval: dash cannot parse it.
  */
-const PIPE_RUNNER = `if [ -n "\${BASH_VERSION:-}" ] && eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 502 ))' 2>/dev/null; then eval 'wf() { wait "$1"; [ "$?" -ne 127 ] || while kill -0 "$1" 2>/dev/null; do sleep 0.01; done; }; run() { f=$d/$1; exec {o}> >(fr "$1" o O); a=$!; exec {e}> >(fr "$1" e E {o}>&-); b=$!; if [ "$3" = s ]; then setsid sh -c "$2" >&$o 2>&$e < /dev/null {o}>&- {e}>&- & p=$!; echo "$p" > "$f.pid"; else sh -c "$2" >&$o 2>&$e < /dev/null {o}>&- {e}>&- & p=$!; fi; exec {o}>&- {e}>&-; wait "$p"; rc=$?; wf "$a"; wf "$b"; [ "$3" = s ] && : > "$f.pid"; printf "%s x %s\\n" "$1" "$rc"; }'; fi;`;
+const PIPE_RUNNER = `if [ -n "\${BASH_VERSION:-}" ] && eval '(( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 502 ))' 2>/dev/null; then eval 'wf() { wait "$1"; [ "$?" -ne 127 ] || while kill -0 "$1" 2>/dev/null; do sleep 0.01; done; }; ${runFunction(
+  {
+    open: `exec {o}> >(fr "$1" o O); a=$!; exec {e}> >(fr "$1" e E {o}>&-); b=$!;`,
+    to: ">&$o 2>&$e {o}>&- {e}>&-",
+    started: "exec {o}>&- {e}>&-; ",
+    framed: `wf "$a"; wf "$b";`,
+  },
+)}'; fi;`;
 
 /**
  * The supervisor's script. Positional parameters: the heartbeat timeout in seconds, then the

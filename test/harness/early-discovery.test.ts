@@ -12,6 +12,7 @@ import { readTopology } from "../../src/store/topology.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { builtins } from "../../src/workloads/node-run.js";
 import { nodeSpec } from "../helpers/node.js";
+import { notingTools } from "../helpers/noting-tools.js";
 import { taggedPids, waitFor } from "../helpers/procs.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -44,6 +45,15 @@ exit 1
 `;
   writeFileSync(join(bin, "nvcc"), nvcc);
   chmodSync(join(bin, "nvcc"), 0o755);
+}
+
+/** The node's wait for `tag`'s lease, then `then`, under `shell` and at most 0.3 s (the wait
+ * polls every 20 ms for LEASE_AWAIT_S; `timeout` ends one that never passes): its stdout. */
+function afterWait(tag: string, shell: string, then = "echo through", path = process.env.PATH) {
+  return spawnSync("timeout", ["0.3", shell, "-c", `${leaseAwait(tag)} ${then}`], {
+    encoding: "utf8",
+    env: { ...process.env, PATH: path },
+  }).stdout;
 }
 
 describe("node session: discovery beside the lock", function () {
@@ -187,11 +197,7 @@ describe("node session: discovery beside the lock", function () {
     const tag = "sc-test-early3@early01";
     const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");
     const now = Math.floor(Date.now() / 1000);
-    // The loop polls every 20 ms for LEASE_AWAIT_S; `timeout` ends a wait that never passes.
-    const gate = (shell: string) =>
-      spawnSync("timeout", ["0.3", shell, "-c", `${leaseAwait(tag)} echo through`], {
-        encoding: "utf8",
-      }).stdout;
+    const gate = (shell: string) => afterWait(tag, shell);
     for (const shell of ["sh", "bash"]) {
       writeFileSync(lease, `4 ${now + 60} held ${tag}\n`);
       assert.equal(gate(shell), "through\n", `${shell}: this run's lease`);
@@ -210,32 +216,20 @@ describe("node session: discovery beside the lock", function () {
   it("the wait under bash starts no process at its turns, and hands its command no extra fd", () => {
     const tag = "sc-test-early7@early01";
     const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");
-    const dir = tempDir("nap");
-    const calls = join(dir, "calls");
-    // sleep and date first on PATH, each noting its call: under sh a sleep every 20-ms turn.
-    for (const tool of ["sleep", "date"]) {
-      writeFileSync(
-        join(dir, tool),
-        `#!/bin/sh\necho ${tool} >> '${calls}'\nexec /usr/bin/${tool} "$@"\n`,
-      );
-      chmodSync(join(dir, tool), 0o755);
-    }
-    const gate = (shell: string, then: string) =>
-      spawnSync("timeout", ["0.3", shell, "-c", `${leaseAwait(tag)} ${then}`], {
-        encoding: "utf8",
-        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
-      }).stdout;
-    const noted = () => readFileSync(calls, "utf8").split("\n").filter(Boolean);
+    // sleep and date noted at each call: under sh a sleep every 20-ms turn.
+    const tools = notingTools(["sleep", "date"]);
+    const gate = (shell: string, then: string) => afterWait(tag, shell, then, tools.path);
+    const noted = () => tools.calls();
     const now = Math.floor(Date.now() / 1000);
     writeFileSync(lease, `4 ${now + 60} held sc-other@early01\n`);
     for (const shell of ["bash", "sh"]) {
-      writeFileSync(calls, "");
+      tools.clear();
       assert.equal(gate(shell, "echo through"), "");
       if (shell === "bash") assert.deepEqual(noted(), [], "bash started a process at a turn");
       else assert.ok(noted().filter((c) => c === "sleep").length >= 3, `sh: ${noted()}`);
     }
     writeFileSync(lease, `4 ${now + 60} held ${tag}\n`);
-    writeFileSync(calls, "");
+    tools.clear();
     // The command sees the fds it would see without the wait: nothing of the wait's pipe.
     const fds = (out: string) => out.trim().split("\n").map(Number);
     const plain = spawnSync("bash", ["-c", "exec ls /proc/self/fd"], { encoding: "utf8" }).stdout;
@@ -246,20 +240,12 @@ describe("node session: discovery beside the lock", function () {
   it("the wait under sh reads the clock once the lease is this run's, not at every turn", () => {
     const tag = "sc-test-early6@early01";
     const lease = join(process.env.SLICECHECK_STATE_DIR!, "node.lease");
-    const dir = tempDir("date");
-    const calls = join(dir, "calls");
-    // A date first on PATH that notes each call: a date process at every 20-ms turn was most
-    // of the wait's processes on the node (reads beside the lock run under `sh -c`).
-    writeFileSync(join(dir, "date"), `#!/bin/sh\necho >> '${calls}'\nexec /usr/bin/date "$@"\n`);
-    chmodSync(join(dir, "date"), 0o755);
-    const gate = () =>
-      spawnSync("timeout", ["0.3", "sh", "-c", `${leaseAwait(tag)} echo through`], {
-        encoding: "utf8",
-        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
-      }).stdout;
-    const count = () => readFileSync(calls, "utf8").split("\n").length - 1;
+    // date noted at each call: a date process at every 20-ms turn was most of the wait's
+    // processes on the node (reads beside the lock run under `sh -c` where the node has no bash).
+    const tools = notingTools(["date"]);
+    const gate = () => afterWait(tag, "sh", "echo through", tools.path);
+    const count = () => tools.calls().length;
     const now = Math.floor(Date.now() / 1000);
-    writeFileSync(calls, "");
     writeFileSync(lease, `4 ${now + 60} held sc-other@early01\n`);
     assert.equal(gate(), "");
     assert.equal(count(), 0, "the clock was read while another run held the lease");

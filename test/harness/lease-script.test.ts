@@ -17,6 +17,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { lockScript, RELEASE_BYTE } from "../../src/harness/lease-script.js";
+import { type NotingTools, notingTools } from "../helpers/noting-tools.js";
 
 /** A holder that takes flock at once and writes its info and lease `afterS` later (never when
  * null), then keeps the lock for 6 s. */
@@ -179,18 +180,15 @@ describe("the lease's release under bash, from an sshd's connection (a bash name
   this.timeout(20_000);
   const tag = "sc-20261206T000000Z-abcdef@n1";
   let dir = "";
+  let tools: NotingTools;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), "slicecheck-lease-conn-"));
     // comm is the executable's own name: a link named sshd makes bash look like the process
     // that serves the connection, whose children the holder and the reads beside it are.
     symlinkSync("/bin/bash", join(dir, "sshd"));
-    // Every grep the holder runs leaves a mark, then greps as asked: the scan of everything
-    // greps every process's environ, bash's scan of what came after reads them itself.
-    writeFileSync(
-      join(dir, "grep"),
-      `#!/bin/sh\n: >> ${join(dir, "grep-ran")}\nexec /bin/grep "$@"\n`,
-      { mode: 0o755 },
-    );
+    // Every grep the holder runs is noted: the scan of everything greps every process's
+    // environ, bash's scan of what came after reads them itself.
+    tools = notingTools(["grep"]);
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -204,7 +202,7 @@ describe("the lease's release under bash, from an sshd's connection (a bash name
       : "";
     // `; :` keeps bash from exec-ing the holder in its own place: the holder is its child.
     const conn = spawn(join(dir, "sshd"), ["-c", `${read} /bin/bash -c "$1"; :`, "sshd", script], {
-      env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, SLICECHECK_STATE_DIR: dir },
+      env: { ...process.env, PATH: tools.path, SLICECHECK_STATE_DIR: dir },
     });
     let out = "";
     conn.stdout.on("data", (b) => {
@@ -222,7 +220,7 @@ describe("the lease's release under bash, from an sshd's connection (a bash name
       if (!gone) await new Promise((r) => setTimeout(r, 50));
     }
     if (pid && !gone) process.kill(pid, "SIGKILL");
-    return { out, pid, gone, grepRan: existsSync(join(dir, "grep-ran")) };
+    return { out, pid, gone, grepRan: tools.calls().includes("grep") };
   }
 
   it("a read the connection started before the holder is still stopped by the release", async () => {

@@ -4,13 +4,12 @@
 // dash they must still work with the tools. Real shells, this machine's.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { parseEndRecord } from "../../src/transport/end-record.js";
 import { readBeat, wrapCommand } from "../../src/transport/remote-scripts.js";
 import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
 import { escapeLine, supervisorScript } from "../../src/transport/supervisor-script.js";
+import { notingTools } from "../helpers/noting-tools.js";
 
 /** A command line with what an escaping can get wrong: printf's own escapes (`\c` ends %b's
  * output, `\0` starts an octal), `%`, blanks at its ends, quotes, newlines, UTF-8. */
@@ -92,27 +91,15 @@ describe("node-side helpers under bash and under sh", () => {
   for (const { shell } of SHELLS) {
     const bash = shell === "/bin/bash";
     it(`${shell}: a command's output ends with its last writer${bash ? ", through pipes of bash's own (no mkfifo)" : ", through fifos"}`, async () => {
-      // mkfifo leaves a mark, then makes the fifos as asked.
-      const dir = mkdtempSync(join(tmpdir(), "slicecheck-mkfifo-"));
-      try {
-        const real = spawnSync("sh", ["-c", "command -v mkfifo"], { encoding: "utf8" }).stdout;
-        writeFileSync(
-          join(dir, "mkfifo"),
-          `#!/bin/sh\n: >> ${dir}/ran\nexec ${real.trim()} "$@"\n`,
-          {
-            mode: 0o755,
-          },
-        );
-        const env = { ...process.env, PATH: `${dir}:${process.env.PATH}` };
-        // A child that writes after the command itself has ended: its line still comes.
-        const frames = await superviseFrames(shell, "echo a; (sleep 0.3; echo late) & echo b", env);
-        const lines = frames.flatMap((f) => (f.kind === "out" ? [f.bytes.toString()] : []));
-        assert.deepEqual(lines, ["a\n", "b\n", "late\n"]);
-        assert.equal(frames.at(-1)?.kind, "exit", "the exit frame comes after the last line");
-        assert.equal(existsSync(join(dir, "ran")), !bash, `mkfifo ran: ${!bash}`);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      // mkfifo is noted, then makes the fifos as asked.
+      const tools = notingTools(["mkfifo"]);
+      const env = { ...process.env, PATH: tools.path };
+      // A child that writes after the command itself has ended: its line still comes.
+      const frames = await superviseFrames(shell, "echo a; (sleep 0.3; echo late) & echo b", env);
+      const lines = frames.flatMap((f) => (f.kind === "out" ? [f.bytes.toString()] : []));
+      assert.deepEqual(lines, ["a\n", "b\n", "late\n"]);
+      assert.equal(frames.at(-1)?.kind, "exit", "the exit frame comes after the last line");
+      assert.equal(tools.calls().includes("mkfifo"), !bash, `mkfifo ran: ${!bash}`);
     });
   }
 

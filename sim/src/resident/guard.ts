@@ -15,9 +15,14 @@
 // break, registry.ts's own guardian watches that process.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { hasMarker, reaperArgv, startGuardian, unregister } from "../workloads/registry.js";
-
-const BASH = "/bin/bash";
+import {
+  BASH,
+  DEAD_STATE,
+  hasMarker,
+  reaperArgv,
+  startGuardian,
+  unregister,
+} from "../workloads/registry.js";
 
 // $1... is the reaper's command line; the folder is added last. A pid whose /proc entry is gone,
 // a zombie or dead, is a dead client; its marker still there means it never removed its entries.
@@ -26,7 +31,7 @@ declare -A D
 while read -r op p d; do case $op in +) D[$p]=$d ;; -) unset "D[$p]" ;; esac; done
 while [ \${#D[@]} -gt 0 ]; do
   for p in "\${!D[@]}"; do
-    if read -r s < "/proc/$p/stat"; then case $s in *") Z "*|*") X "*) ;; *) continue ;; esac; fi
+    if read -r s < "/proc/$p/stat"; then case $s in ${DEAD_STATE}) ;; *) continue ;; esac; fi
     d=\${D[$p]}; unset "D[$p]"
     [ -e "$d/procs/$p" ] && "$@" "$d"
   done

@@ -159,13 +159,17 @@ export async function unregister(stateDir: string, pid: number): Promise<void> {
 // second per workload were 0.28 s of CPU per 10 s each on 2 loaded cores (0.01 s with read -t),
 // and a 4-node run has 28 workloads at once. Where the pipe cannot be made, or without bash, it
 // sleeps as before; a read that ends early (end of file) sleeps too, so it never spins.
+/** A `case` pattern for a /proc/PID/stat line (in $s) of a process that is dead: a zombie, or
+ * gone (X). A guardian's wait ends there, as the driver frees a dead process's context. */
+export const DEAD_STATE = `*") Z "*|*") X "*`;
+
 const guard = (setup: string, pause: string) => `P=$1; M=$2; shift 2; exec 2>/dev/null
 ${setup}
-while read -r s < /proc/$P/stat; do case "$s" in *") Z "*|*") X "*) break;; esac; ${pause}; done
+while read -r s < /proc/$P/stat; do case "$s" in ${DEAD_STATE}) break;; esac; ${pause}; done
 [ -e "$M" ] || exit 0
 exec "$@"`;
 
-const BASH = "/bin/bash";
+export const BASH = "/bin/bash";
 const [GUARD_SHELL, GUARD] = existsSync(BASH)
   ? [
       BASH,
