@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { Socket } from "node:net";
 import { join } from "node:path";
-import { Client } from "ssh2";
+import { Client, type ConnectConfig } from "ssh2";
 import { childrenOf, freePort, readPid, startSshd, stopSshd } from "../../sim/src/sshd.js";
 import { isSlicecheckError } from "../../src/errors.js";
 import type { NodeSpec } from "../../src/inventory/types.js";
@@ -335,6 +335,30 @@ describe("ssh transport (real sshd)", function () {
     }
   });
 
+  it("logs in with its key at its first request, where ssh2 would ask for method 'none' first", async () => {
+    // What the client sent, from ssh2's own trace of each connection.
+    const sent: string[] = [];
+    const original = Client.prototype.connect;
+    Client.prototype.connect = function (this: Client, cfg: ConnectConfig) {
+      const debug = cfg.debug;
+      return original.call(this, {
+        ...cfg,
+        debug: (msg: string) => {
+          const m = /^Outbound: Sending USERAUTH_REQUEST \((.*)\)$/.exec(msg);
+          if (m) sent.push(m[1]!);
+          debug?.(msg);
+        },
+      });
+    };
+    try {
+      assert.equal((await transport(a).exec({ shell: "true" })).exitCode, 0);
+    } finally {
+      Client.prototype.connect = original;
+    }
+    // The key's query (is it accepted?), then the signed request.
+    assert.deepEqual(sent, ["publickey -- check", "publickey"]);
+  });
+
   it("decrypts a key with the passphrase from the variable the inventory names", async () => {
     const key = join(cluster.dir, "enc_key");
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "s3cret pass", "-f", key]);
@@ -391,6 +415,11 @@ describe("ssh transport (real sshd)", function () {
       );
       const ok = await transport({ ...a, identityFile: null }).exec({ argv: ["echo", "agent"] });
       assert.equal(ok.stdout, "agent\n");
+      // A key file the node refuses: the agent's key is tried next.
+      const refused = join(cluster.dir, "refused_key");
+      execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", refused]);
+      const next = await transport({ ...a, identityFile: refused }).exec({ argv: ["echo", "2nd"] });
+      assert.equal(next.stdout, "2nd\n");
     } finally {
       if (saved === undefined) delete process.env.SSH_AUTH_SOCK;
       else process.env.SSH_AUTH_SOCK = saved;
