@@ -132,3 +132,14 @@ export function leaseAwait(runTag: string): string {
 export function leaseCheck(generation: number, runTag: string): string {
   return `${READ_LEASE} ${clock("n")} if [ "$g" != ${generation} ] || [ "$s" != held ] || [ "$e" -le "$n" ] || [ "$t" != ${quote(runTag)} ]; then echo "${LEASE_LOST_MARKER} $n $g $e $s $t" >&2; exit ${LOCKED_EXIT}; fi;`;
 }
+
+/** What a guarded command found instead of this run's lease, in words; null: not the marker. */
+export function leaseFound(stderr: string): string | null {
+  const line = stderr.split("\n").find((l) => l.startsWith(LEASE_LOST_MARKER));
+  if (!line) return null;
+  const [now, gen, exp, state, ...tag] = line.slice(LEASE_LOST_MARKER.length).trim().split(" ");
+  const owner = tag.join(" ") || "nobody";
+  if (state === "held" && Number(exp) > Number(now))
+    return `the node's lease is now generation ${gen}, held by ${owner}`;
+  return `the node's lease is generation ${gen}, ${state === "held" ? "expired" : state} ${Math.max(0, Number(now) - Number(exp))} s ago (last holder ${owner})`;
+}

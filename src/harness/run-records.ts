@@ -4,20 +4,33 @@
 import { appendFileSync } from "node:fs";
 import { parseXid } from "../nvsmi/xid.js";
 import type { Recorder } from "../store/recorder.js";
-import { type GpuTopology, readTopology } from "../store/topology.js";
+import { type GpuTopology, readTopology, topologyOf } from "../store/topology.js";
 import type { BesideLockOptions } from "../transport/types.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { NodeSession } from "./session.js";
 
-const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology>>>();
+/** null: read with a discovery that failed, to be read again where still wanted. */
+const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology> | null>>();
 
 /** The node's live catalogue read beside its discovery, for recordNodes: only where the run
  * applies no layout, so that what is read then is the run's (else recordNodes reads it after the
  * apply). Off the run's path, as discovery's own `-lgi` read is: used only if the node shows MIG
- * instances (a read that fails is no topology, as in readTopology). Started once: beside the
- * node lock where the run can (`exec`: NodeSession.readsBesideLock), else beside discovery. */
+ * instances (a read that fails is no topology, as in readTopology). Started once: in the call of
+ * the discovery started beside the node lock where the run asked for it there
+ * (SessionOpenOptions.withDiscovery: TOPOLOGY_READS), else beside the lock on its own (`exec`:
+ * NodeSession.readsBesideLock), else beside discovery. */
 export function readTopologyEarly(s: NodeSession, exec?: BesideLockOptions): void {
-  if (!early.has(s)) early.set(s, readTopology(s, exec));
+  if (early.has(s)) return;
+  const along = s.alongDiscovery();
+  early.set(
+    s,
+    along
+      ? along.then(
+          ([lgip, lgipp]) => topologyOf(lgip, lgipp),
+          () => null,
+        )
+      : readTopology(s, exec),
+  );
 }
 
 export async function recordNodes(
@@ -40,7 +53,7 @@ export async function recordNodes(
       const migOn = inv?.instances.some((i) => i.gpuInstanceId !== null) ?? false;
       const read = early.get(s);
       early.delete(s);
-      const topology = migOn ? await (read ?? readTopology(s)) : new Map();
+      const topology = migOn ? ((await read) ?? (await readTopology(s))) : new Map();
       recorder.node(
         { node: s.node.name, inventory: inv, suites: [], error: null },
         topology,

@@ -4,6 +4,7 @@
 // records. What a task is for is decided from the suites' declarations, never their names.
 import { SlicecheckError } from "../errors.js";
 import { interlockRefusals } from "../mig/apply/index.js";
+import { TOPOLOGY_READS } from "../store/topology.js";
 import type { BesideLockOptions } from "../transport/types.js";
 import { HARNESS_SUITE } from "../util/suite-registry.js";
 import { builtins } from "../workloads/node-run.js";
@@ -32,6 +33,7 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         // The discovery that follows, its login beside the lock's (its reads wait for it), and
         // what discovery would start beside it (startEarly).
         discoverEarly: lock,
+        withDiscovery: lock && topologyEarly(st) ? TOPOLOGY_READS : [],
         besideLock: (s) => startEarly(st, s, s.readsBesideLock()),
       });
       st.sessions.push(...opened);
@@ -78,10 +80,16 @@ export function connectTask(lock: boolean): RunTask<RunState> {
  */
 function startEarly(st: RunState, s: NodeSession, exec?: BesideLockOptions): void {
   const { o } = st;
-  if (st.recorder && !o.layout) readTopologyEarly(s, exec);
+  if (topologyEarly(st)) readTopologyEarly(s, exec);
   if (!anyNeeds(st.suites, "runsWorkloads") || o.list) return;
   if (!o.layout && !o.drain) builtins(s, exec).catch(() => {});
   s.prepareSupervisor();
+}
+
+/** Whether the records' catalogue of each node is read ahead of its need (readTopologyEarly):
+ * where no layout will change it. */
+function topologyEarly(st: RunState): boolean {
+  return st.recorder !== null && !st.o.layout;
 }
 
 /** What each node has, read once for every suite; a node that cannot be read is its check. */

@@ -4,6 +4,7 @@
 // layers below (apply, the launcher, the isolation scenarios) run over it unchanged.
 import { isSlicecheckError, SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
+import type { Output, Read } from "../mig/apply/bundle.js";
 import { runTagFor } from "../transport/managed.js";
 import { openTransport } from "../transport/open.js";
 import { MAX_CHANNELS } from "../transport/ssh.js";
@@ -19,14 +20,8 @@ import type {
 } from "../transport/types.js";
 import { quote, quoteArgv } from "../util/shell.js";
 import { settledWithin } from "../util/time.js";
-import { discoverInstances, type NodeInventory } from "../workloads/instances.js";
-import {
-  LEASE_AWAIT_S,
-  LEASE_LOST_MARKER,
-  LOCKED_EXIT,
-  leaseAwait,
-  leaseCheck,
-} from "./lease-script.js";
+import { discoverInstances, discoverWith, type NodeInventory } from "../workloads/instances.js";
+import { LEASE_AWAIT_S, LOCKED_EXIT, leaseAwait, leaseCheck, leaseFound } from "./lease-script.js";
 import { acquireLock, type HeldLock, type LockInfo, leaseLost } from "./lock.js";
 
 interface Pooled {
@@ -46,6 +41,9 @@ export interface SessionOpenOptions {
   leaseS?: number;
   /** With `lock`: start the node's discovery beside the lock's command (discoverBesideLock). */
   discoverEarly?: boolean;
+  /** With `discoverEarly`: reads made in the same call as that discovery, on its login (their
+   * answers: alongDiscovery). */
+  withDiscovery?: readonly Read[];
   /** With `lock`: called as the lock's command starts, to start other reads beside it; each
    * read passes readsBesideLock()'s options, which hold it on the node until the lease is the
    * run's and stop it when the lock is refused or the session closes. */
@@ -74,8 +72,9 @@ export class NodeSession implements Transport {
   private lockTaken: Promise<boolean> | null = null;
   /** Stops the reads started beside the lock (readsBesideLock): lock refused, session closed. */
   private readonly beside = new AbortController();
-  /** The discovery started beside the lock, and its abort (discoverBesideLock). */
-  private early: { inventory: Promise<NodeInventory>; abort: AbortController } | null = null;
+  /** The discovery started beside the lock, the reads made with it, and its abort
+   * (discoverBesideLock). */
+  private early: Early | null = null;
 
   constructor(
     readonly node: NodeSpec,
@@ -103,7 +102,7 @@ export class NodeSession implements Transport {
         this.lockTaken = new Promise((r) => {
           taken = r;
         });
-        if (o.discoverEarly) this.discoverBesideLock();
+        if (o.discoverEarly) this.discoverBesideLock(o.withDiscovery ?? []);
         o.besideLock?.(this);
         this.lock = await acquireLock(
           first.t,
@@ -140,11 +139,20 @@ export class NodeSession implements Transport {
    * wait on the node until the lease is this run's (leaseAwait), so nothing is read before
    * the node is locked; a lock refused aborts it. discover() takes its answer.
    */
-  private discoverBesideLock(): void {
+  private discoverBesideLock(also: readonly Read[]): void {
     const abort = new AbortController();
-    const inventory = discoverInstances(this, { awaitLease: true, signal: abort.signal });
-    inventory.catch(() => {}); // taken by discover(), or never wanted (the lock was refused)
-    this.early = { inventory, abort };
+    const d = discoverWith(this, also, { awaitLease: true, signal: abort.signal });
+    d.inventory.catch(() => {}); // taken by discover(), or never wanted (the lock was refused)
+    this.early = { inventory: d.inventory, also: also.length > 0 ? d.also : null, abort };
+  }
+
+  /** The answers of the reads made with the discovery started beside the lock
+   * (SessionOpenOptions.withDiscovery), once; null where there were none, or they were taken.
+   * They fail where that call did (the lock refused, the discovery aborted, the node lost). */
+  alongDiscovery(): Promise<Output[]> | null {
+    const also = this.early?.also ?? null;
+    if (this.early) this.early.also = null;
+    return also;
   }
 
   /** The options of a read started beside the lock (SessionOpenOptions.besideLock). */
@@ -395,20 +403,15 @@ export class NodeSession implements Transport {
   }
 }
 
+interface Early {
+  inventory: Promise<NodeInventory>;
+  also: Promise<Output[]> | null;
+  abort: AbortController;
+}
+
 /** A command as the shell text that runs it after a lease's check or wait (`exec` of it). */
 function innerOf(command: Command): string {
   return "argv" in command ? quoteArgv(command.argv) : `sh -c ${quote(command.shell)}`;
-}
-
-/** What a guarded command found instead of this run's lease, in words; null: not the marker. */
-function leaseFound(stderr: string): string | null {
-  const line = stderr.split("\n").find((l) => l.startsWith(LEASE_LOST_MARKER));
-  if (!line) return null;
-  const [now, gen, exp, state, ...tag] = line.slice(LEASE_LOST_MARKER.length).trim().split(" ");
-  const owner = tag.join(" ") || "nobody";
-  if (state === "held" && Number(exp) > Number(now))
-    return `the node's lease is now generation ${gen}, held by ${owner}`;
-  return `the node's lease is generation ${gen}, ${state === "held" ? "expired" : state} ${Math.max(0, Number(now) - Number(exp))} s ago (last holder ${owner})`;
 }
 
 /** Opens a session per node, at most `concurrency` connecting at once (sshd's MaxStartups

@@ -11,22 +11,41 @@ export interface GpuTopology {
   placements: GpuInstancePlacements[];
 }
 
+/** The two reads, in the order topologyOf takes their answers. */
+export const TOPOLOGY_READS = [
+  ["nvidia-smi", "mig", "-lgip"],
+  ["nvidia-smi", "mig", "-lgipp"],
+] as const;
+
+interface Answer {
+  stdout: string;
+  exitCode: number | null;
+}
+
 /** Per GPU index; empty when the node could not be read (the run itself reports why). `exec`:
  * passed on to both reads (a read that waits for the lease, its abort). */
 export async function readTopology(
   t: Transport,
   exec?: BesideLockOptions,
 ): Promise<Map<number, GpuTopology>> {
-  const out = new Map<number, GpuTopology>();
   try {
     // Both at once: a round trip each, and neither depends on the other.
     const [lgip, lgipp] = await Promise.all(
-      ["-lgip", "-lgipp"].map((a) =>
-        t.exec({ argv: ["nvidia-smi", "mig", a] }, { timeoutMs: 60_000, ...exec }),
-      ),
+      TOPOLOGY_READS.map((argv) => t.exec({ argv }, { timeoutMs: 60_000, ...exec })),
     );
-    if (!lgip || !lgipp) return out;
-    if (lgip.exitCode !== 0 || lgipp.exitCode !== 0) return out;
+    return topologyOf(lgip, lgipp);
+  } catch {
+    // Topology is evidence for diff, not a check of its own: a failed read must not fail the run.
+    return new Map();
+  }
+}
+
+/** The catalogue from the answers of TOPOLOGY_READS; empty unless both answered. */
+export function topologyOf(lgip?: Answer, lgipp?: Answer): Map<number, GpuTopology> {
+  const out = new Map<number, GpuTopology>();
+  if (!lgip || !lgipp) return out;
+  if (lgip.exitCode !== 0 || lgipp.exitCode !== 0) return out;
+  try {
     for (const g of parseLgip(lgip.stdout).gpus)
       out.set(g.index, { profiles: g.profiles, placements: [] });
     for (const g of parseLgipp(lgipp.stdout).gpus) {
@@ -36,7 +55,7 @@ export async function readTopology(
     }
     return out;
   } catch {
-    // Topology is evidence for diff, not a check of its own: a failed read must not fail the run.
+    // Evidence, not a check (readTopology): what was parsed before the failure is kept.
     return out;
   }
 }

@@ -3,7 +3,12 @@
 // all: `-L` has the UUIDs, the table's MIG section maps device indices to GI/CI ids and SMs,
 // and `-lgi` gives each GI's profile and placement.
 import { SlicecheckError } from "../errors.js";
-import { type BundleOptions, type Output, readBundle } from "../mig/apply/bundle.js";
+import {
+  type BundleOptions,
+  type Read as BundleRead,
+  type Output,
+  readBundle,
+} from "../mig/apply/bundle.js";
 import { parseGpus } from "../nvsmi/gpus.js";
 import { parseLgi } from "../nvsmi/lgi.js";
 import { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
@@ -180,32 +185,47 @@ const LISTING = ["nvidia-smi", "-L"];
 const TABLE = ["nvidia-smi"];
 const LGI = ["nvidia-smi", "mig", "-lgi"];
 
-export async function discoverInstances(
+export function discoverInstances(
   t: Transport,
   exec?: BundleOptions["exec"],
 ): Promise<NodeInventory> {
+  return discoverWith(t, [], exec).inventory;
+}
+
+/** Discovery, with `also`'s reads in the same call (one login, where each would be its own):
+ * their outputs in `also`'s order, under the same per-read deadline. Both answer when every
+ * read of the call has; `also` fails only when the call does, not when the inventory does. */
+export function discoverWith(
+  t: Transport,
+  also: readonly BundleRead[],
+  exec?: BundleOptions["exec"],
+): { inventory: Promise<NodeInventory>; also: Promise<Output[]> } {
   // The four reads side by side in one call: one channel and one login on the node, where each
   // of them was its own (a login runs the node's start-up files: 0.2-2 s on real nodes). -lgi
   // is only used, and its failure only matters, when the GPU listing shows MIG devices.
-  // Judged in this order, so a node whose nvidia-smi hangs is reported by its first read.
-  const node = t.node.name;
   // Each read under its own deadline: a hung nvidia-smi is that read's timeout, and names it.
-  const [listingOut, tableOut, lgiOut, guestsOut] = await readBundle(
-    t,
-    [LISTING, TABLE, LGI, GUESTS],
-    {
-      readTimeoutS: NVSMI_TIMEOUT_MS / 1000,
-      privileged: false,
-      exec,
-    },
-  );
+  const reads = [LISTING, TABLE, LGI, GUESTS];
+  const outs = readBundle(t, [...reads, ...also], {
+    readTimeoutS: NVSMI_TIMEOUT_MS / 1000,
+    privileged: false,
+    exec,
+  });
+  const alsoOuts = outs.then((o) => o.slice(reads.length));
+  alsoOuts.catch(() => {}); // the call's failure is the inventory's to report
+  return { inventory: outs.then((o) => inventoryOf(t.node.name, o)), also: alsoOuts };
+}
+
+/** The node's inventory from discovery's four outputs (LISTING, TABLE, LGI, GUESTS). */
+function inventoryOf(node: string, outs: readonly Output[]): NodeInventory {
+  const [listingOut, tableOut, lgiOut, guestsOut] = outs;
+  // Judged in this order, so a node whose nvidia-smi hangs is reported by its first read.
   const listed = judged(node, LISTING, "the GPUs", listingOut!);
   const listing = parseGpus(listed.text);
   const table = parseTable(judged(node, TABLE, "the MIG devices", tableOut!).text);
   const anyMig = listing.gpus.some((g) => g.migDevices.length > 0);
   const lgi = anyMig ? parseLgi(judged(node, LGI, "the GPU instances", lgiOut!).text) : null;
   const fb = vgpuGuests(guestsOut!);
-  const instances = joinInstances(t.node.name, listing, table, lgi).map((i) =>
+  const instances = joinInstances(node, listing, table, lgi).map((i) =>
     i.gpuInstanceId === null && fb.has(i.gpu)
       ? { ...i, vgpuFramebufferMiB: fb.get(i.gpu) ?? null }
       : i,

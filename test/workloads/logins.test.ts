@@ -76,6 +76,23 @@ describe("one login per node per phase (node supervisor, real sshd)", function (
     assert.deepEqual([seven.sessions, one.sessions], [1, 1]);
   });
 
+  it("a whole stress run costs the node 4 logins: lock, discovery with the catalogue, build check, supervisor", async () => {
+    const layout = ["fixtures/layouts/default.yaml", "-c", "all-1g.10gb"];
+    const a = await cli("apply", "-i", c.inventoryPath, ...layout);
+    assert.equal(a.code, 0, a.stderr);
+    const before = sessions();
+    const r = await cli(
+      ...["run", "-i", c.inventoryPath, "--suites", "stress", "--duration", "1"],
+      ...["--out", join(out, "run"), "--db", join(out, "run.db"), "--json"],
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(JSON.parse(r.stdout).checks.some((x: { suite: string }) => x.suite === "stress"));
+    // The lock's holder (its release too); discovery, whose call reads the records' catalogue
+    // (-lgip, -lgipp) as well, where each was a login; the built-in workloads' check; the
+    // stress phase's supervisor (its workloads and sampler).
+    assert.equal(sessions() - before, 4);
+  });
+
   it("`slicecheck cleanup --run` kills the supervisor and everything it started", async () => {
     const node = c.inventory.nodes[0]!;
     const run = newRunId();
