@@ -8,13 +8,19 @@
 //   slicecheck-build log=<name> <a line of nvcc's output>          (only when nvcc failed)
 //   slicecheck-build error=<code> <message>                         (then exit 2)
 //   slicecheck-build ok                                             (last line on success)
+//   slicecheck-build need-build                   (a probe's last line, where it would build)
 
 import { quote } from "../util/shell.js";
 
 /** The line tag. Lower case, so that parseBuiltinOutput (SLICECHECK ...) never sees it. */
 export const BUILD_TAG = "slicecheck-build";
 
+/** A probe's last record where the full script would go on to build. */
+export const NEED_BUILD = "need-build";
+
 export interface ScriptInput {
+  /** Only the part before the build, which needs no source (BuildScriptOptions.probe). */
+  probe: boolean;
   workloads: readonly string[];
   /** file name -> base64 text and sha256 hex, already validated. */
   files: readonly { name: string; base64: string; sha256: string }[];
@@ -234,6 +240,13 @@ say ok
 `;
 
 export function renderBuildScript(s: ScriptInput): string {
+  // The probe is the same text up to the build, so it answers as the full script would up to
+  // there: the two cannot disagree on where the binaries are, or on an error found before.
+  if (s.probe)
+    return (
+      [header(s), HELPERS, PREINSTALLED, FIND_NVCC, FIND_ARCHS, CACHE_LOOKUP].join("") +
+      `say ${NEED_BUILD}\n`
+    );
   return [
     header(s),
     HELPERS,

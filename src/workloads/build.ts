@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SlicecheckError } from "../errors.js";
-import { BUILD_TAG, renderBuildScript } from "./build-script.js";
+import { BUILD_TAG, NEED_BUILD, renderBuildScript } from "./build-script.js";
 
 export { BUILD_TAG } from "./build-script.js";
 
@@ -54,6 +54,10 @@ export interface BuildScriptOptions {
   nvcc?: string;
   /** Cache folder on the node; omitted: ${XDG_CACHE_HOME:-$HOME/.cache}/slicecheck/workloads. */
   cacheRoot?: string;
+  /** Only what the script does before it needs the sources, without them (about 5 KB of the
+   * 96 KB): the same answer where the binaries are on PATH or in the cache, an error where the
+   * script would fail before building, else `need-build` (needsBuild). */
+  probe?: boolean;
 }
 
 export type WorkloadOrigin = "path" | "cache" | "built";
@@ -146,6 +150,7 @@ export function buildScript(o: BuildScriptOptions): string {
       throw usage(`workloads: ${what} must be a non-empty single-line path`, { [what]: value });
 
   const script = renderBuildScript({
+    probe: o.probe === true,
     workloads: WORKLOADS,
     files: Object.keys(files)
       .sort()
@@ -179,6 +184,12 @@ export interface ParseBuildOptions {
   node?: string;
   /** The script's stderr, kept in the error context (nvcc's full output goes there). */
   stderr?: string;
+}
+
+/** Whether a probe's stdout (BuildScriptOptions.probe) says the full script must build; an
+ * error it reported is parseBuildOutput's to throw. */
+export function needsBuild(stdout: string): boolean {
+  return stdout.split("\n").includes(`${BUILD_TAG} ${NEED_BUILD}`);
 }
 
 /** Reads the build script's stdout: the binaries' paths, or the error it reported. */

@@ -1,7 +1,13 @@
 // One node's part of a run: a suite's workload on all of the node's instances together, over
 // the node's session (which opens a second connection only when the channels run out).
 import type { BesideLockOptions, Transport } from "../transport/types.js";
-import { type BuiltWorkloads, buildScript, parseBuildOutput, workloadSources } from "./build.js";
+import {
+  type BuiltWorkloads,
+  buildScript,
+  needsBuild,
+  parseBuildOutput,
+  workloadSources,
+} from "./build.js";
 import type { Instance, NodeInventory } from "./instances.js";
 import { type InstanceOutcome, type LaunchOptions, runOnInstances } from "./launcher.js";
 import {
@@ -47,8 +53,17 @@ export function builtins(t: Transport, exec?: BesideLockOptions): Promise<BuiltW
   let p = built.get(t);
   if (!p) {
     p = (async () => {
-      const script = buildScript({ sources: workloadSources() });
-      const r = await t.exec({ shell: script }, { timeoutMs: 600_000, ...exec });
+      const sources = workloadSources();
+      // The probe first, without the sources: a node with the binaries (on PATH, or built by an
+      // earlier run) is answered by it. The full script is 96 KB, which every shell between
+      // the login and sh parses again (about 20 ms of the node's CPU), on every run.
+      const probe = await t.exec(
+        { shell: buildScript({ sources, probe: true }) },
+        { timeoutMs: 600_000, ...exec },
+      );
+      const r = needsBuild(probe.stdout)
+        ? await t.exec({ shell: buildScript({ sources }) }, { timeoutMs: 600_000, ...exec })
+        : probe;
       return parseBuildOutput(r.stdout, { node: t.node.name, stderr: r.stderr });
     })();
     built.set(t, p);

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
+import { LocalTransport } from "../../src/transport/local.js";
 import { quote } from "../../src/util/shell.js";
 import {
   archsFromComputeCap,
@@ -23,12 +24,15 @@ import {
   buildScript,
   defaultWorkloadsDir,
   MAX_SCRIPT_BYTES,
+  needsBuild,
   parseBuildOutput,
   WORKLOADS,
   type WorkloadName,
   type WorkloadOrigin,
   workloadSources,
 } from "../../src/workloads/build.js";
+import { builtins } from "../../src/workloads/node-run.js";
+import { nodeSpec } from "../helpers/node.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const base = tempDir("build");
@@ -205,6 +209,41 @@ describe("workload build script", () => {
       readdirSync(join(n.home, ".cache", "slicecheck", "workloads")),
       [built.cache.key],
       "no build folder left behind",
+    );
+  });
+
+  it("the probe, without the sources, answers as the script does, or says it must build", () => {
+    const n = node();
+    const probe = script({ nvcc: n.nvcc, probe: true });
+    const full = script({ nvcc: n.nvcc });
+    // The same text up to the build, without the 96 KB of sources.
+    assert.ok(full.startsWith(probe.slice(0, probe.lastIndexOf("say need-build"))));
+    assert.ok(!probe.includes("SLICECHECK_B64_END") && probe.length * 10 < full.length);
+    assert.equal(spawnSync("sh", ["-n"], { input: probe, encoding: "utf8" }).status, 0);
+    // Nothing built yet: it must build, and compiled nothing itself.
+    const first = run(probe, n.env, n.home);
+    assert.equal(first.status, 0, first.stderr);
+    assert.ok(needsBuild(first.stdout), first.stdout);
+    assert.deepEqual(n.nvccCalls(), ["--version"]);
+    assert.ok(!needsBuild(run(full, n.env, n.home).stdout));
+    // Built: its answer is the script's own, origins and paths and cache.
+    const cached = run(probe, n.env, n.home);
+    assert.ok(!needsBuild(cached.stdout));
+    assert.deepEqual(
+      parseBuildOutput(cached.stdout),
+      parseBuildOutput(run(full, n.env, n.home).stdout),
+    );
+    assert.deepEqual(parseBuildOutput(cached.stdout).origins, allOf("cache"));
+    // On PATH: the same, with no nvcc at all.
+    const p = node();
+    for (const w of WORKLOADS) executable(join(p.bin, `slicecheck-${w}`), "#!/bin/sh\n");
+    const onPath = run(script({ nvcc: "/nonexistent/nvcc", probe: true }), p.env, p.home);
+    assert.deepEqual(parseBuildOutput(onPath.stdout).origins, allOf("path"));
+    // An error the script would report before its build is the probe's too.
+    const none = run(script({ nvcc: "/opt/none/bin/nvcc", probe: true }), n.env, n.home);
+    assert.throws(
+      () => parseBuildOutput(none.stdout),
+      (e: unknown) => isSlicecheckError(e, "TOOL_MISSING"),
     );
   });
 
@@ -429,5 +468,42 @@ describe("workload build output", () => {
       "120",
     ]);
     assert.deepEqual(archsFromComputeCap("[N/A]\n"), []);
+  });
+});
+
+describe("built-in workloads on a node (builtins)", () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    for (const k of ["PATH", "HOME", "FAKE_NVCC_LOG", "FAKE_CAPS"]) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+  });
+
+  /** builtins() on a local node of `n`'s environment, and the commands it ran there. */
+  async function builtinsOn(n: ReturnType<typeof node>) {
+    Object.assign(process.env, n.env, { FAKE_CAPS: "8.0\n" });
+    const t = new LocalTransport(nodeSpec("b01", { host: "localhost", transport: "local" }), "r1");
+    const ran: string[] = [];
+    const exec = t.exec.bind(t);
+    t.exec = (c, o) => {
+      ran.push("shell" in c ? c.shell : c.argv.join(" "));
+      return exec(c, o);
+    };
+    return { built: await builtins(t), sizes: ran.map((x) => Buffer.byteLength(x)) };
+  }
+
+  it("sends the sources only where the probe found no binaries", async function () {
+    this.timeout(30_000);
+    const n = node();
+    const first = await builtinsOn(n);
+    assert.deepEqual(first.built.origins, allOf("built"));
+    // The probe, then the script with the sources.
+    assert.equal(first.sizes.length, 2);
+    assert.ok(first.sizes[0]! < 10_000 && first.sizes[1]! > 50_000, `${first.sizes}`);
+    const again = await builtinsOn(n);
+    assert.deepEqual(again.built.origins, allOf("cache"));
+    assert.deepEqual(again.built.binaries, first.built.binaries);
+    assert.equal(again.sizes.length, 1, "the probe alone answered");
   });
 });
