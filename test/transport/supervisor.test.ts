@@ -130,6 +130,25 @@ describe("node supervisor (through a local sh)", function () {
     });
   }
 
+  it("reads a request whose line comes in pieces, and an empty line, whole", async () => {
+    // bash awaits a line's first byte under the heartbeat timeout and reads the rest without
+    // one: the rest must still be waited for, not cut at what has come so far.
+    const t = new LocalTransport(here, newRunId());
+    const sup = await rawSupervisor(t);
+    const tag = `${t.runId}.p1`;
+    const line = `s ${tag} ${escapeLine(workload(t, tag, "echo in pieces"))}`;
+    sup.p.write(line.slice(0, 1));
+    await new Promise((r) => setTimeout(r, 300));
+    sup.p.write(line.slice(1, 40));
+    await new Promise((r) => setTimeout(r, 300));
+    sup.p.write(`${line.slice(40)}\n\n`);
+    assert.ok(await waitFor(() => sup.exit(tag) !== undefined, 10_000));
+    assert.equal(sup.text(tag, "stdout"), "in pieces\n");
+    assert.equal(sup.exit(tag), 0);
+    sup.p.end();
+    await sup.p.done;
+  });
+
   it("reports a request it cannot read and goes on", async () => {
     const t = new LocalTransport(here, newRunId());
     const sup = await rawSupervisor(t);
