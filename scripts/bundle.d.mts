@@ -3,3 +3,4 @@ export const CLI_BUNDLE: string;
 export function bundleSimTools(root: string): Promise<number | null>;
 export function bundleCli(root: string): Promise<number | null>;
 export function compileSuites(root: string, from?: string, to?: string): Promise<number | null>;
+export const SUITE_API: string;

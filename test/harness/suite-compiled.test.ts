@@ -2,11 +2,11 @@
 // the one that was compiled: an edited suite or helper, or a missing manifest, sends them back
 // to their sources. Compiled here with the build's own function, on a folder of this test's.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { compileSuites } from "../../scripts/bundle.mjs";
+import { compileSuites, SUITE_API } from "../../scripts/bundle.mjs";
 import { compiledIsCurrent, SOURCES_MANIFEST } from "../../src/harness/suite-compiled.js";
 import { modulePaths } from "../../src/harness/suite-loader.js";
 import type { SuiteFile } from "../../src/harness/suites.js";
@@ -53,6 +53,35 @@ describe("compiled built-in suites (dist/suites)", function () {
     assert.equal(path, join(dirs.compiledDir, "a.js"));
     const mod = (await import(pathToFileURL(path ?? "").href)) as { value: number };
     assert.equal(mod.value, 42);
+  });
+
+  it("gives the compiled suites `slicecheck/suite` as the one bundled module, and only that", async () => {
+    writeFileSync(
+      join(dirs.sourceDir, "c.ts"),
+      'import { harness } from "slicecheck/suite";\nexport const kind = typeof harness;\nexport const text = "slicecheck/suite";\n',
+    );
+    writeFileSync(
+      join(dirs.sourceDir, "lib", "d.ts"),
+      'export { fail } from "slicecheck/suite";\n',
+    );
+    assert.equal(await compileSuites(ROOT, dirs.sourceDir, dirs.compiledDir), 4);
+    const compiled = (rel: string) => readFileSync(join(dirs.compiledDir, rel), "utf8");
+    assert.match(compiled("c.js"), /from "\.\/suite-api\.js"/);
+    assert.match(compiled("lib/d.js"), /from "\.\.\/suite-api\.js"/);
+    // Only the import: a string that reads the same is the suite's own.
+    assert.match(compiled("c.js"), /text = "slicecheck\/suite"/);
+    // One module: no import of its own but Node's.
+    const api = compiled(SUITE_API);
+    assert.deepEqual(
+      [...api.matchAll(/^import .* from "([^"]+)"/gm)]
+        .map((m) => m[1])
+        .filter((x) => !x?.startsWith("node:")),
+      [],
+    );
+    const mod = (await import(pathToFileURL(join(dirs.compiledDir, "c.js")).href)) as {
+      kind: string;
+    };
+    assert.equal(mod.kind, "function");
   });
 
   it("loads a user's file from itself, compiled or not", () => {
