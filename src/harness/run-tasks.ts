@@ -3,13 +3,14 @@
 // drain → kernel log → layout (teardown: restore) → interlocks → node records → suites → Xid
 // records. What a task is for is decided from the suites' declarations, never their names.
 import { SlicecheckError } from "../errors.js";
+import type { Read } from "../mig/apply/bundle.js";
 import { interlockRefusals } from "../mig/apply/index.js";
 import { TOPOLOGY_READS } from "../store/topology.js";
 import type { BesideLockOptions } from "../transport/types.js";
 import { HARNESS_SUITE } from "../util/suite-registry.js";
-import { builtins } from "../workloads/node-run.js";
+import { BUILD_KEY, buildProbe, builtins } from "../workloads/node-run.js";
 import { layoutTask } from "./run-layout.js";
-import { readTopologyEarly, recordNodes, recordXids } from "./run-records.js";
+import { readTopologyEarly, recordNodes, recordXids, TOPOLOGY_KEY } from "./run-records.js";
 import { codeOf, errText } from "./run-reports.js";
 import { live, nodeOf, type RunState } from "./run-state.js";
 import { suitesTask } from "./run-suites.js";
@@ -33,7 +34,7 @@ export function connectTask(lock: boolean): RunTask<RunState> {
         // The discovery that follows, its login beside the lock's (its reads wait for it), and
         // what discovery would start beside it (startEarly).
         discoverEarly: lock,
-        withDiscovery: lock && topologyEarly(st) ? TOPOLOGY_READS : [],
+        withDiscovery: lock ? readsWithDiscovery(st) : {},
         besideLock: (s) => startEarly(st, s, s.readsBesideLock()),
       });
       st.sessions.push(...opened);
@@ -79,10 +80,9 @@ export function connectTask(lock: boolean): RunTask<RunState> {
  * `--list` runs nothing: no build check, no supervisor.
  */
 function startEarly(st: RunState, s: NodeSession, exec?: BesideLockOptions): void {
-  const { o } = st;
   if (topologyEarly(st)) readTopologyEarly(s, exec);
-  if (!anyNeeds(st.suites, "runsWorkloads") || o.list) return;
-  if (!o.layout && !o.drain) builtins(s, exec).catch(() => {});
+  if (!anyNeeds(st.suites, "runsWorkloads") || st.o.list) return;
+  if (buildEarly(st)) builtins(s, exec, s.alongDiscovery(BUILD_KEY)).catch(() => {});
   s.prepareSupervisor();
 }
 
@@ -90,6 +90,21 @@ function startEarly(st: RunState, s: NodeSession, exec?: BesideLockOptions): voi
  * where no layout will change it. */
 function topologyEarly(st: RunState): boolean {
   return st.recorder !== null && !st.o.layout;
+}
+
+/** Whether the built-in workloads are checked ahead of their need (startEarly says when). */
+function buildEarly(st: RunState): boolean {
+  const { o } = st;
+  return anyNeeds(st.suites, "runsWorkloads") && !o.list && !o.layout && !o.drain;
+}
+
+/** What startEarly would read beside the lock, made in the discovery's own call instead: a
+ * login each less on the node (each runs its start-up files). */
+function readsWithDiscovery(st: RunState): Record<string, readonly Read[]> {
+  return {
+    ...(topologyEarly(st) ? { [TOPOLOGY_KEY]: TOPOLOGY_READS } : {}),
+    ...(buildEarly(st) ? { [BUILD_KEY]: [buildProbe()] } : {}),
+  };
 }
 
 /** What each node has, read once for every suite; a node that cannot be read is its check. */

@@ -41,9 +41,9 @@ export interface SessionOpenOptions {
   leaseS?: number;
   /** With `lock`: start the node's discovery beside the lock's command (discoverBesideLock). */
   discoverEarly?: boolean;
-  /** With `discoverEarly`: reads made in the same call as that discovery, on its login (their
-   * answers: alongDiscovery). */
-  withDiscovery?: readonly Read[];
+  /** With `discoverEarly`: reads made in the same call as that discovery, on its login, by who
+   * takes their answers (alongDiscovery). */
+  withDiscovery?: Readonly<Record<string, readonly Read[]>>;
   /** With `lock`: called as the lock's command starts, to start other reads beside it; each
    * read passes readsBesideLock()'s options, which hold it on the node until the lease is the
    * run's and stop it when the lock is refused or the session closes. */
@@ -102,7 +102,7 @@ export class NodeSession implements Transport {
         this.lockTaken = new Promise((r) => {
           taken = r;
         });
-        if (o.discoverEarly) this.discoverBesideLock(o.withDiscovery ?? []);
+        if (o.discoverEarly) this.discoverBesideLock(o.withDiscovery ?? {});
         o.besideLock?.(this);
         this.lock = await acquireLock(
           first.t,
@@ -139,19 +139,34 @@ export class NodeSession implements Transport {
    * wait on the node until the lease is this run's (leaseAwait), so nothing is read before
    * the node is locked; a lock refused aborts it. discover() takes its answer.
    */
-  private discoverBesideLock(also: readonly Read[]): void {
+  private discoverBesideLock(also: Readonly<Record<string, readonly Read[]>>): void {
     const abort = new AbortController();
-    const d = discoverWith(this, also, { awaitLease: true, signal: abort.signal });
+    const keys = Object.keys(also);
+    const d = discoverWith(this, Object.values(also).flat(), {
+      awaitLease: true,
+      signal: abort.signal,
+    });
     d.inventory.catch(() => {}); // taken by discover(), or never wanted (the lock was refused)
-    this.early = { inventory: d.inventory, also: also.length > 0 ? d.also : null, abort };
+    const along = new Map<string, Promise<Output[]>>();
+    let at = 0;
+    for (const k of keys) {
+      const from = at;
+      at += also[k]?.length ?? 0;
+      along.set(
+        k,
+        d.also.then((o) => o.slice(from, at)),
+      );
+      along.get(k)?.catch(() => {}); // taken by alongDiscovery's caller, or never wanted
+    }
+    this.early = { inventory: d.inventory, along, abort };
   }
 
-  /** The answers of the reads made with the discovery started beside the lock
+  /** The answers of `key`'s reads made with the discovery started beside the lock
    * (SessionOpenOptions.withDiscovery), once; null where there were none, or they were taken.
    * They fail where that call did (the lock refused, the discovery aborted, the node lost). */
-  alongDiscovery(): Promise<Output[]> | null {
-    const also = this.early?.also ?? null;
-    if (this.early) this.early.also = null;
+  alongDiscovery(key: string): Promise<Output[]> | null {
+    const also = this.early?.along.get(key) ?? null;
+    this.early?.along.delete(key);
     return also;
   }
 
@@ -405,7 +420,7 @@ export class NodeSession implements Transport {
 
 interface Early {
   inventory: Promise<NodeInventory>;
-  also: Promise<Output[]> | null;
+  along: Map<string, Promise<Output[]>>;
   abort: AbortController;
 }
 

@@ -1,5 +1,6 @@
 // One node's part of a run: a suite's workload on all of the node's instances together, over
 // the node's session (which opens a second connection only when the channels run out).
+import type { Output } from "../mig/apply/bundle.js";
 import type { BesideLockOptions, Transport } from "../transport/types.js";
 import {
   type BuiltWorkloads,
@@ -43,24 +44,48 @@ export interface NodeRunOptions extends Omit<LaunchOptions, "repetition"> {
   durationS: number;
 }
 
+/** The key of the build check's probe in a discovery's call (SessionOpenOptions.withDiscovery). */
+export const BUILD_KEY = "build";
+
+/** The build check's probe as a read, for a call that makes it with others: its answer is then
+ * passed to builtins as `probed`. */
+export function buildProbe(): { shell: string } {
+  return { shell: buildScript({ sources: workloadSources(), probe: true }) };
+}
+
 /** The built-in workloads on the node: pre-installed ones on PATH, else built with the node's
  * own nvcc into a cache keyed by the sources (binaries of a newer CUDA do not run on older
  * drivers, so they are never shipped from here). `exec`: passed on to the check (a read that
- * waits for the lease, its abort). */
-export function builtins(t: Transport, exec?: BesideLockOptions): Promise<BuiltWorkloads> {
+ * waits for the lease, its abort). `probed`: the probe's answer from a call that made it
+ * (buildProbe); where that call failed, or the probe ran past its deadline there, it is asked
+ * again on its own. */
+export function builtins(
+  t: Transport,
+  exec?: BesideLockOptions,
+  probed?: Promise<readonly Output[]> | null,
+): Promise<BuiltWorkloads> {
   // Asked once per connection (the run's session): the run asks early, as it locks the node,
   // so that the stress phase finds them ready. A failed build is asked again next time.
   let p = built.get(t);
   if (!p) {
     p = (async () => {
       const sources = workloadSources();
+      const given = probed
+        ? await probed.then(
+            ([o]) => o ?? null,
+            () => null,
+          )
+        : null;
       // The probe first, without the sources: a node with the binaries (on PATH, or built by an
       // earlier run) is answered by it. The full script is 96 KB, which every shell between
       // the login and sh parses again (about 20 ms of the node's CPU), on every run.
-      const probe = await t.exec(
-        { shell: buildScript({ sources, probe: true }) },
-        { timeoutMs: 600_000, ...exec },
-      );
+      const probe =
+        given && !given.timedOut && given.exitCode !== null
+          ? given
+          : await t.exec(
+              { shell: buildScript({ sources, probe: true }) },
+              { timeoutMs: 600_000, ...exec },
+            );
       const r = needsBuild(probe.stdout)
         ? await t.exec({ shell: buildScript({ sources }) }, { timeoutMs: 600_000, ...exec })
         : probe;

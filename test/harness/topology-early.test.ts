@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readTopologyEarly, recordNodes } from "../../src/harness/run-records.js";
+import { readTopologyEarly, recordNodes, TOPOLOGY_KEY } from "../../src/harness/run-records.js";
 import { NodeSession } from "../../src/harness/session.js";
 import type { Recorder } from "../../src/store/recorder.js";
 import { type GpuTopology, TOPOLOGY_READS } from "../../src/store/topology.js";
@@ -92,7 +92,7 @@ describe("node session: the records' catalogue in discovery's call", function ()
       lock: true,
       command: "test",
       discoverEarly: true,
-      withDiscovery: TOPOLOGY_READS,
+      withDiscovery: { [TOPOLOGY_KEY]: TOPOLOGY_READS },
       besideLock: (x) => readTopologyEarly(x, x.readsBesideLock()),
     });
     return s;

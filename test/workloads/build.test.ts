@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
+import type { Output } from "../../src/mig/apply/bundle.js";
 import { LocalTransport } from "../../src/transport/local.js";
 import { quote } from "../../src/util/shell.js";
 import {
@@ -31,7 +32,7 @@ import {
   type WorkloadOrigin,
   workloadSources,
 } from "../../src/workloads/build.js";
-import { builtins } from "../../src/workloads/node-run.js";
+import { buildProbe, builtins } from "../../src/workloads/node-run.js";
 import { nodeSpec } from "../helpers/node.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -481,7 +482,7 @@ describe("built-in workloads on a node (builtins)", () => {
   });
 
   /** builtins() on a local node of `n`'s environment, and the commands it ran there. */
-  async function builtinsOn(n: ReturnType<typeof node>) {
+  async function builtinsOn(n: ReturnType<typeof node>, probed?: Promise<readonly Output[]>) {
     Object.assign(process.env, n.env, { FAKE_CAPS: "8.0\n" });
     const t = new LocalTransport(nodeSpec("b01", { host: "localhost", transport: "local" }), "r1");
     const ran: string[] = [];
@@ -490,8 +491,38 @@ describe("built-in workloads on a node (builtins)", () => {
       ran.push("shell" in c ? c.shell : c.argv.join(" "));
       return exec(c, o);
     };
-    return { built: await builtins(t), sizes: ran.map((x) => Buffer.byteLength(x)) };
+    const built = await builtins(t, undefined, probed);
+    return { built, sizes: ran.map((x) => Buffer.byteLength(x)) };
   }
+
+  /** The probe's answer as a call that made it with other reads gives it (buildProbe). */
+  function probeAnswer(n: ReturnType<typeof node>, timedOut = false): Output {
+    const r = run(buildProbe().shell, { ...n.env, FAKE_CAPS: "8.0\n" }, n.home);
+    return { stdout: r.stdout, stderr: r.stderr, exitCode: r.status, timedOut };
+  }
+
+  it("takes the probe's answer from another call, and asks again where it has none", async function () {
+    this.timeout(30_000);
+    const n = node();
+    const built = await builtinsOn(n);
+    assert.deepEqual(built.built.origins, allOf("built"));
+    // Built: the answer given is the whole check, no command of its own.
+    const given = await builtinsOn(n, Promise.resolve([probeAnswer(n)]));
+    assert.deepEqual(given.built.origins, allOf("cache"));
+    assert.deepEqual(given.sizes, []);
+    // A call that failed, or a probe killed at that call's deadline: asked on its own.
+    const failed = await builtinsOn(n, Promise.reject(new Error("lost")));
+    assert.equal(failed.sizes.length, 1);
+    assert.deepEqual(failed.built.origins, allOf("cache"));
+    const late = await builtinsOn(n, Promise.resolve([probeAnswer(n, true)]));
+    assert.equal(late.sizes.length, 1);
+    // Nothing built on a fresh node: the answer says so, and the script is sent.
+    const fresh = node();
+    const first = await builtinsOn(fresh, Promise.resolve([probeAnswer(fresh)]));
+    assert.deepEqual(first.built.origins, allOf("built"));
+    assert.equal(first.sizes.length, 1);
+    assert.ok(first.sizes[0]! > 50_000);
+  });
 
   it("sends the sources only where the probe found no binaries", async function () {
     this.timeout(30_000);
