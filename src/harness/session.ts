@@ -141,24 +141,9 @@ export class NodeSession implements Transport {
    */
   private discoverBesideLock(also: Readonly<Record<string, readonly Read[]>>): void {
     const abort = new AbortController();
-    const keys = Object.keys(also);
-    const d = discoverWith(this, Object.values(also).flat(), {
-      awaitLease: true,
-      signal: abort.signal,
-    });
+    const d = discoverWith(this, also, { awaitLease: true, signal: abort.signal });
     d.inventory.catch(() => {}); // taken by discover(), or never wanted (the lock was refused)
-    const along = new Map<string, Promise<Output[]>>();
-    let at = 0;
-    for (const k of keys) {
-      const from = at;
-      at += also[k]?.length ?? 0;
-      along.set(
-        k,
-        d.also.then((o) => o.slice(from, at)),
-      );
-      along.get(k)?.catch(() => {}); // taken by alongDiscovery's caller, or never wanted
-    }
-    this.early = { inventory: d.inventory, along, abort };
+    this.early = { inventory: d.inventory, along: d.also, abort };
   }
 
   /** The answers of `key`'s reads made with the discovery started beside the lock

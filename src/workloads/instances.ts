@@ -189,30 +189,38 @@ export function discoverInstances(
   t: Transport,
   exec?: BundleOptions["exec"],
 ): Promise<NodeInventory> {
-  return discoverWith(t, [], exec).inventory;
+  return discoverWith(t, {}, exec).inventory;
 }
 
 /** Discovery, with `also`'s reads in the same call (one login, where each would be its own):
- * their outputs in `also`'s order, under the same per-read deadline. Both answer when every
- * read of the call has; `also` fails only when the call does, not when the inventory does. */
+ * each key's outputs in its reads' order, under the same per-read deadline. All answer when
+ * every read of the call has; `also`'s fail only when the call does, not when the inventory
+ * does. */
 export function discoverWith(
   t: Transport,
-  also: readonly BundleRead[],
+  also: Readonly<Record<string, readonly BundleRead[]>>,
   exec?: BundleOptions["exec"],
-): { inventory: Promise<NodeInventory>; also: Promise<Output[]> } {
+): { inventory: Promise<NodeInventory>; also: Map<string, Promise<Output[]>> } {
   // The four reads side by side in one call: one channel and one login on the node, where each
   // of them was its own (a login runs the node's start-up files: 0.2-2 s on real nodes). -lgi
   // is only used, and its failure only matters, when the GPU listing shows MIG devices.
   // Each read under its own deadline: a hung nvidia-smi is that read's timeout, and names it.
   const reads = [LISTING, TABLE, LGI, GUESTS];
-  const outs = readBundle(t, [...reads, ...also], {
+  const outs = readBundle(t, [...reads, ...Object.values(also).flat()], {
     readTimeoutS: NVSMI_TIMEOUT_MS / 1000,
     privileged: false,
     exec,
   });
-  const alsoOuts = outs.then((o) => o.slice(reads.length));
-  alsoOuts.catch(() => {}); // the call's failure is the inventory's to report
-  return { inventory: outs.then((o) => inventoryOf(t.node.name, o)), also: alsoOuts };
+  const keyed = new Map<string, Promise<Output[]>>();
+  let at = reads.length;
+  for (const [key, r] of Object.entries(also)) {
+    const from = at;
+    at += r.length;
+    const mine = outs.then((o) => o.slice(from, from + r.length));
+    mine.catch(() => {}); // the call's failure is the inventory's to report
+    keyed.set(key, mine);
+  }
+  return { inventory: outs.then((o) => inventoryOf(t.node.name, o)), also: keyed };
 }
 
 /** The node's inventory from discovery's four outputs (LISTING, TABLE, LGI, GUESTS). */
