@@ -118,6 +118,37 @@ function tagging(entries: string[], sudo: boolean, names: string[]): string {
   return `export ${entries.join(" ")}; exec`;
 }
 
+/**
+ * The command's own watchdog, which shares its channel: a background reader of the channel's
+ * stdin (where the controller writes a heartbeat byte every few seconds) that, when the
+ * heartbeats stop (controller hung, network gone) or the channel ends (the command finished,
+ * the controller was killed, the connection dropped), kills the command's process group and
+ * anything that carries its tag (a stray that escaped the group). No second channel. Built only
+ * for a command that has one: a supervised command's (noWatcher) is its supervisor's.
+ *
+ * The watchdog's first signal is SIGHUP, which nothing else of the run sends (deadlines and
+ * kills send TERM, a tenant's crash is KILL or SEGV): a command that died of it was stopped
+ * because the controller went silent, which says nothing about the node (WATCHDOG_SIGNAL).
+ * It takes the node's fork count as it starts (WATCHDOG_FORKS), for its end scan.
+ *
+ * A background job of a non-interactive shell reads /dev/null unless its stdin is given
+ * explicitly (POSIX), so the channel's stdin is handed over through fd 3.
+ *
+ * Where the login shell is bash (BASHPID set), the watchdog is a subshell of it, a fork: a
+ * bash of its own was an exec and a start-up more in every remote command (about 5 ms of CPU
+ * on 2 cores). It reads the same text through eval, with $1 the command's pid as before; the
+ * kill steps know themselves by BASHPID (KILL_BY_TAG). Under sudo, or another login shell,
+ * it is "$b" started as before.
+ */
+function watcherOf(o: WrapOptions): string {
+  const watch = `${WATCHDOG_FORKS} ${readBeat()} while r; do :; done; ${watchdogEndScript(o.cmdTag)}`;
+  const bg = `<&3 >/dev/null 2>&1 &`;
+  const start = o.sudo
+    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${bg}`
+    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" ${bg} fi;`;
+  return `exec 3<&0; ${start} exec 3<&-;`;
+}
+
 export function wrapCommand(cmd: Command, o: WrapOptions): string {
   const env = Object.entries(o.env ?? {}).map(([k, v]) => {
     if (!ENV_NAME.test(k))
@@ -155,35 +186,10 @@ export function wrapCommand(cmd: Command, o: WrapOptions): string {
   // sshd starts each exec in a new session, so the shell's $$ is the process group id; `exec`
   // keeps that pid through sudo/env/timeout. The marker goes to stderr and is stripped there;
   // it is printed once the login shell is done, so the controller's deadline counts from it.
-  //
-  // The command's own watchdog shares its channel: a background reader of the channel's stdin
-  // (where the controller writes a heartbeat byte every few seconds) that, when the heartbeats
-  // stop (controller hung, network gone) or the channel ends (the command finished, the
-  // controller was killed, the connection dropped), kills the command's process group and
-  // anything that carries its tag (a stray that escaped the group). No second channel.
-  //
-  // The watchdog's first signal is SIGHUP, which nothing else of the run sends (deadlines and
-  // kills send TERM, a tenant's crash is KILL or SEGV): a command that died of it was stopped
-  // because the controller went silent, which says nothing about the node (WATCHDOG_SIGNAL).
-  // It takes the node's fork count as it starts (WATCHDOG_FORKS), for its end scan.
-  const watch = `${WATCHDOG_FORKS} ${readBeat()} while r; do :; done; ${watchdogEndScript(o.cmdTag)}`;
-  // A background job of a non-interactive shell reads /dev/null unless its stdin is given
-  // explicitly (POSIX), so the channel's stdin is handed over through fd 3.
-  //
-  // Where the login shell is bash (BASHPID set), the watchdog is a subshell of it, a fork: a
-  // bash of its own was an exec and a start-up more in every remote command (about 5 ms of CPU
-  // on 2 cores). It reads the same text through eval, with $1 the command's pid as before; the
-  // kill steps know themselves by BASHPID (KILL_BY_TAG). Under sudo, or another login shell,
-  // it is "$b" started as before.
-  const bg = `<&3 >/dev/null 2>&1 &`;
-  const start = o.sudo
-    ? `sudo -n "$b" -c ${quote(watch)} watchdog "$$" ${bg}`
-    : `wd=${quote(watch)}; if [ -n "\${BASHPID:-}" ]; then (set -- "$$"; eval "$wd") ${bg} else "$b" -c "$wd" watchdog "$$" ${bg} fi;`;
-  const watcher = `exec 3<&0; ${start} exec 3<&-;`;
   return [
     `echo "${PGID_MARKER}$$" >&2;`,
     o.noWatcher && !o.record && !bash ? "" : PICK_SHELL,
-    o.noWatcher ? "" : watcher,
+    o.noWatcher ? "" : watcherOf(o),
     tagging(tags, o.sudo, Object.keys(o.env ?? {})),
     `timeout -k ${GRACE_S} ${Math.max(1, Math.ceil(o.deadlineS))}`,
     body,
