@@ -30,18 +30,18 @@ describe("compiled built-in suites (dist/suites)", function () {
     builtin: false,
   });
 
+  /** A source file under the test's suites/ folder. */
+  const source = (rel: string, text: string) => writeFileSync(join(dirs.sourceDir, rel), text);
+
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "sc-compiled-"));
     dirs = { sourceDir: join(dir, "suites"), compiledDir: join(dir, "dist-suites") };
     mkdirSync(join(dirs.sourceDir, "lib"), { recursive: true });
-    writeFileSync(
-      join(dirs.sourceDir, "a.ts"),
+    source(
+      "a.ts",
       'import { twice } from "./lib/b.js";\nexport const value: number = twice(21);\n',
     );
-    writeFileSync(
-      join(dirs.sourceDir, "lib", "b.ts"),
-      "export function twice(n: number): number {\n  return n * 2;\n}\n",
-    );
+    source("lib/b.ts", "export function twice(n: number): number {\n  return n * 2;\n}\n");
     writeFileSync(join(dir, "mine.ts"), "export const mine = 1;\n");
     assert.equal(await compileSuites(ROOT, dirs.sourceDir, dirs.compiledDir), 2);
   });
@@ -56,14 +56,11 @@ describe("compiled built-in suites (dist/suites)", function () {
   });
 
   it("gives the compiled suites `slicecheck/suite` as the one bundled module, and only that", async () => {
-    writeFileSync(
-      join(dirs.sourceDir, "c.ts"),
+    source(
+      "c.ts",
       'import { harness } from "slicecheck/suite";\nexport const kind = typeof harness;\nexport const text = "slicecheck/suite";\n',
     );
-    writeFileSync(
-      join(dirs.sourceDir, "lib", "d.ts"),
-      'export { fail } from "slicecheck/suite";\n',
-    );
+    source("lib/d.ts", 'export { fail } from "slicecheck/suite";\n');
     assert.equal(await compileSuites(ROOT, dirs.sourceDir, dirs.compiledDir), 4);
     const compiled = (rel: string) => readFileSync(join(dirs.compiledDir, rel), "utf8");
     assert.match(compiled("c.js"), /from "\.\/suite-api\.js"/);
@@ -92,10 +89,7 @@ describe("compiled built-in suites (dist/suites)", function () {
   });
 
   it("goes back to the sources once a helper is edited after the build", () => {
-    writeFileSync(
-      join(dirs.sourceDir, "lib", "b.ts"),
-      "export function twice(n: number): number {\n  return n * 3;\n}\n",
-    );
+    source("lib/b.ts", "export function twice(n: number): number {\n  return n * 3;\n}\n");
     assert.equal(compiledIsCurrent(dirs), false);
     assert.deepEqual(modulePaths([builtin()], dirs), [builtin().path]);
   });
