@@ -9,10 +9,10 @@ import type { BesideLockOptions } from "../transport/types.js";
 import type { InstanceOutcome } from "../workloads/launcher.js";
 import type { NodeSession } from "./session.js";
 
-/** null: read with a discovery that failed, to be read again where still wanted. */
 /** The key of the catalogue's reads in SessionOpenOptions.withDiscovery. */
 export const TOPOLOGY_KEY = "topology";
 
+/** null: read with a discovery that failed, to be read again where still wanted. */
 const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology> | null>>();
 
 /** The node's live catalogue read beside its discovery, for recordNodes: only where the run
@@ -20,8 +20,8 @@ const early = new WeakMap<NodeSession, Promise<Map<number, GpuTopology> | null>>
  * apply). Off the run's path, as discovery's own `-lgi` read is: used only if the node shows MIG
  * instances (a read that fails is no topology, as in readTopology). Started once: in the call of
  * the discovery started beside the node lock where the run asked for it there
- * (SessionOpenOptions.withDiscovery: TOPOLOGY_READS as TOPOLOGY_KEY), else beside the lock on its own (`exec`:
- * NodeSession.readsBesideLock), else beside discovery. */
+ * (SessionOpenOptions.withDiscovery: TOPOLOGY_READS as TOPOLOGY_KEY), else beside the lock on
+ * its own (`exec`: NodeSession.readsBesideLock), else beside discovery. */
 export function readTopologyEarly(s: NodeSession, exec?: BesideLockOptions): void {
   if (early.has(s)) return;
   const along = s.alongDiscovery(TOPOLOGY_KEY);

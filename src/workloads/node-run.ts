@@ -69,7 +69,6 @@ export function builtins(
   let p = built.get(t);
   if (!p) {
     p = (async () => {
-      const sources = workloadSources();
       const given = probed
         ? await probed.then(
             ([o]) => o ?? null,
@@ -82,12 +81,12 @@ export function builtins(
       const probe =
         given && !given.timedOut && given.exitCode !== null
           ? given
-          : await t.exec(
-              { shell: buildScript({ sources, probe: true }) },
-              { timeoutMs: 600_000, ...exec },
-            );
+          : await t.exec(buildProbe(), { timeoutMs: 600_000, ...exec });
       const r = needsBuild(probe.stdout)
-        ? await t.exec({ shell: buildScript({ sources }) }, { timeoutMs: 600_000, ...exec })
+        ? await t.exec(
+            { shell: buildScript({ sources: workloadSources() }) },
+            { timeoutMs: 600_000, ...exec },
+          )
         : probe;
       return parseBuildOutput(r.stdout, { node: t.node.name, stderr: r.stderr });
     })();
