@@ -40,9 +40,13 @@ function holders(runId: string): number[] {
       }
     })
     .map(Number);
-  // A fork of the holder (a command substitution, a sleep not yet exec'd) carries its command
-  // line for an instant: only the shell whose parent is not itself a holder is the holder.
-  return found.filter((p) => !found.includes(parentOf(p)));
+  // A fork of the holder (a command substitution, an `mv` not yet exec'd) carries its command
+  // line for an instant: only the shell whose parent is not itself a holder is the holder. A
+  // fork that ended between the two reads has no parent left to read (0): it was no holder.
+  return found.filter((p) => {
+    const parent = parentOf(p);
+    return parent !== 0 && !found.includes(parent);
+  });
 }
 
 describe("the node lease guards every change (real sshd, simulated H100)", function () {
