@@ -29,7 +29,7 @@ function time(fn) {
   return { median: runs[Math.floor(runs.length / 2)], min: runs[0], max: runs[runs.length - 1] };
 }
 
-// "planner", "workloads", "isolation", "exec", "transport", "records", "slurm", "rollout" or
+// "planner", "workloads", "supervisor", "isolation", "exec", "transport", "records", "slurm", "rollout" or
 // "inventory"; all by default. Also "scale" (exec's 32/128/256-node half) and "fleet" (the 64-node
 // run), which only run when named.
 const only = process.env.BENCH;
@@ -62,6 +62,8 @@ try {
   if (!only || only === "inventory") (await import("./bench-inventory.mjs")).benchInventory(root);
   if (!only || only === "workloads")
     await (await import("./bench-workloads.mjs")).benchWorkloads(root, dir);
+  if (!only || only === "supervisor")
+    await (await import("./bench-supervisor.mjs")).benchSupervisor(root);
   if (!only || only === "isolation") (await import("./bench-isolation.mjs")).benchIsolation(root);
   if (!only || only === "exec") await benchExec();
   // The scale half of "exec" alone (bench-scale.mjs).

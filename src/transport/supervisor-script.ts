@@ -23,7 +23,7 @@
 // Each frame is one printf, at most PIPE_BUF bytes, so frames of concurrent commands never
 // interleave (writes to a pipe of up to PIPE_BUF bytes are atomic).
 import { quote } from "../util/shell.js";
-import { HEARTBEAT_TIMEOUT_S, JOB_TAG, PICK_SHELL, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
+import { SUPERVISED_WATCHDOG } from "./remote-scripts.js";
 
 export const SUP_MARKER = "@@slicecheck:sup ";
 /** Bytes of a line per frame: with an id of at most MAX_ID_LENGTH, a frame stays under 4096. */
@@ -125,26 +125,4 @@ export function supervisorScript(): string {
     `while rl; do l=\${l%.}; case $l in h) ;; "s "*|"k "*) set -f; set -- $l; set +f; dec "$3"; if [ "$1" = s ]; then run "$2" "$c" s & else run "$2" "$c" & fi ;; *) echo "bad request: $l" >&2 ;; esac; done;`,
     watchdog,
   ].join("\n");
-}
-
-/** The command line that starts the supervisor over a channel, tagged with the run (killRun,
- * listRun and `slicecheck cleanup` find it and everything it starts). */
-export function supervisorCommand(
-  runTag: string,
-  sudo: boolean,
-  heartbeatTimeoutS = HEARTBEAT_TIMEOUT_S,
-): string {
-  return [
-    // bash where the node has it: its read and printf spare processes on every request.
-    PICK_SHELL,
-    // Exported by the login shell, which then execs the supervisor: `env` was an exec more.
-    "export",
-    quote(`SLICECHECK_RUN=${runTag}`),
-    `${JOB_TAG};`,
-    'exec "$b" -c',
-    quote(supervisorScript()),
-    "slicecheck-supervisor",
-    String(heartbeatTimeoutS),
-    quote(sudo ? "sudo -n" : ""),
-  ].join(" ");
 }

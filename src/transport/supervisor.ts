@@ -9,7 +9,8 @@ import { quote } from "../util/shell.js";
 import { CommandRun, LOGIN_ALLOWANCE_MS } from "./command-run.js";
 import { heartbeat, type ManagedExecutor } from "./managed.js";
 import { type Frame, FrameParser } from "./supervisor-frames.js";
-import { escapeLine, SUPERVISOR_ID, supervisorCommand } from "./supervisor-script.js";
+import { supervisorCommand } from "./supervisor-perl.js";
+import { escapeLine, SUPERVISOR_ID } from "./supervisor-script.js";
 import type {
   Command,
   ExecOptions,

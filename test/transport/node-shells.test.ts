@@ -6,8 +6,9 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { parseEndRecord } from "../../src/transport/end-record.js";
-import { readBeat, wrapCommand } from "../../src/transport/remote-scripts.js";
+import { readBeat, SUPERVISED_WATCHDOG, wrapCommand } from "../../src/transport/remote-scripts.js";
 import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
+import { perlSupervisor } from "../../src/transport/supervisor-perl.js";
 import { escapeLine, supervisorScript } from "../../src/transport/supervisor-script.js";
 import { notingTools } from "../helpers/noting-tools.js";
 
@@ -15,13 +16,18 @@ import { notingTools } from "../helpers/noting-tools.js";
  * output, `\0` starts an octal), `%`, blanks at its ends, quotes, newlines, UTF-8. */
 const TRICKY = "printf '%s' ' a\\tb\\c \\0101 %d \"q\" ü→ \n\n x  '";
 
-/** The supervisor's script run by `shell` itself: the frames of the one command started by
- * `line`, in the order they came. */
+/** How `shell` runs the supervisor: its script, or perl's (whose fallback is dash's). */
+function supervisorArgv(shell: string): string[] {
+  const args = ["slicecheck-supervisor", "15", ""];
+  return shell === "perl"
+    ? ["-e", perlSupervisor(), ...args, "/bin/sh", supervisorScript(), SUPERVISED_WATCHDOG]
+    : ["-c", supervisorScript(), ...args];
+}
+
+/** The supervisor's script run by `shell` itself (or perl's by perl): the frames of the one
+ * command started by `line`, in the order they came. */
 async function superviseFrames(shell: string, line: string, env = process.env): Promise<Frame[]> {
-  const p = spawn(shell, ["-c", supervisorScript(), "slicecheck-supervisor", "15", ""], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env,
-  });
+  const p = spawn(shell, supervisorArgv(shell), { stdio: ["pipe", "pipe", "pipe"], env });
   const parser = new FrameParser();
   const frames: Frame[] = [];
   p.stdout.on("data", (b: Buffer) => frames.push(...parser.feed(b)));
@@ -80,7 +86,7 @@ describe("node-side helpers under bash and under sh", () => {
     });
   }
 
-  for (const { shell, why } of SHELLS) {
+  for (const shell of [...SHELLS.map((s) => s.shell), "perl"]) {
     it(`${shell}: the supervisor decodes a request's text byte for byte`, async () => {
       const expected = spawnSync("sh", ["-c", TRICKY], { encoding: "utf8" }).stdout;
       assert.ok(expected.includes("\\c") && expected.includes("ü→"), expected);
@@ -88,9 +94,9 @@ describe("node-side helpers under bash and under sh", () => {
     });
   }
 
-  for (const { shell } of SHELLS) {
-    const bash = shell === "/bin/bash";
-    it(`${shell}: a command's output ends with its last writer${bash ? ", through pipes of bash's own (no mkfifo)" : ", through fifos"}`, async () => {
+  for (const shell of [...SHELLS.map((s) => s.shell), "perl"]) {
+    const fifos = shell === "/bin/sh";
+    it(`${shell}: a command's output ends with its last writer${fifos ? ", through fifos" : ", through pipes of its own (no mkfifo)"}`, async () => {
       // mkfifo is noted, then makes the fifos as asked.
       const tools = notingTools(["mkfifo"]);
       const env = { ...process.env, PATH: tools.path };
@@ -99,9 +105,42 @@ describe("node-side helpers under bash and under sh", () => {
       const lines = frames.flatMap((f) => (f.kind === "out" ? [f.bytes.toString()] : []));
       assert.deepEqual(lines, ["a\n", "b\n", "late\n"]);
       assert.equal(frames.at(-1)?.kind, "exit", "the exit frame comes after the last line");
-      assert.equal(tools.calls().includes("mkfifo"), !bash, `mkfifo ran: ${!bash}`);
+      assert.equal(tools.calls().includes("mkfifo"), fifos, `mkfifo ran: ${fifos}`);
     });
   }
+
+  it("perl's supervisor sends the frames the shell's sends, frame for frame", async () => {
+    // Lines about a frame's size (3840), one far longer, empty lines, both streams at once, a last
+    // line without newline on each, and an exit status; then a command killed by a signal.
+    const lines = [3839, 3840, 3841, 0, 10000, 0, 7].map((n, i) => "abcdefg"[i]!.repeat(n));
+    const cmd = `printf '%s\\n' ${lines.map((l) => `'${l}'`).join(" ")}; echo e1 >&2; printf 'no newline'; printf 'last err' >&2; exit 7`;
+    const split = (frames: Frame[]) =>
+      ["stdout", "stderr"].map((stream) =>
+        frames.flatMap((f) =>
+          f.kind === "out" && f.stream === stream
+            ? [`${f.bytes.length}:${f.bytes.toString()}`]
+            : [],
+        ),
+      );
+    for (const line of [cmd, "echo before; kill -TERM $$"]) {
+      const [bash, perl] = [
+        await superviseFrames("/bin/bash", line),
+        await superviseFrames("perl", line),
+      ];
+      assert.deepEqual(split(perl), split(bash));
+      assert.deepEqual(perl.at(-1), bash.at(-1), "the same exit frame, last");
+    }
+    // The frames carry what was asked: a line cut at 3840 bytes (a whole line's frame holds its
+    // newline), and the two statuses.
+    const frames = await superviseFrames("perl", cmd);
+    assert.deepEqual(
+      frames.flatMap((f) => (f.kind === "out" && f.stream === "stdout" ? [f.bytes.length] : [])),
+      [3840, 3841, 3840, 2, 1, 3840, 3840, 2321, 1, 8, 10],
+    );
+    assert.deepEqual(frames.at(-1), { kind: "exit", id: "c1", code: 7 });
+    const killed = await superviseFrames("perl", "kill -TERM $$");
+    assert.deepEqual(killed.at(-1), { kind: "exit", id: "c1", code: 143 });
+  });
 
   it("a shell command marked bash runs under /bin/bash, from a login shell that is sh", () => {
     const o = { runTag: "t", cmdTag: "c", deadlineS: 30, noWatcher: true, sudo: false };

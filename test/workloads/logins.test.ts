@@ -115,9 +115,10 @@ describe("one login per node per phase (node supervisor, real sshd)", function (
         await waitFor(() => cmdlines().includes("sleep 300 "), 15_000),
         "the workload runs under the supervisor",
       );
-      // The supervisor itself carries the run's tag: cleanup finds it too.
+      // The supervisor itself carries the run's tag: cleanup finds it too (perl's, this
+      // machine having perl; the shell's where a node has none).
       assert.ok(
-        cmdlines().some((l) => /^(\/bin\/bash|sh) -c hb=\$1;/.test(l)),
+        cmdlines().some((l) => /^perl -e use strict;|^(\/bin\/bash|sh) -c hb=\$1;/.test(l)),
         cmdlines().join("\n"),
       );
       const r = await cli("cleanup", "-i", c.inventoryPath, "--run", run, "--json");

@@ -1,0 +1,120 @@
+// The node's supervisor in perl, where the node has perl with its POSIX module (perl-base, which
+// Debian and Ubuntu mark essential; perl-POSIX on RHEL): the same protocol as the shell's
+// (supervisor-script.ts), in one process. The shell's costs a workload four forks of itself (the
+// runner, two framers, the command) and a setsid exec: 88 ms of CPU a workload on this 2-core
+// machine, where this takes 41 (28 recorded workloads started at once, measured by
+// bench-supervisor.mjs). It reads every command's stdout and stderr through select(2), in
+// blocks, where the shell's framers read byte by byte.
+//
+// What it keeps of the shell's: each `s` command leads its own session (setsid), so `$$` in its
+// line is its process group; a `k` command runs in the supervisor's; a command's stdin is
+// /dev/null; an exit frame comes after its command's last output frame, once both its pipes are
+// closed (an orphan that holds one delays it, as it delays the shell's framer) and the command
+// has been reaped, with the shell's status (128 + the signal of a command killed by one). When
+// its stdin ends or no byte comes for more than the heartbeat timeout, it starts the watchdog
+// (SUPERVISED_WATCHDOG, under the kill prefix) for every `s` command not yet done, reads no
+// more requests, and exits once those commands and watchdogs are done.
+//
+// What it does better: frames go out through a queue on a non-blocking stdout, so a controller
+// that stops reading cannot keep the heartbeat timeout from firing (the shell's framers block on
+// their own, apart from its reader); over 1 MiB queued, it stops reading the commands' output
+// until the queue drains (the shell's framers block likewise). A long line's pieces go out as
+// they come, not once its newline does.
+//
+// It leaves $0 alone: perl's $0 on Linux overwrites the environment's memory too, and
+// /proc/PID/environ then loses the run's tag, by which cleanup and killRun find it.
+//
+// Where the references are silent (perl without POSIX, a broken install): it execs the shell's
+// supervisor with the same arguments, so a node never loses its supervisor to perl. Its clock is
+// whole seconds (Time::HiRes is not in perl-base), so the heartbeat timeout fires after more
+// than its seconds and at most one second later: never early.
+import { quote } from "../util/shell.js";
+import { HEARTBEAT_TIMEOUT_S, JOB_TAG, PICK_SHELL, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
+import { FRAME_PAYLOAD, SUP_MARKER, supervisorScript } from "./supervisor-script.js";
+
+/** Bytes queued for the controller past which the commands' output is no longer read. */
+const QUEUE_MAX = 1 << 20;
+
+/**
+ * The perl script. Arguments: the name it shows ($0), the heartbeat timeout in seconds, the kill
+ * prefix of its watchdogs, the shell and the shell supervisor's script (its fallback), and the
+ * watchdog's script.
+ */
+export function perlSupervisor(): string {
+  return String.raw`use strict;
+my ($name, $hb, $su, $sh, $script, $wd) = @ARGV;
+unless (eval { require POSIX; 1 }) { exec { $sh } $sh, '-c', $script, $name, $hb, $su; exit 127 }
+unless (grep { length && -x "$_/timeout" } split /:/, ($ENV{PATH} || '')) { print '${SUP_MARKER}cannot: timeout is missing on the node', "\n"; exit 0 }
+my $FP = ${FRAME_PAYLOAD}; my $QMAX = ${QUEUE_MAX};
+sub nb { fcntl($_[0], POSIX::F_SETFL(), fcntl($_[0], POSIX::F_GETFL(), 0) | POSIX::O_NONBLOCK()) }
+my (%cmd, %of, %src, %watch); my ($q, $in, $reading, $broken, $last) = ('', '', 1, 0, time);
+pipe(my $sr, my $sw) or die "pipe: $!"; nb($sr); nb($sw); nb(\*STDOUT);
+$SIG{PIPE} = 'IGNORE'; $SIG{CHLD} = sub { syswrite $sw, 'c' };
+sub intr { !defined $_[0] && ($! == POSIX::EINTR() || $! == POSIX::EAGAIN()) }
+sub flush { return if $q eq '' || $broken; my $n = syswrite STDOUT, $q; if (defined $n) { substr($q, 0, $n) = '' } elsif (!intr($n)) { $broken = 1; $q = '' } }
+sub done { my $id = shift; my $c = $cmd{$id} or return; return if $c->[2] > 0 || !defined $c->[3]; $q .= "$id x $c->[3]\n"; delete $cmd{$id} }
+sub reap { while ((my $p = waitpid(-1, POSIX::WNOHANG())) > 0) { next if delete $watch{$p}; my $id = delete $of{$p}; next unless defined $id; my $s = $?; $cmd{$id}[3] = $s & 127 ? 128 + ($s & 127) : $s >> 8; done($id) } }
+sub piece { my ($id, $L, $b) = @_; $q .= "$id " . uc($L) . " $b\n" }
+sub line { my ($id, $L, $l) = @_; while (length $l > $FP) { piece($id, $L, substr($l, 0, $FP)); substr($l, 0, $FP) = '' } $q .= "$id $L $l\n" }
+sub out { my $f = shift; my $x = $src{$f}; my ($fh, $id, $L) = @$x;
+  my $n = sysread $fh, $x->[3], 65536, length $x->[3]; return if intr($n);
+  while ((my $i = index $x->[3], "\n") >= 0) { line($id, $L, substr($x->[3], 0, $i)); substr($x->[3], 0, $i + 1) = '' }
+  while (length $x->[3] > $FP) { piece($id, $L, substr($x->[3], 0, $FP)); substr($x->[3], 0, $FP) = '' }
+  return if $n;
+  piece($id, $L, $x->[3]) if length $x->[3]; close $fh; delete $src{$f}; $cmd{$id}[2]--; done($id) }
+sub child { my ($s, $out, $err, @argv) = @_; my $p = fork; return $p if !defined $p || $p;
+  POSIX::setsid() if $s; $SIG{PIPE} = 'DEFAULT'; open STDIN, '<', '/dev/null'; open STDOUT, '>&', $out; open STDERR, '>&', $err;
+  exec { $argv[0] } @argv; POSIX::_exit(127) }
+sub start { my ($id, $c, $s) = @_; my ($or, $ow, $er, $ew);
+  unless (pipe($or, $ow) && pipe($er, $ew)) { $q .= "$id x 127\n"; return }
+  my $p = child($s, $ow, $ew, 'sh', '-c', $c); unless (defined $p) { $q .= "$id x 127\n"; return }
+  close $ow; close $ew; $cmd{$id} = [$p, $s, 2, undef]; $of{$p} = $id;
+  $src{fileno $or} = [$or, $id, 'o', '']; $src{fileno $er} = [$er, $id, 'e', ''] }
+sub dec { my $t = shift; $t =~ s/\\0([0-7]{0,3})/chr(oct($1 || 0) & 255)/ge; $t }
+sub finish { $reading = 0;
+  for my $id (keys %cmd) { my ($p, $s) = @{$cmd{$id}}; next unless $s;
+    open my $null, '>', '/dev/null' or next; my $w = child(0, $null, $null, split(' ', $su), 'sh', '-c', $wd, 'watchdog', $id, $p); $watch{$w} = 1 if $w } }
+sub request { my $n = sysread STDIN, $in, 65536, length $in; return if intr($n); return finish() unless $n; $last = time;
+  while ((my $i = index $in, "\n") >= 0) { my $l = substr $in, 0, $i; substr($in, 0, $i + 1) = ''; next if $l eq 'h';
+    if ($l =~ /^([sk]) /) { my (undef, $id, $t) = split ' ', $l; start($id // '', dec($t // ''), $1 eq 's') } else { print STDERR "bad request: $l\n" } } }
+$q .= '${SUP_MARKER}ready ' . $$ . "\n";
+while (1) {
+  reap(); flush();
+  last if !$reading && !%cmd && !%watch && ($q eq '' || $broken);
+  my ($r, $w) = ('', ''); vec($r, fileno $sr, 1) = 1; vec($r, 0, 1) = 1 if $reading;
+  if (length $q < $QMAX) { vec($r, $_, 1) = 1 for keys %src }
+  vec($w, 1, 1) = 1 if $q ne '' && !$broken;
+  my $n = select($r, $w, undef, 1);
+  if ($n > 0) { sysread $sr, my $drain, 512 if vec($r, fileno $sr, 1); request() if $reading && vec($r, 0, 1); out($_) for grep { vec($r, $_, 1) } keys %src }
+  finish() if $reading && time - $last > $hb;
+}
+exit 0;
+`;
+}
+
+/**
+ * The command line that starts the node's supervisor over a channel, tagged with the run
+ * (killRun, listRun and `slicecheck cleanup` find it and everything it starts): perl's where
+ * `command -v` (a builtin: no process) finds perl, else the shell's. perl gets the shell's
+ * script too, which it execs where it lacks its POSIX module.
+ */
+export function supervisorCommand(
+  runTag: string,
+  sudo: boolean,
+  heartbeatTimeoutS = HEARTBEAT_TIMEOUT_S,
+): string {
+  const args = [String(heartbeatTimeoutS), quote(sudo ? "sudo -n" : "")].join(" ");
+  return [
+    // bash where the node has it: its read and printf spare processes on every request.
+    PICK_SHELL,
+    // Exported by the login shell, which then execs the supervisor: `env` was an exec more.
+    "export",
+    quote(`SLICECHECK_RUN=${runTag}`),
+    `${JOB_TAG};`,
+    `s=${quote(supervisorScript())};`,
+    "command -v perl >/dev/null 2>&1 && exec perl -e",
+    quote(perlSupervisor()),
+    `slicecheck-supervisor ${args} "$b" "$s" ${quote(SUPERVISED_WATCHDOG)};`,
+    `exec "$b" -c "$s" slicecheck-supervisor ${args}`,
+  ].join(" ");
+}
