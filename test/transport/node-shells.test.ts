@@ -11,6 +11,7 @@ import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.j
 import { perlSupervisor } from "../../src/transport/supervisor-perl.js";
 import { escapeLine, supervisorScript } from "../../src/transport/supervisor-script.js";
 import { notingTools } from "../helpers/noting-tools.js";
+import { taggedPids, waitFor } from "../helpers/procs.js";
 
 /** A command line with what an escaping can get wrong: printf's own escapes (`\c` ends %b's
  * output, `\0` starts an octal), `%`, blanks at its ends, quotes, newlines, UTF-8. */
@@ -106,6 +107,28 @@ describe("node-side helpers under bash and under sh", () => {
       assert.deepEqual(lines, ["a\n", "b\n", "late\n"]);
       assert.equal(frames.at(-1)?.kind, "exit", "the exit frame comes after the last line");
       assert.equal(tools.calls().includes("mkfifo"), fifos, `mkfifo ran: ${fifos}`);
+    });
+  }
+
+  for (const shell of [...SHELLS.map((s) => s.shell), "perl"]) {
+    it(`${shell}: a controller that stops reading does not hold off the heartbeat timeout`, async () => {
+      // A command that writes without end to a supervisor whose stdout nobody reads, and no
+      // heartbeat after its request: its frames fill the pipe, and still, past the 2-s timeout,
+      // the watchdog stops the command.
+      const tag = `SLICECHECK_T=stalled-${process.pid}-${shell.replace(/\W/g, "")}`;
+      const argv = supervisorArgv(shell);
+      argv[argv.indexOf("15")] = "2";
+      const p = spawn(shell, argv, { stdio: ["pipe", "pipe", "ignore"] });
+      p.stdin.write(`s c1 ${escapeLine(`export ${tag}; exec yes`)}\n`);
+      assert.ok(await waitFor(() => taggedPids(tag).length === 1, 10_000), "the writer runs");
+      assert.ok(
+        await waitFor(() => taggedPids(tag).length === 0, 15_000),
+        "the writer was stopped",
+      );
+      // Read at last: the supervisor ends once its frames are out.
+      p.stdout.resume();
+      p.stdin.end();
+      await new Promise((r) => p.on("close", r));
     });
   }
 
