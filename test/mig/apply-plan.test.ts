@@ -6,7 +6,6 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSlicecheckError } from "../../src/errors.js";
-import { bundleScript, splitBundle } from "../../src/mig/apply/bundle.js";
 import { batchArgv, createBatches } from "../../src/mig/apply/compare.js";
 import {
   changePlan,
@@ -245,53 +244,6 @@ describe("apply planning (pure)", () => {
       "nvidia-smi mig -cci 0,0 -gi <GI@0:2> -i 0",
       "nvidia-smi mig -cgi 19 -C -i 0",
     ]);
-  });
-
-  it("runs several reads in one shell and gives each its own output and exit code", () => {
-    const reads = [
-      ["printf", "%s", "no newline at the end"],
-      { shell: "echo one; echo two >&2; exit 3" },
-      ["true"],
-      ["printf", "%s\\n\\n", "two newlines"],
-    ];
-    const text = execFileSync("sh", ["-c", bundleScript(reads)], { encoding: "utf8" });
-    assert.deepEqual(splitBundle(text, reads.length, false), [
-      { stdout: "no newline at the end", stderr: "", exitCode: 0, timedOut: false },
-      { stdout: "one\n", stderr: "two\n", exitCode: 3, timedOut: false },
-      { stdout: "", stderr: "", exitCode: 0, timedOut: false },
-      { stdout: "two newlines\n\n", stderr: "", exitCode: 0, timedOut: false },
-    ]);
-  });
-
-  it("prints a bundle's outputs with one cat, however many reads it has", () => {
-    // A cat first on PATH that counts its calls: the node's cores are shared with its own work,
-    // and a cat and a $(cat) per stream were some forty processes for a snapshot's ten reads.
-    const bin = mkdtempSync(join(tmpdir(), "slicecheck-cat-"));
-    try {
-      writeFileSync(join(bin, "cat"), `#!/bin/sh\necho x >> ${bin}/calls\nexec /bin/cat "$@"\n`);
-      chmodSync(join(bin, "cat"), 0o755);
-      const reads = Array.from({ length: 12 }, (_, i) => ({ shell: `echo read ${i}; exit ${i}` }));
-      const text = execFileSync("sh", ["-c", bundleScript(reads)], {
-        encoding: "utf8",
-        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
-      });
-      const out = splitBundle(text, reads.length, false);
-      assert.deepEqual(
-        out.map((o) => [o.stdout, o.exitCode]),
-        reads.map((_, i) => [`read ${i}\n`, i]),
-      );
-      assert.equal(readFileSync(join(bin, "calls"), "utf8").split("\n").length - 1, 1);
-    } finally {
-      rmSync(bin, { recursive: true, force: true });
-    }
-  });
-
-  it("gives each read of a bundle its own deadline: a hung read times out, the others answer", () => {
-    const reads = [["sleep", "30"], { shell: "echo answered" }];
-    const text = execFileSync("sh", ["-c", bundleScript(reads, 1)], { encoding: "utf8" });
-    const [hung, other] = splitBundle(text, reads.length, false, true);
-    assert.deepEqual(hung, { stdout: "", stderr: "", exitCode: 124, timedOut: true });
-    assert.deepEqual(other, { stdout: "answered\n", stderr: "", exitCode: 0, timedOut: false });
   });
 
   it("lets only a drained (or down) Slurm node be touched", () => {

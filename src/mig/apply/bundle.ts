@@ -5,6 +5,7 @@
 import type { Argv } from "../../nvsmi/index.js";
 import type { BesideLockOptions, Transport } from "../../transport/types.js";
 import { quote, quoteArgv } from "../../util/shell.js";
+import { PERL_BUNDLE, perlRead } from "./bundle-perl.js";
 
 export interface Output {
   stdout: string;
@@ -27,9 +28,10 @@ function fragment(r: Read): string {
  * TERM and was killed 5 s later (137). */
 const DEADLINE_EXITS = new Set([124, 137]);
 
-/** The script of a bundle. With `readTimeoutS`, each read runs under the node's own `timeout`
- * where the node has one, so that a hung read is that read's deadline while the others still
- * answer; without `timeout` on the node, the call's own deadline stands for all of them. */
+/** The script of a bundle: perl's where the node has perl, else the shell's. With
+ * `readTimeoutS`, each read has its own deadline (perl's own, or the node's `timeout` where it
+ * has one), so that a hung read is that read's deadline while the others still answer; without
+ * either on the node, the call's own deadline stands for all of them. */
 export function bundleScript(reads: readonly Read[], readTimeoutS?: number): string {
   const to = readTimeoutS ? "$to " : "";
   // Each read a background job of this shell, its status taken by `wait PID` (POSIX keeps it
@@ -39,7 +41,10 @@ export function bundleScript(reads: readonly Read[], readTimeoutS?: number): str
   );
   const waits = reads.map((_, i) => `wait "$p${i}"; echo $? >"$d/${i}.rc"`);
   const ids = reads.map((_, i) => i).join(" ");
+  // perl where the node has it (bundle-perl.ts): `command -v` is a builtin, no process.
+  const perl = quoteArgv([String(readTimeoutS ?? ""), ...reads.flatMap((r) => perlRead(r))]);
   return [
+    `command -v perl >/dev/null 2>&1 && exec perl -e ${quote(PERL_BUNDLE)} ${perl}`,
     "d=$(mktemp -d) || exit 97",
     `trap 'rm -rf "$d"' EXIT`,
     ...(readTimeoutS
