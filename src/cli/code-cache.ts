@@ -18,6 +18,7 @@
 // It goes beside the bundle, or where that folder is not writable (an install owned by root),
 // under the user's own cache folder. Never in a shared folder such as /tmp: whoever writes the
 // cache chooses the code that runs.
+import { isAscii } from "node:buffer";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
@@ -123,7 +124,10 @@ export function loadBundle(file: string, importHook: ImportHook, env = process.e
   // those a run stops calling, its start's, after five major GCs. V8 checks a cache against its
   // flags, so every load sets this before it compiles.
   v8.setFlagsFromString("--no-flush-bytecode");
-  const source = readFileSync(file, "utf8");
+  // An ASCII bundle (the build makes it one: scripts/bundle.mjs asciiComments) is read as
+  // latin1, the same text without UTF-8's decoding, and a one-byte string for V8.
+  const bytes = readFileSync(file);
+  const source = bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
   const key = env.SLICECHECK_NO_CODE_CACHE === "1" ? null : cacheKey(source);
   const places = cachePlaces(file, source, env);
   const cache = key ? readCache(places, key) : undefined;

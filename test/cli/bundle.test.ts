@@ -2,6 +2,7 @@
 // it answers as the sources do, still works once its install is moved (no path of the build
 // machine inside), and a reader that goes away early (`| head -1`) costs it nothing.
 import assert from "node:assert/strict";
+import { isAscii } from "node:buffer";
 import { spawnSync } from "node:child_process";
 import {
   cpSync,
@@ -13,9 +14,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI_BUNDLE } from "../../scripts/bundle.mjs";
+import { asciiComments, CLI_BUNDLE } from "../../scripts/bundle.mjs";
 import { cli } from "../helpers/cli.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -33,6 +35,17 @@ describe("the bundled CLI (bin/slicecheck.js)", function () {
   let moved = "";
   after(() => {
     if (moved) rmSync(moved, { recursive: true, force: true });
+  });
+
+  it("is ASCII: its comments' other characters are written as ?, nothing else of it", () => {
+    const built = readFileSync(join(ROOT, CLI_BUNDLE));
+    assert.ok(isAscii(built), "the bundle is ASCII");
+    const esbuild = createRequire(import.meta.url)("esbuild");
+    const commented = "// a dash \u2014 here\nconst a = 1; /* \u2026 */\n";
+    assert.equal(asciiComments(esbuild, commented), "// a dash ? here\nconst a = 1; /* ? */\n");
+    // In code, a character stays: a raw template's text is what the program reads.
+    const raw = "const t = String.raw`x\u2014y`; // \u2014\n";
+    assert.equal(asciiComments(esbuild, raw), raw);
   });
 
   it("is what bin/slicecheck.js runs, and answers as the sources do", async () => {

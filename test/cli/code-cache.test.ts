@@ -89,6 +89,14 @@ describe("the CLI bundle's code cache", function () {
     assert.deepEqual(start(file, env), { fromCache: true, value: 42 });
   });
 
+  it("reads an ASCII bundle as latin1 and any other as UTF-8: the same text either way", () => {
+    const file = join(dir, "main.cjs");
+    // A string that decodes differently as latin1: "é" is two bytes in UTF-8.
+    writeFileSync(file, bundle("dd".repeat(16), 'exports.value = () => ["é".length, "\\xe9"];'));
+    assert.deepEqual(start(file, env).value, [1, "é"]);
+    assert.deepEqual(start(file, env), { fromCache: true, value: [1, "é"] });
+  });
+
   it("lets code compiled from the cache import modules, through the loader's hook", () => {
     const file = join(dir, "main.cjs");
     const body = 'exports.value = async () => (await __slicecheckImport("node:path")).sep;';
