@@ -1,9 +1,9 @@
 // The node's supervisor in perl, where the node has perl with its POSIX module (perl-base, which
 // Debian and Ubuntu mark essential; perl-POSIX on RHEL): the same protocol as the shell's
 // (supervisor-script.ts), in one process. The shell's costs a workload four forks of itself (the
-// runner, two framers, the command) and a setsid exec: 88 ms of CPU a workload on this 2-core
-// machine, where this takes 41 (28 recorded workloads started at once, measured by
-// bench-supervisor.mjs). It reads every command's stdout and stderr through select(2), in
+// runner, two framers, the command) and a setsid exec: 82 ms of CPU a workload on a 2-core
+// machine where a fork and exec costs 3.4 ms, where this takes 49 (28 recorded workloads
+// started at once: `BENCH=supervisor`, scripts/bench-supervisor.mjs). It reads every command's stdout and stderr through select(2), in
 // blocks, where the shell's framers read byte by byte.
 //
 // What it keeps of the shell's: each `s` command leads its own session (setsid), so `$$` in its
@@ -24,10 +24,12 @@
 // It leaves $0 alone: perl's $0 on Linux overwrites the environment's memory too, and
 // /proc/PID/environ then loses the run's tag, by which cleanup and killRun find it.
 //
-// Where the references are silent (perl without POSIX, a broken install): it execs the shell's
-// supervisor with the same arguments, so a node never loses its supervisor to perl. Its clock is
+// Where the references are silent: perl without POSIX execs the shell's supervisor with the same
+// arguments; a perl that cannot start at all leaves the node without a supervisor, and its
+// workloads take a channel each, as on a node that refuses one (said in each log). Its clock is
 // whole seconds (Time::HiRes is not in perl-base), so the heartbeat timeout fires after more
-// than its seconds and at most one second later: never early.
+// than its seconds and at most two seconds later (its loop wakes at least every second): never
+// early.
 import { quote } from "../util/shell.js";
 import { HEARTBEAT_TIMEOUT_S, JOB_TAG, PICK_SHELL, SUPERVISED_WATCHDOG } from "./remote-scripts.js";
 import { FRAME_PAYLOAD, SUP_MARKER, supervisorScript } from "./supervisor-script.js";
