@@ -6,7 +6,7 @@
 // setsid refuses the shell's, one without timeout perl's, and their commands take a channel each,
 // as without a supervisor; perl without its POSIX module hands over to the shell's.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { LocalTransport } from "../../src/transport/local.js";
 import { runTagFor } from "../../src/transport/managed.js";
@@ -38,19 +38,21 @@ function nodeWith(env: Record<string, string>) {
 }
 
 /** The two supervisors, and the program each runs as on the node. */
+const SHELL_PATH = pathWithout(["perl"]);
 const IMPLS = [
-  { name: "perl's", Node: LocalTransport, program: /^perl/ },
+  { name: "perl's", Node: LocalTransport, path: process.env.PATH ?? "", program: /^perl/ },
   {
     name: "the shell's",
-    Node: nodeWith({ PATH: pathWithout(["perl"]) }),
+    Node: nodeWith({ PATH: SHELL_PATH }),
+    path: SHELL_PATH,
     program: /^(bash|dash)$/,
   },
 ] as const;
 
 /** The supervisor spoken to in its own protocol, frames collected as they come. */
-async function rawSupervisor(t: LocalTransport, heartbeatS = 15) {
+async function rawSupervisor(t: LocalTransport, heartbeatS = 15, sudo = false) {
   const p: RawProcess = await t.start(
-    supervisorCommand(runTagFor(t.runId, here.name), false, heartbeatS),
+    supervisorCommand(runTagFor(t.runId, here.name), sudo, heartbeatS),
   );
   const parser = new FrameParser();
   const frames: Frame[] = [];
@@ -80,7 +82,7 @@ function workload(t: LocalTransport, cmdTag: string, shell: string): string {
   );
 }
 
-for (const { name, Node, program } of IMPLS)
+for (const { name, Node, path, program } of IMPLS)
   describe(`node supervisor, ${name} (through a local sh)`, function () {
     this.timeout(60_000);
 
@@ -171,6 +173,28 @@ for (const { name, Node, program } of IMPLS)
         await sup.p.done;
       });
     }
+
+    it("runs its watchdog under the kill prefix (sudo -n) where commands may run as root", async () => {
+      // A sudo of this test's own, first on PATH: it notes its arguments and runs the rest.
+      const fake = tempDir("fake-sudo");
+      const sudo = `#!/bin/sh\necho "$*" >> ${fake}/calls\n[ "$1" = -n ] && shift\nexec "$@"\n`;
+      writeFileSync(join(fake, "sudo"), sudo, { mode: 0o755 });
+      writeFileSync(join(fake, "calls"), "");
+      const t = new (nodeWith({ PATH: `${fake}:${path}` }))(here, newRunId());
+      const sup = await rawSupervisor(t, 15, true);
+      const tag = `${t.runId}.u1`;
+      sup.send(`s ${tag} ${escapeLine(workload(t, tag, "sleep 100"))}`);
+      assert.ok(await waitFor(() => sup.text(tag, "stderr").includes(PGID_MARKER), 10_000));
+      sup.p.end();
+      assert.ok(await waitFor(() => sup.exit(tag) !== undefined, 30_000), "it ended");
+      assert.equal(sup.exit(tag), 129);
+      const calls = readFileSync(join(fake, "calls"), "utf8").split("\n").filter(Boolean);
+      assert.equal(calls.length, 1, calls.join("\n"));
+      assert.ok(calls[0]!.startsWith("-n sh -c "), calls[0]);
+      assert.ok(calls[0]!.endsWith(` watchdog ${tag} ${calls[0]!.split(" ").at(-1)}`), calls[0]);
+      assert.match(calls[0]!.split(" ").at(-1)!, /^\d+$/);
+      await sup.p.done;
+    });
 
     it("reads a request whose line comes in pieces, and an empty line, whole", async () => {
       // bash awaits a line's first byte under the heartbeat timeout and reads the rest without
