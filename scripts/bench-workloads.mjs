@@ -7,11 +7,13 @@
 // workload's own span on the node (its end record, `nodeElapsedS` in `--json`); then where each
 // run's seconds went (its `tasks` spans in `--json`), and where the machine's CPU went: the
 // controller's own CPU time, the whole machine's, and how busy the machine was in the stress
-// phase's first half second, when every node launches its workloads. Prints figures; asserts
-// nothing.
+// phase's first half second, when every node launches its workloads; last, the floor of the
+// first two rows: the same node-side work with no harness (bench-floor.mjs). Prints figures;
+// asserts nothing.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { measureFloor } from "./bench-floor.mjs";
 
 /** Sessions each node's sshd has started so far, by node. */
 function sessions(inv) {
@@ -215,6 +217,26 @@ function medianRuns(byRow) {
   });
 }
 
+/** The floor's table: per row, its median run against the harness's median. */
+function floorRows(defs, floors, picked, durationS) {
+  return defs.map(([label], i) => {
+    const runs = floors[i].map((f) => f.wall - f.longest).sort((a, b) => a - b);
+    const over = runs[Math.floor((runs.length - 1) / 2)];
+    const harness = picked[i].lessLongest;
+    return {
+      run: label,
+      "workloads run": floors[i].map((f) => f.workloads).join(", "),
+      "floor, less longest (s)": over.toFixed(2),
+      "floor, less longest (%)": ((over / durationS) * 100).toFixed(1),
+      "floor's runs (%)": floors[i]
+        .map((f) => (((f.wall - f.longest) / durationS) * 100).toFixed(1))
+        .join(", "),
+      "harness, less longest (%)": harness.toFixed(1),
+      "harness above the floor (s)": ((harness / 100) * durationS - over).toFixed(2),
+    };
+  });
+}
+
 /** Node's own start-up (`node -e 0`), median of 7, in ms, with `env`. */
 function nodeStartMs(env) {
   const ms = [];
@@ -273,10 +295,16 @@ export async function benchWorkloads(root, dir) {
       ["1 node, 7 instances, 0.5 s logins", slow, "all"],
     ];
     const byRow = rowsDef.map(() => []);
+    // The floor of the rows on the fast cluster, alternated with them (bench-floor.mjs).
+    const floorDefs = rowsDef.slice(0, 2);
+    const floors = floorDefs.map(() => []);
     let k = 0;
-    for (let r = 0; r < runs; r++)
+    for (let r = 0; r < runs; r++) {
       for (const [i, def] of rowsDef.entries())
         byRow[i].push(await measureRow(root, cli, def, durationS, k++));
+      for (const [i, [, inv, sel]] of floorDefs.entries())
+        floors[i].push(await measureFloor(root, inv, sel, durationS));
+    }
     const picked = medianRuns(byRow);
     console.log(
       `harness overhead of \`slicecheck run --suites stress\`: the whole run (Node start-up, connect and lock, instance discovery, the on-node build check, the records, teardown and the reports) and the stress phase alone (its wall time less the longest workload's span on the node); SSH sessions per node from each node's sshd log (every command's login, the utilization sampler's included); ${runs === 1 ? "one run a row" : `each row's median of ${runs} runs (BENCH_WORKLOADS_RUNS), rows alternated`}`,
@@ -290,6 +318,10 @@ export async function benchWorkloads(root, dir) {
       "where the machine's CPU went in each of those runs: the controller's own CPU time; the whole machine's busy CPU time from /proc/stat (the simulated nodes' sshd, shells, workloads and resident simulator, the controller, and anything else running); and how busy both cores were in the stress phase's first 0.5 s (the controller's clock), while every node launched its workloads",
     );
     console.table(picked.map((p) => p.cpu));
+    console.log(
+      `the floor: the same node-side work with no harness (scripts/bench-floor.mjs): one OpenSSH \`ssh\` per node runs discovery's and the catalogue's reads and the build probe side by side, then every instance's stress at once, and waits; no lock, deadline, recorder, sampler, records or reports, no Node. Its wall time less its longest workload (bash's EPOCHREALTIME around each, as the recorder takes it) is what the simulated nodes' sshd, tools and workloads cost on this machine's cores, which no controller here can go below; ${runs === 1 ? "one run" : `medians of ${runs} runs`}, alternated with the rows above`,
+    );
+    console.table(floorRows(floorDefs, floors, picked, durationS));
     const ca = caCertsLine();
     if (ca) console.log(ca);
   } finally {

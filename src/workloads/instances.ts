@@ -9,6 +9,7 @@ import {
   type Output,
   readBundle,
 } from "../mig/apply/bundle.js";
+import type { Argv } from "../nvsmi/commands.js";
 import { parseGpus } from "../nvsmi/gpus.js";
 import { parseLgi } from "../nvsmi/lgi.js";
 import { type LostGpu, NVSMI_EXIT_GPU_LOST, splitLostGpus } from "../nvsmi/lost.js";
@@ -185,6 +186,10 @@ const LISTING = ["nvidia-smi", "-L"];
 const TABLE = ["nvidia-smi"];
 const LGI = ["nvidia-smi", "mig", "-lgi"];
 
+/** Discovery's own reads, in the order inventoryOf takes their answers (the workloads bench's
+ * floor makes the same reads without the harness). */
+export const DISCOVERY_READS: readonly Argv[] = [LISTING, TABLE, LGI, GUESTS];
+
 export function discoverInstances(
   t: Transport,
   exec?: BundleOptions["exec"],
@@ -205,7 +210,7 @@ export function discoverWith(
   // of them was its own (a login runs the node's start-up files: 0.2-2 s on real nodes). -lgi
   // is only used, and its failure only matters, when the GPU listing shows MIG devices.
   // Each read under its own deadline: a hung nvidia-smi is that read's timeout, and names it.
-  const reads = [LISTING, TABLE, LGI, GUESTS];
+  const reads = DISCOVERY_READS;
   const outs = readBundle(t, [...reads, ...Object.values(also).flat()], {
     readTimeoutS: NVSMI_TIMEOUT_MS / 1000,
     privileged: false,
