@@ -6,12 +6,14 @@
 import { randomBytes } from "node:crypto";
 import { SlicecheckError } from "../errors.js";
 import type { NodeSpec } from "../inventory/types.js";
+import { directStart } from "./direct-start.js";
 import { isProcessGroup, killGroupScript } from "./group-kill.js";
 import {
   EndRecordSplitter,
   GATE_MARKER,
   killCommandScript,
   scanPgidMarker,
+  type WrapOptions,
   wrapCommand,
 } from "./remote-scripts.js";
 import type { Command, ExecOptions, ExecResult } from "./types.js";
@@ -45,6 +47,8 @@ export interface CommandRunDeps {
 export class CommandRun {
   readonly cmdTag: string;
   readonly line: string;
+  /** The same command as a supervisor's `r` request, where it can be one (direct-start.ts). */
+  readonly direct: string | null;
   readonly timeoutMs: number;
   private readonly created = Date.now();
   private opened = this.created;
@@ -80,7 +84,7 @@ export class CommandRun {
     this.cmdTag = `${d.runId}.${randomBytes(6).toString("hex")}`;
     this.ender = opts.record ? new EndRecordSplitter() : null;
     this.gatePending = opts.record && opts.gate ? "" : null;
-    this.line = wrapCommand(command, {
+    const wrap: WrapOptions = {
       runTag: d.runTag,
       cmdTag: this.cmdTag,
       deadlineS: this.timeoutMs / 1000 + NODE_DEADLINE_SLACK_S,
@@ -90,7 +94,9 @@ export class CommandRun {
       record: opts.record,
       gate: opts.gate,
       ...(d.supervised ? { noWatcher: true } : {}),
-    });
+    };
+    this.line = wrapCommand(command, wrap);
+    this.direct = d.supervised ? directStart(command, wrap) : null;
   }
 
   kill(): Promise<string | null> {

@@ -9,7 +9,7 @@ import { isProcessGroup } from "./group-kill.js";
 import type { Command, EndRecord, StartGate } from "./types.js";
 
 export const PGID_MARKER = "@@slicecheck:pgid=";
-const GRACE_S = 5;
+export const GRACE_S = 5;
 
 export interface WrapOptions {
   runTag: string;
@@ -100,7 +100,7 @@ function recorded(argv: readonly string[], gate: StartGate | undefined): string 
   return `"$b" -c ${quote(GATED_RECORDER)} slicecheck-record ${args}`;
 }
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Names a shell keeps for itself: `export` of one fails (bash's read-only variables; in sh an
  * error of a special builtin ends the shell), where `env` passes it on as asked. */

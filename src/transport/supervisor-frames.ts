@@ -4,7 +4,8 @@
 import { SUP_MARKER } from "./supervisor-script.js";
 
 export type Frame =
-  | { kind: "ready"; pid: number }
+  /** `direct`: it starts a recorded command itself (direct-start.ts), `r` requests. */
+  | { kind: "ready"; pid: number; direct: boolean }
   | { kind: "cannot"; reason: string }
   | { kind: "out"; id: string; stream: "stdout" | "stderr"; bytes: Buffer }
   | { kind: "exit"; id: string; code: number }
@@ -24,8 +25,8 @@ export function parseFrame(line: Buffer): Frame {
   const text = () => line.toString("utf8");
   if (line.subarray(0, SUP_MARKER.length).toString("latin1") === SUP_MARKER) {
     const rest = line.subarray(SUP_MARKER.length).toString("utf8");
-    const ready = /^ready (\d+)$/.exec(rest);
-    if (ready) return { kind: "ready", pid: Number(ready[1]) };
+    const ready = /^ready (\d+)( r)?$/.exec(rest);
+    if (ready) return { kind: "ready", pid: Number(ready[1]), direct: ready[2] !== undefined };
     if (rest.startsWith("cannot"))
       return { kind: "cannot", reason: rest.replace(/^cannot:? */, "") };
     return { kind: "garbage", line: text() };

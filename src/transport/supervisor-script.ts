@@ -11,10 +11,13 @@
 //   h                      heartbeat
 //   s <id> <escaped>       start: the command line (wrapCommand's text) in its own session
 //   k <id> <escaped>       kill: a kill script, run as it is; its output comes back under <id>
+//   r <id> <escaped>       start a recorded command without sh, timeout and the recorder's
+//                          bash (direct-start.ts): only to a supervisor whose ready frame
+//                          offers it (perl's, with Time::HiRes), never to this one
 // <escaped> is the text with every byte but printable ASCII (backslash and space included)
 // written as printf %b's \0ooo (escapeLine): one word, decoded by the shell's own printf.
 // Node -> controller, one frame per line on its stdout:
-//   @@slicecheck:sup ready <pid>       first, once
+//   @@slicecheck:sup ready <pid>[ r]   first, once (` r`: it takes `r` requests)
 //   @@slicecheck:sup cannot <reason>   first, instead of ready: the node lacks what it needs
 //   <id> o|e <bytes>       a line of stdout|stderr, its newline left out
 //   <id> O|E <bytes>       bytes with no newline after them: a piece of a line longer than a

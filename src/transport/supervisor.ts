@@ -42,6 +42,8 @@ export class NodeSupervisor implements Supervisor {
   private firstUsed = false;
   private kills = 0;
   private stderr = "";
+  /** Whether it takes `r` requests (perl's, with Time::HiRes: direct-start.ts). */
+  private direct = false;
   /** Why commands go one channel each instead (the node cannot run a supervisor); null: it runs. */
   fallback: string | null = null;
   /** Lines that were no frame (a start-up file's echo, a corrupted write): reported, not fatal. */
@@ -72,6 +74,7 @@ export class NodeSupervisor implements Supervisor {
         for (const f of this.parser.feed(b)) {
           if (this.proc === null && f.kind === "ready") {
             this.loginMs = Date.now() - t0;
+            this.direct = f.direct;
             this.proc = proc;
             answer(null);
           } else if (this.proc === null && f.kind === "cannot") answer(f.reason);
@@ -150,7 +153,12 @@ export class NodeSupervisor implements Supervisor {
     const loginMs = this.firstUsed ? 0 : this.loginMs;
     this.firstUsed = true;
     const opened = Date.now();
-    this.send(`s ${run.cmdTag} ${escapeLine(run.line)}`);
+    const direct = this.direct ? run.direct : null;
+    this.send(
+      direct === null
+        ? `s ${run.cmdTag} ${escapeLine(run.line)}`
+        : `r ${run.cmdTag} ${escapeLine(direct)}`,
+    );
     run.begin(opened);
     try {
       return await run.finish(await done, run.started ? loginMs : null);
