@@ -2,8 +2,8 @@
 // same workload through wrapCommand's line (`s`: sh, timeout, the recorder's bash), which is
 // what a perl without Time::HiRes is sent. Run through a local `sh` (LocalTransport runs command
 // lines as sshd would). What the controller gets must be the same: exit codes, output, the end
-// record, the tags, the pgid; the node's own deadline must keep timeout's 124 and 137; the
-// watchdog must still end every command; and the end record must be the last of stderr.
+// record, the tags, the pgid; the node's own deadline must keep timeout's 124 and 137; and the
+// end record must be the last of stderr. (supervisor.test.ts: the watchdog ends `r` commands.)
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,12 +17,11 @@ import {
   type WrapOptions,
   wrapCommand,
 } from "../../src/transport/remote-scripts.js";
-import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
-import { supervisorCommand } from "../../src/transport/supervisor-perl.js";
 import { escapeLine } from "../../src/transport/supervisor-script.js";
 import type { Command, ExecResult } from "../../src/transport/types.js";
 import { nodeSpec } from "../helpers/node.js";
 import { taggedPids, waitFor } from "../helpers/procs.js";
+import { rawSupervisor as rawSup } from "../helpers/raw-supervisor.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const here = nodeSpec("gpu-local", { host: "localhost", user: "ignored" });
@@ -61,27 +60,8 @@ async function both(cmd: Command, opts: { env?: Record<string, string>; timeoutM
   return out as [ExecResult, ExecResult];
 }
 
-/** The supervisor spoken to in its own protocol, frames collected as they come. */
-async function rawSupervisor(t: LocalTransport, heartbeatS = 15) {
-  const p = await t.start(supervisorCommand(runTagFor(t.runId, here.name), false, heartbeatS));
-  const parser = new FrameParser();
-  const frames: Frame[] = [];
-  p.onStdout((b) => frames.push(...parser.feed(b)));
-  p.onStderr(() => {});
-  assert.ok(await waitFor(() => frames.some((f) => f.kind === "ready"), 10_000), "ready");
-  const text = (id: string, stream: "stdout" | "stderr") =>
-    Buffer.concat(
-      frames.flatMap((f) =>
-        f.kind === "out" && f.id === id && f.stream === stream ? [f.bytes] : [],
-      ),
-    ).toString();
-  const exit = (id: string) =>
-    frames.find((f): f is Extract<Frame, { kind: "exit" }> => f.kind === "exit" && f.id === id)
-      ?.code;
-  const ready = frames.find((f) => f.kind === "ready");
-  const direct = ready?.kind === "ready" && ready.direct;
-  return { p, text, exit, direct, send: (l: string) => p.write(`${l}\n`) };
-}
+/** The supervisor spoken to in its own protocol (helpers/raw-supervisor.ts), on this node. */
+const rawSupervisor = (t: LocalTransport, heartbeatS = 15) => rawSup(t, here, heartbeatS);
 
 /** The options wrapCommand and directStart get from a supervised, recorded command. */
 function wrapOpts(t: LocalTransport, cmdTag: string, deadlineS: number): WrapOptions {
@@ -207,27 +187,6 @@ describe("a recorded workload that perl's supervisor starts itself, against wrap
     assert.ok(lines.at(-2)!.startsWith(END_MARKER), lines.at(-2));
     assert.equal(lines.at(-3), "line2999");
     assert.equal(lines.length, 3003);
-    sup.p.end();
-    await sup.p.done;
-  });
-
-  it("is stopped by the watchdog with SIGHUP when the controller goes, and records it", async () => {
-    const t = WAYS[0].node();
-    const sup = await rawSupervisor(t, 2);
-    const tags = [`${t.runId}.h1`, `${t.runId}.h2`];
-    for (const tag of tags) sup.send(request(true, wrapOpts(t, tag, 60), "sleep 100"));
-    const started = () => tags.every((tag) => sup.text(tag, "stderr").includes(PGID_MARKER));
-    assert.ok(await waitFor(started, 10_000), "both started");
-    // No heartbeats: after 2 s the watchdog stops both.
-    assert.ok(await waitFor(() => tags.every((tag) => sup.exit(tag) !== undefined), 30_000));
-    assert.deepEqual(
-      tags.map((tag) => [sup.exit(tag), /rc=(\d+)/.exec(sup.text(tag, "stderr"))?.[1]]),
-      [
-        [129, "129"],
-        [129, "129"],
-      ],
-    );
-    for (const tag of tags) assert.deepEqual(taggedPids(`SLICECHECK_CMD=${tag}`), []);
     sup.p.end();
     await sup.p.done;
   });

@@ -6,14 +6,13 @@
 // setsid refuses the shell's, one without timeout perl's, and their commands take a channel each,
 // as without a supervisor; perl without its POSIX module hands over to the shell's.
 import assert from "node:assert/strict";
-import { readFileSync, readlinkSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { directStart } from "../../src/transport/direct-start.js";
 import { LocalTransport } from "../../src/transport/local.js";
 import { runTagFor } from "../../src/transport/managed.js";
 import { newRunId } from "../../src/transport/open.js";
 import { PGID_MARKER, wrapCommand } from "../../src/transport/remote-scripts.js";
-import { type Frame, FrameParser } from "../../src/transport/supervisor-frames.js";
-import { supervisorCommand } from "../../src/transport/supervisor-perl.js";
 import { escapeLine } from "../../src/transport/supervisor-script.js";
 import type { RawProcess } from "../../src/transport/types.js";
 import type { Instance } from "../../src/workloads/instances.js";
@@ -21,6 +20,7 @@ import { runOnInstances } from "../../src/workloads/launcher.js";
 import { taggedPids, waitFor } from "../helpers/cluster.js";
 import { nodeSpec } from "../helpers/node.js";
 import { pathWithout } from "../helpers/path-without.js";
+import { rawSupervisor as rawSup } from "../helpers/raw-supervisor.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const here = nodeSpec("gpu-local", { host: "localhost", user: "ignored" });
@@ -49,29 +49,9 @@ const IMPLS = [
   },
 ] as const;
 
-/** The supervisor spoken to in its own protocol, frames collected as they come. */
-async function rawSupervisor(t: LocalTransport, heartbeatS = 15, sudo = false) {
-  const p: RawProcess = await t.start(
-    supervisorCommand(runTagFor(t.runId, here.name), sudo, heartbeatS),
-  );
-  const parser = new FrameParser();
-  const frames: Frame[] = [];
-  p.onStdout((b) => frames.push(...parser.feed(b)));
-  p.onStderr(() => {});
-  assert.ok(await waitFor(() => frames.some((f) => f.kind === "ready"), 10_000), "ready");
-  const ready = frames.find((f) => f.kind === "ready");
-  const program = basename(readlinkSync(`/proc/${ready?.kind === "ready" ? ready.pid : 0}/exe`));
-  const text = (id: string, stream: "stdout" | "stderr") =>
-    Buffer.concat(
-      frames.flatMap((f) =>
-        f.kind === "out" && f.id === id && f.stream === stream ? [f.bytes] : [],
-      ),
-    ).toString();
-  const exit = (id: string) =>
-    frames.find((f): f is Extract<Frame, { kind: "exit" }> => f.kind === "exit" && f.id === id)
-      ?.code;
-  return { p, frames, text, exit, program, send: (l: string) => p.write(`${l}\n`) };
-}
+/** The supervisor spoken to in its own protocol (helpers/raw-supervisor.ts), on this node. */
+const rawSupervisor = (t: LocalTransport, heartbeatS = 15, sudo = false) =>
+  rawSup(t, here, heartbeatS, sudo);
 
 /** A workload's line as the launcher wraps it for the supervisor, recorded, tagged `cmdTag`. */
 function workload(t: LocalTransport, cmdTag: string, shell: string): string {
@@ -80,6 +60,16 @@ function workload(t: LocalTransport, cmdTag: string, shell: string): string {
     { shell },
     { runTag, cmdTag, deadlineS: 60, sudo: false, record: true, noWatcher: true },
   );
+}
+
+/** `r` for a recorded workload, where the supervisor offers it; else the same as `s`. */
+function directRequest(t: LocalTransport, cmdTag: string, shell: string, offered: boolean): string {
+  const runTag = runTagFor(t.runId, here.name);
+  const o = { runTag, cmdTag, deadlineS: 60, sudo: false, record: true, noWatcher: true };
+  const r = directStart({ shell }, o);
+  return offered && r
+    ? `r ${cmdTag} ${escapeLine(r)}`
+    : `s ${cmdTag} ${escapeLine(workload(t, cmdTag, shell))}`;
 }
 
 for (const { name, Node, path, program } of IMPLS)
@@ -152,7 +142,9 @@ for (const { name, Node, path, program } of IMPLS)
         const t = new Node(here, newRunId());
         const sup = await rawSupervisor(t, heartbeatS);
         const tags = [`${t.runId}.a1`, `${t.runId}.b2`];
-        for (const tag of tags) sup.send(`s ${tag} ${escapeLine(workload(t, tag, "sleep 100"))}`);
+        sup.send(`s ${tags[0]} ${escapeLine(workload(t, tags[0]!, "sleep 100"))}`);
+        // The second as perl starts a recorded workload itself, where it offers to (`r`).
+        sup.send(directRequest(t, tags[1]!, "sleep 100", sup.direct));
         const started = () => tags.every((tag) => sup.text(tag, "stderr").includes(PGID_MARKER));
         assert.ok(await waitFor(started, 10_000), "both started");
         stop(sup.p);
