@@ -2,7 +2,8 @@
 // each supervisor (src/transport/supervisor-perl.ts, supervisor-script.ts): 28 recorded
 // `sleep 1` (the 4-node row's 4 x 7, on one node) sent at once, as the controller sends them,
 // to perl's and to the shell's (bash, on a PATH without perl), each run until every exit frame
-// came. CPU is the user and system time of the whole process tree (bash's `time`), so it holds
+// came; to perl's both as it starts them itself (`r`, direct-start.ts) and as wrapCommand's
+// line (`s`, what a perl without Time::HiRes is sent). CPU is the user and system time of the whole process tree (bash's `time`), so it holds
 // the supervisor, its helpers, `timeout`, the recorder and `sleep` itself. Prints figures;
 // asserts nothing.
 import { spawnSync } from "node:child_process";
@@ -26,24 +27,31 @@ export async function benchSupervisor(root) {
   const { supervisorCommand } = await mod("supervisor-perl.js");
   const { escapeLine } = await mod("supervisor-script.js");
   const { wrapCommand } = await mod("remote-scripts.js");
+  const { directStart } = await mod("direct-start.js");
   const dir = mkdtempSync(join(tmpdir(), "slicecheck-bench-sup-"));
   try {
-    const requests = Array.from({ length: COUNT }, (_, i) => {
-      const o = { runTag: "bench", cmdTag: `bench.c${i}`, deadlineS: 60, sudo: false };
-      const line = wrapCommand({ argv: ["sleep", "1"] }, { ...o, record: true, noWatcher: true });
-      return `s c${i} ${escapeLine(line)}\n`;
-    }).join("");
-    writeFileSync(join(dir, "requests"), requests);
+    // `s`: wrapCommand's line (sh, timeout, the recorder's bash); `r`: perl starts it itself.
+    const requests = (kind) =>
+      Array.from({ length: COUNT }, (_, i) => {
+        const o = { runTag: "bench", cmdTag: `bench.c${i}`, deadlineS: 60, sudo: false };
+        const wo = { ...o, record: true, noWatcher: true };
+        const cmd = { argv: ["sleep", "1"] };
+        const text = kind === "r" ? directStart(cmd, wo) : wrapCommand(cmd, wo);
+        return `${kind} c${i} ${escapeLine(text)}\n`;
+      }).join("");
+    writeFileSync(join(dir, "requests-s"), requests("s"));
+    writeFileSync(join(dir, "requests-r"), requests("r"));
     writeFileSync(join(dir, "command"), supervisorCommand("bench", false));
     const rows = [];
-    for (const [name, path] of [
-      ["perl's", process.env.PATH],
-      ["the shell's (bash)", pathWithoutPerl(dir)],
+    for (const [name, path, kind] of [
+      ["perl's, starting each itself (r)", process.env.PATH, "r"],
+      ["perl's, wrapCommand's line (s)", process.env.PATH, "s"],
+      ["the shell's (bash)", pathWithoutPerl(dir), "s"],
     ]) {
       const runs = [];
       for (let k = 0; k < Number(process.env.BENCH_REPS ?? 3); k++) {
         // The requests, then stdin held open until 28 exit frames came, then its end.
-        const script = `TIMEFORMAT='%3U %3S'; time { { cat requests; while [ "$(grep -c ' x ' out 2>/dev/null)" -lt ${COUNT} ]; do sleep 0.1; done; } | PATH="$P" sh -c "$(cat command)" > out; }; grep -c ' x 0$' out`;
+        const script = `TIMEFORMAT='%3U %3S'; time { { cat requests-${kind}; while [ "$(grep -c ' x ' out 2>/dev/null)" -lt ${COUNT} ]; do sleep 0.1; done; } | PATH="$P" sh -c "$(cat command)" > out; }; grep -c ' x 0$' out`;
         const r = spawnSync("bash", ["-c", script], {
           cwd: dir,
           env: { ...process.env, P: path },
