@@ -3,9 +3,9 @@
 // `sleep 1` (the 4-node row's 4 x 7, on one node) sent at once, as the controller sends them,
 // to perl's and to the shell's (bash, on a PATH without perl), each run until every exit frame
 // came; to perl's both as it starts them itself (`r`, direct-start.ts) and as wrapCommand's
-// line (`s`, what a perl without Time::HiRes is sent). CPU is the user and system time of the whole process tree (bash's `time`), so it holds
-// the supervisor, its helpers, `timeout`, the recorder and `sleep` itself. Prints figures;
-// asserts nothing.
+// line (`s`, what a perl without Time::HiRes is sent). CPU is the user and system time of the
+// whole process tree (bash's `time`), so it holds the supervisor, its helpers, `timeout`, the
+// recorder and `sleep` itself. Prints figures; asserts nothing.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -16,18 +16,13 @@
 //   would not have outlived either.
 // Only what needs nothing more: a command under sudo, with data for its stdin, or at a start
 // gate keeps wrapCommand's line.
-import { ENV_NAME, GRACE_S, type WrapOptions } from "./remote-scripts.js";
+import { envEntries, GRACE_S, type WrapOptions } from "./remote-scripts.js";
 import type { Command } from "./types.js";
 
 /** The `r` request's text: NUL between fields (no argument or variable can hold one). */
 export function directStart(cmd: Command, o: WrapOptions): string | null {
   if (!o.record || o.gate || o.sudo || o.stdin !== undefined || !o.noWatcher) return null;
-  const env = Object.entries(o.env ?? {}).map(([k, v]) => {
-    if (!ENV_NAME.test(k))
-      throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
-    return `${k}=${v}`;
-  });
-  const tags = [`SLICECHECK_RUN=${o.runTag}`, `SLICECHECK_CMD=${o.cmdTag}`, ...env];
+  const tags = [`SLICECHECK_RUN=${o.runTag}`, `SLICECHECK_CMD=${o.cmdTag}`, ...envEntries(o.env)];
   const argv = "argv" in cmd ? cmd.argv : ["sh", "-c", cmd.shell];
   const deadline = Math.max(1, Math.ceil(o.deadlineS));
   const fields = [String(deadline), String(GRACE_S), String(tags.length), ...tags, ...argv];

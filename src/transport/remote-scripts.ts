@@ -100,7 +100,7 @@ function recorded(argv: readonly string[], gate: StartGate | undefined): string 
   return `"$b" -c ${quote(GATED_RECORDER)} slicecheck-record ${args}`;
 }
 
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Names a shell keeps for itself: `export` of one fails (bash's read-only variables; in sh an
  * error of a special builtin ends the shell), where `env` passes it on as asked. */
@@ -149,12 +149,17 @@ function watcherOf(o: WrapOptions): string {
   return `exec 3<&0; ${start} exec 3<&-;`;
 }
 
-export function wrapCommand(cmd: Command, o: WrapOptions): string {
-  const env = Object.entries(o.env ?? {}).map(([k, v]) => {
+/** The command's environment as `NAME=value` entries; a name no shell could export throws. */
+export function envEntries(env: Record<string, string> | undefined): string[] {
+  return Object.entries(env ?? {}).map(([k, v]) => {
     if (!ENV_NAME.test(k))
       throw new Error(`invalid environment variable name ${JSON.stringify(k)}`);
-    return quote(`${k}=${v}`);
+    return `${k}=${v}`;
   });
+}
+
+export function wrapCommand(cmd: Command, o: WrapOptions): string {
+  const env = envEntries(o.env).map(quote);
   const tags = [
     quote(`SLICECHECK_RUN=${o.runTag}`),
     quote(`SLICECHECK_CMD=${o.cmdTag}`),

@@ -86,29 +86,24 @@ sub deadlines { my ($t, $next) = (now(), 1);
     if ($t >= $d->[2]) { if ($d->[4]) { kill 'KILL', -$c->[0]; $d->[4] = 2; next } kill 'TERM', -$c->[0]; kill 'CONT', -$c->[0]; $d->[4] = 1; $d->[2] = $t + $d->[3] }
     $next = $d->[2] - $t if $d->[2] - $t < $next }
   $next < 0.01 ? 0.01 : $next }
-sub child { my ($s, $out, $err, @argv) = @_; my $p = fork; return $p if !defined $p || $p;
-  POSIX::setsid() if $s; $SIG{PIPE} = 'DEFAULT'; open STDIN, '<', '/dev/null'; open STDOUT, '>&', $out; open STDERR, '>&', $err;
-  exec { $argv[0] } @argv; POSIX::_exit(127) }
-sub start { my ($id, $c, $s) = @_; my ($or, $ow, $er, $ew);
-  unless (pipe($or, $ow) && pipe($er, $ew)) { $q .= "$id x 127\n"; return }
-  my $p = child($s, $ow, $ew, 'sh', '-c', $c); unless (defined $p) { $q .= "$id x 127\n"; return }
-  close $ow; close $ew; $cmd{$id} = [$p, $s, 2, undef]; $of{$p} = $id;
+sub child { my ($s, $out, $err, $env, @argv) = @_; my $p = fork; return $p if !defined $p || $p;
+  POSIX::setsid() if $s; $SIG{PIPE} = 'DEFAULT'; for (@{$env || []}) { my ($k, $v) = split /=/, $_, 2; $ENV{$k} = $v }
+  open STDIN, '<', '/dev/null'; open STDOUT, '>&', $out; open STDERR, '>&', $err; exec { $argv[0] } @argv; POSIX::_exit(127) unless $env;
+  my $nf = $! == POSIX::ENOENT(); print STDERR "slicecheck-record: $argv[0]: $!\n"; POSIX::_exit($nf ? 127 : 126) }
+sub start { my ($id, $s, $env, $d, @argv) = @_; my ($or, $ow, $er, $ew);
+  unless (@argv && pipe($or, $ow) && pipe($er, $ew)) { $q .= "$id x 127\n"; return }
+  push @$d, fileno $er if $d; my $p = child($s, $ow, $ew, $env, @argv); unless (defined $p) { $q .= "$id x 127\n"; return }
+  close $ow; close $ew; $cmd{$id} = [$p, $s, 2, undef, $d]; $of{$p} = $id; if ($d) { nb($or); nb($er); $q .= "$id e " . '${PGID_MARKER}' . "$p\n" }
   $src{fileno $or} = [$or, $id, 'o', '']; $src{fileno $er} = [$er, $id, 'e', ''] }
-sub direct { my ($id, $t) = @_; my ($dl, $gr, $ne, @a) = split /\0/, $t, -1; my @env = splice @a, 0, $ne || 0; my ($or, $ow, $er, $ew);
-  unless (@a && pipe($or, $ow) && pipe($er, $ew)) { $q .= "$id x 127\n"; return }
-  my @d = (sprintf('%.6f', now()), psi(), now() + $dl, $gr, 0, fileno $er); my $p = fork; unless (defined $p) { $q .= "$id x 127\n"; return }
-  unless ($p) { POSIX::setsid(); $SIG{PIPE} = 'DEFAULT'; for (@env) { my ($k, $v) = split /=/, $_, 2; $ENV{$k} = $v }
-    open STDIN, '<', '/dev/null'; open STDOUT, '>&', $ow; open STDERR, '>&', $ew; exec { $a[0] } @a;
-    my $nf = $! == POSIX::ENOENT(); print STDERR "slicecheck-record: $a[0]: $!\n"; POSIX::_exit($nf ? 127 : 126) }
-  close $ow; close $ew; nb($or); nb($er); $q .= "$id e " . '${PGID_MARKER}' . "$p\n"; $cmd{$id} = [$p, 1, 2, undef, \@d]; $of{$p} = $id;
-  $src{fileno $or} = [$or, $id, 'o', '']; $src{fileno $er} = [$er, $id, 'e', ''] }
+sub direct { my ($id, $t) = @_; my ($dl, $gr, $ne, @a) = split /\0/, $t, -1; my @env = splice @a, 0, $ne || 0;
+  start($id, 1, \@env, [sprintf('%.6f', now()), psi(), now() + $dl, $gr, 0], @a) }
 sub dec { my $t = shift; $t =~ s/\\0([0-7]{0,3})/chr(oct($1 || 0) & 255)/ge; $t }
 sub finish { $reading = 0;
   for my $id (keys %cmd) { my ($p, $s) = @{$cmd{$id}}; next unless $s;
-    open my $null, '>', '/dev/null' or next; my $w = child(0, $null, $null, split(' ', $su), 'sh', '-c', $wd, 'watchdog', $id, $p); $watch{$w} = 1 if $w } }
+    open my $null, '>', '/dev/null' or next; my $w = child(0, $null, $null, undef, split(' ', $su), 'sh', '-c', $wd, 'watchdog', $id, $p); $watch{$w} = 1 if $w } }
 sub request { my $n = sysread STDIN, $in, 65536, length $in; return if intr($n); return finish() unless $n; $last = time;
   while ((my $i = index $in, "\n") >= 0) { my $l = substr $in, 0, $i; substr($in, 0, $i + 1) = ''; next if $l eq 'h';
-    if ($l =~ /^([sk]) /) { my (undef, $id, $t) = split ' ', $l; start($id // '', dec($t // ''), $1 eq 's') }
+    if ($l =~ /^([sk]) /) { my (undef, $id, $t) = split ' ', $l; start($id // '', $1 eq 's', undef, undef, 'sh', '-c', dec($t // '')) }
     elsif ($HR && $l =~ /^r /) { my (undef, $id, $t) = split ' ', $l; direct($id // '', dec($t // '')) } else { print STDERR "bad request: $l\n" } } }
 $q .= '${SUP_MARKER}ready ' . $$ . ($HR ? ' r' : '') . "\n";
 while (1) {

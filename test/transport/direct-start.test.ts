@@ -102,7 +102,7 @@ describe("a recorded workload that perl's supervisor starts itself, against wrap
     for (const r of [d, w]) {
       assert.deepEqual([r.exitCode, r.endRecord?.exitCode], [7, 7]);
       assert.deepEqual([r.stdout, r.stderr], ["out\n", "err\npartial"]);
-      assert.ok(r.endRecord && r.endRecord.elapsedMs >= 0 && r.endRecord.elapsedMs < 5000);
+      assert.ok(r.endRecord && r.endRecord.endS >= r.endRecord.startS, "an end after its start");
       assert.ok(Math.abs(r.endRecord.startS - Date.now() / 1000) < 30, "the node's clock");
       assert.ok(r.endRecord.cpuWaitMs !== undefined, "the CPU stall, from PSI");
     }
