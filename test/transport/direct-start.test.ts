@@ -174,19 +174,30 @@ describe("a recorded workload that perl's supervisor starts itself, against wrap
     ]);
   });
 
-  it("puts the end record after everything the command wrote on stderr", async () => {
-    const t = WAYS[0].node();
+  it("puts the end record after everything the command wrote on stderr, even output it had not read yet", async () => {
+    // A controller that stops reading for 4 s after the ready frame: a flood on another
+    // command's stdout then fills the supervisor's queue past 1 MiB, and it reads no output
+    // until the queue drains. The command ends meanwhile, its line still in its pipe: the
+    // supervisor must read that pipe before it writes the end record.
+    const Stalled = class extends LocalTransport {
+      override start(line: string) {
+        return super.start(`{ ${line}\n} | { IFS= read -r l; printf '%s\\n' "$l"; sleep 4; cat; }`);
+      }
+    };
+    const t = new Stalled(here, newRunId());
     const sup = await rawSupervisor(t);
+    const flood = wrapOpts(t, `${t.runId}.f1`, 60);
     const o = wrapOpts(t, `${t.runId}.o1`, 60);
-    // More than one read of the pipe: the supervisor must drain it before the record.
-    sup.send(request(true, o, "i=0; while [ $i -lt 3000 ]; do echo line$i >&2; i=$((i+1)); done"));
-    assert.ok(await waitFor(() => sup.exit(o.cmdTag) !== undefined, 20_000));
+    sup.send(request(true, flood, "head -c 3000000 /dev/zero | tr '\\0' x"));
+    sup.send(request(true, o, "echo first >&2; sleep 1; echo last >&2"));
+    assert.ok(await waitFor(() => sup.exit(o.cmdTag) !== undefined, 30_000));
     const lines = sup.text(o.cmdTag, "stderr").split("\n");
     assert.ok(lines[0]!.startsWith(PGID_MARKER), lines[0]);
-    assert.equal(lines.at(-1), "");
-    assert.ok(lines.at(-2)!.startsWith(END_MARKER), lines.at(-2));
-    assert.equal(lines.at(-3), "line2999");
-    assert.equal(lines.length, 3003);
+    assert.deepEqual(lines.slice(1, 3), ["first", "last"]);
+    assert.ok(lines[3]!.startsWith(END_MARKER), lines[3]);
+    assert.deepEqual(lines.slice(4), [""]);
+    assert.ok(await waitFor(() => sup.exit(flood.cmdTag) !== undefined, 30_000));
+    assert.equal(sup.text(flood.cmdTag, "stdout").length, 3_000_000);
     sup.p.end();
     await sup.p.done;
   });
