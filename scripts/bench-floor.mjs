@@ -7,11 +7,14 @@
 // No lock, no deadline or recorder per workload, no sampler, no records or reports: what is
 // left is the simulated nodes' own sshd, tools and workloads, which share this machine's cores
 // with whatever drives them. No controller here can go below it.
-import { spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import YAML from "yaml";
+
+const execFileAsync = promisify(execFile);
 
 async function productLists(root) {
   const load = (rel) => import(pathToFileURL(join(root, "dist", rel)).href);
@@ -52,22 +55,9 @@ function sshArgs(inv, defaults, node) {
   ];
 }
 
-function sshRun(args, script) {
-  return new Promise((resolve, reject) => {
-    const child = spawn("ssh", [...args, script], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.setEncoding("utf8").on("data", (d) => {
-      out += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d) => {
-      err += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`ssh ${args.at(-1)}: exit ${code}: ${err}`)),
-    );
-  });
+/** The node's output; a failed ssh rejects with its exit status and stderr. */
+async function sshRun(args, script) {
+  return (await execFileAsync("ssh", [...args, script])).stdout;
 }
 
 /**

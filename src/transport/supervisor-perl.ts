@@ -103,8 +103,9 @@ sub finish { $reading = 0;
     open my $null, '>', '/dev/null' or next; my $w = child(0, $null, $null, undef, split(' ', $su), 'sh', '-c', $wd, 'watchdog', $id, $p); $watch{$w} = 1 if $w } }
 sub request { my $n = sysread STDIN, $in, 65536, length $in; return if intr($n); return finish() unless $n; $last = time;
   while ((my $i = index $in, "\n") >= 0) { my $l = substr $in, 0, $i; substr($in, 0, $i + 1) = ''; next if $l eq 'h';
-    if ($l =~ /^([sk]) /) { my (undef, $id, $t) = split ' ', $l; start($id // '', $1 eq 's', undef, undef, 'sh', '-c', dec($t // '')) }
-    elsif ($HR && $l =~ /^r /) { my (undef, $id, $t) = split ' ', $l; direct($id // '', dec($t // '')) } else { print STDERR "bad request: $l\n" } } }
+    unless ($l =~ /^([skr]) / && ($1 ne 'r' || $HR)) { print STDERR "bad request: $l\n"; next }
+    my ($k, $id, $t) = split ' ', $l; ($id, $t) = ($id // '', dec($t // ''));
+    if ($k eq 'r') { direct($id, $t) } else { start($id, $k eq 's', undef, undef, 'sh', '-c', $t) } } }
 $q .= '${SUP_MARKER}ready ' . $$ . ($HR ? ' r' : '') . "\n";
 while (1) {
   reap(); flush();
